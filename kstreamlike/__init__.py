@@ -1,0 +1,75 @@
+"""kstreamlike: Kafka Streams and Flink windowing over DataFrames.
+
+Example:
+    >>> import kstreamlike as ks
+    >>> rows = [{"user": "a", "ts": 10}, {"user": "a", "ts": 20}, {"user": "a", "ts": 70}]
+    >>> table = (
+    ...     ks.stream(rows, key="user", timestamp="ts")
+    ...     .group_by_key()
+    ...     .windowed_by(ks.TimeWindows.of_size_with_no_grace(50))
+    ...     .count()
+    ...     .suppress(ks.Suppressed.until_window_closes())
+    ... )
+    >>> table.collect().select("user", "window_start", "window_end", "count").rows()
+    [('a', 0, 50, 2)]
+"""
+
+from kstreamlike import agg
+from kstreamlike.api.flink import KeyedStream, SingleOutputStreamOperator, WindowedStream
+from kstreamlike.api.kafka import (
+    KGroupedStream,
+    KTable,
+    SessionWindowedKStream,
+    TimeWindowedKStream,
+    WindowedKStream,
+)
+from kstreamlike.api.result import StreamResult
+from kstreamlike.api.stream import KStream, stream
+from kstreamlike.assigners import (
+    EventTimeSessionWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+)
+from kstreamlike.emit import EmitStrategy, Suppressed
+from kstreamlike.errors import (
+    DuplicateArrivalOrderError,
+    InvalidSpecError,
+    KStreamLikeError,
+    SchemaError,
+)
+from kstreamlike.functions import AggregateFunction, OutputTag
+from kstreamlike.watermarks import WatermarkStrategy
+from kstreamlike.windows import SessionWindows, SlidingWindows, TimeWindows
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AggregateFunction",
+    "DuplicateArrivalOrderError",
+    "EmitStrategy",
+    "EventTimeSessionWindows",
+    "InvalidSpecError",
+    "KGroupedStream",
+    "KStream",
+    "KStreamLikeError",
+    "KTable",
+    "KeyedStream",
+    "OutputTag",
+    "SchemaError",
+    "SessionWindowedKStream",
+    "SessionWindows",
+    "SingleOutputStreamOperator",
+    "SlidingEventTimeWindows",
+    "SlidingWindows",
+    "StreamResult",
+    "Suppressed",
+    "TimeWindowedKStream",
+    "TimeWindows",
+    "TumblingEventTimeWindows",
+    "WatermarkStrategy",
+    "WindowedKStream",
+    "WindowedStream",
+    "__version__",
+    "agg",
+    "stream",
+]

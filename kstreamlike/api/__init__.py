@@ -1,0 +1,1 @@
+"""User-facing builders: ``KStream`` and the Kafka Streams and Flink profiles."""

@@ -1,0 +1,127 @@
+"""Result objects: what a pipeline's outputs are read from."""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar, cast
+
+import polars as pl
+
+from kstreamlike.backends import Outputs, execute
+from kstreamlike.plan.explain import explain
+from kstreamlike.plan.nodes import PlanNode
+
+__all__ = ["FrameT", "StreamResult"]
+
+FrameT = TypeVar("FrameT")
+
+
+class StreamResult(Generic[FrameT]):
+    """The outputs of a windowed pipeline: the main stream and its side outputs.
+
+    Outputs are computed once, on first access, and cached. ``FrameT`` is the frame type of
+    the backend (a ``polars.DataFrame`` for Polars, Arrow and list inputs).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> rows = [{"user": "a", "ts": 1}, {"user": "a", "ts": 12}]
+        >>> result = (
+        ...     ks.stream(rows, key="user", timestamp="ts")
+        ...     .group_by_key()
+        ...     .windowed_by(ks.TimeWindows.of(10))
+        ...     .count()
+        ... )
+        >>> result.collect().select("user", "window_start", "count").rows()
+        [('a', 0, 1), ('a', 10, 1)]
+    """
+
+    def __init__(self, node: PlanNode, backend: str) -> None:
+        self._node = node
+        self._backend = backend
+        self._cache: Outputs | None = None
+
+    @property
+    def plan(self) -> PlanNode:
+        """The logical plan node of this result.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> t = ks.stream([{"k": 1, "ts": 0}], key="k", timestamp="ts").group_by_key()
+            >>> type(t.windowed_by(ks.TimeWindows.of(5)).count().plan).__name__
+            'KafkaWindowedAggregate'
+        """
+        return self._node
+
+    def _outputs(self) -> Outputs:
+        if self._cache is None:
+            self._cache = execute(self._node, self._backend)
+        return self._cache
+
+    def collect(self) -> FrameT:
+        """The main output, in emission order (``emit_order``).
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": "a", "ts": 5, "n": 2}, {"k": "a", "ts": 7, "n": 3}]
+            >>> out = (
+            ...     ks.stream(rows, key="k", timestamp="ts")
+            ...     .group_by_key()
+            ...     .windowed_by(ks.TimeWindows.of(10))
+            ...     .aggregate(ks.agg.sum("n"))
+            ...     .collect()
+            ... )
+            >>> out.select("window_start", "window_end", "n", "timestamp", "emit_order").rows()
+            [(0, 10, 2, 5, 0), (0, 10, 5, 7, 1)]
+        """
+        return cast(FrameT, self._outputs().main)
+
+    def to_polars(self) -> pl.DataFrame:
+        """The main output as a ``polars.DataFrame``, whatever the backend.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": "a", "ts": 5}]
+            >>> t = ks.stream(rows, key="k", timestamp="ts").group_by_key()
+            >>> t.windowed_by(ks.TimeWindows.of(10)).count().to_polars().height
+            1
+        """
+        return self._outputs().main
+
+    def late_records(self) -> FrameT:
+        """Input rows dropped as late: all input columns, ``reason`` and the stream time
+        (Kafka profile) or watermark (Flink profile) they were judged against.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": "a", "ts": 50}, {"k": "a", "ts": 3}]
+            >>> t = ks.stream(rows, key="k", timestamp="ts").group_by_key()
+            >>> late = t.windowed_by(ks.TimeWindows.of(10)).count().late_records()
+            >>> late.rows()
+            [('a', 3, 'late', 50)]
+        """
+        return cast(FrameT, self._outputs().late)
+
+    def invalid_records(self) -> FrameT:
+        """Input rows that cannot be processed (null event time, null key, a negative event
+        time in the Kafka profile, a null value where the anchor drops it...), with ``reason``.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": "a", "ts": None}, {"k": None, "ts": 4}]
+            >>> t = ks.stream(rows, key="k", timestamp="ts").group_by_key()
+            >>> t.windowed_by(ks.TimeWindows.of(10)).count().invalid_records().rows()
+            [('a', None, 'null timestamp'), (None, 4, 'null key')]
+        """
+        return cast(FrameT, self._outputs().invalid)
+
+    def explain(self) -> None:
+        """Print the logical plan.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> t = ks.stream([{"k": 1, "ts": 0}], key="k", timestamp="ts").group_by_key()
+            >>> t.windowed_by(ks.TimeWindows.of(5)).count().explain()  # doctest: +ELLIPSIS
+            KafkaWindowedAggregate keys=['k'] emit=on_window_update
+              window=KafkaTimeWindow(size=5, advance=5, grace=0)
+            ...
+        """
+        print(explain(self._node))

@@ -1,0 +1,84 @@
+"""Exceptions raised by kstreamlike.
+
+Every error raised while a pipeline is built names the parameter or column at fault and the
+values it accepts. All of them derive from :class:`KStreamLikeError`, and the value errors
+also derive from :class:`ValueError`, so existing ``except ValueError`` blocks keep working.
+
+Example:
+    >>> import kstreamlike as ks
+    >>> try:
+    ...     ks.TimeWindows.of_size_with_no_grace(0)
+    ... except ks.InvalidSpecError as e:
+    ...     print(e)
+    size must be > 0, got 0 ms
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DuplicateArrivalOrderError",
+    "InvalidSpecError",
+    "KStreamLikeError",
+    "SchemaError",
+]
+
+
+class KStreamLikeError(Exception):
+    """Base class of every error kstreamlike raises.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> issubclass(ks.SchemaError, ks.KStreamLikeError)
+        True
+    """
+
+
+class InvalidSpecError(KStreamLikeError, ValueError):
+    """A window, trigger, watermark or aggregation spec has an invalid parameter.
+
+    The message names the parameter and the values it accepts.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> try:
+        ...     ks.SessionWindows.with_gap(-5)
+        ... except ks.InvalidSpecError as e:
+        ...     print(e)
+        gap must be > 0, got -5 ms
+    """
+
+
+class SchemaError(KStreamLikeError, ValueError):
+    """The input frame does not fit the pipeline: a missing column or a wrong dtype.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> try:
+        ...     ks.stream([{"ts": 1}], timestamp="time")
+        ... except ks.SchemaError as e:
+        ...     print(e)
+        timestamp column 'time' is not in the input; columns are: ['ts']
+    """
+
+
+class DuplicateArrivalOrderError(KStreamLikeError, ValueError):
+    """Two rows of one partition share an ``order_by`` value, so arrival order is ambiguous.
+
+    Raised when the data is read (at ``collect()``), never silently resolved.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> rows = [{"k": "a", "ts": 1, "o": 0}, {"k": "a", "ts": 2, "o": 0}]
+        >>> table = (
+        ...     ks.stream(rows, key="k", timestamp="ts", order_by="o", backend="reference")
+        ...     .group_by_key()
+        ...     .windowed_by(ks.TimeWindows.of(10))
+        ...     .count()
+        ... )
+        >>> try:
+        ...     table.collect()
+        ... except ks.DuplicateArrivalOrderError as e:
+        ...     print(e)  # doctest: +ELLIPSIS
+        order_by column 'o' has duplicate value 0 (within one partition): ...
+    """
+

@@ -1,0 +1,82 @@
+"""``explain()``: a readable rendering of a logical plan."""
+
+from __future__ import annotations
+
+from kstreamlike.plan.nodes import (
+    Aggregation,
+    DeclarativeAggregation,
+    ExplicitWatermarks,
+    FlinkAggregateFunction,
+    FlinkWindowedAggregate,
+    KafkaAggregate,
+    KafkaWindowedAggregate,
+    PlanNode,
+    ReduceAggregation,
+    Source,
+    Suppress,
+    ToStream,
+    WatermarkPlan,
+)
+
+__all__ = ["explain"]
+
+
+def _aggregation(agg: Aggregation) -> str:
+    if isinstance(agg, DeclarativeAggregation):
+        parts = [
+            f"{e.kind}({e.column or ''})" + (f" AS {e.name}" if e.name != e.column else "")
+            for e in agg.exprs
+        ]
+        return ", ".join(parts)
+    if isinstance(agg, ReduceAggregation):
+        return f"reduce({getattr(agg.reducer, '__name__', 'fn')})"
+    if isinstance(agg, KafkaAggregate):
+        merger = "" if agg.merger is None else ", merger"
+        return f"aggregate(initializer, aggregator{merger})"
+    assert isinstance(agg, FlinkAggregateFunction)
+    return f"aggregate({type(agg.function).__name__})"
+
+
+def _watermarks(wm: WatermarkPlan) -> str:
+    if isinstance(wm, ExplicitWatermarks):
+        return f"explicit ({wm.frame.height} watermarks)"
+    return f"max timestamp - {wm.out_of_orderness} - 1 after each record"
+
+
+def _source(source: Source, indent: str) -> list[str]:
+    lines = [f"{indent}Source columns={list(source.schema)}"]
+    lines.append(
+        f"{indent}  timestamp={source.timestamp!r} ({source.time_unit.describe()}), "
+        f"order_by={source.order_by!r}, partition={source.partition!r}"
+    )
+    return lines
+
+
+def _lines(node: PlanNode, indent: str) -> list[str]:
+    if isinstance(node, ToStream):
+        return [f"{indent}ToStream", *_lines(node.table, indent + "  ")]
+    if isinstance(node, Suppress):
+        head = f"{indent}Suppress until_window_closes (hold {node.duration} after window end)"
+        return [head, *_lines(node.table, indent + "  ")]
+    if isinstance(node, KafkaWindowedAggregate):
+        emit = "on_window_close" if node.emit_on_close else "on_window_update"
+        lines = [
+            f"{indent}KafkaWindowedAggregate keys={list(node.keys)} emit={emit}",
+            f"{indent}  window={node.window}",
+            f"{indent}  aggregate={_aggregation(node.aggregation)}",
+        ]
+        return lines + _source(node.source, indent + "  ")
+    assert isinstance(node, FlinkWindowedAggregate)
+    lines = [
+        f"{indent}FlinkWindowedAggregate keys={list(node.keys)} trigger=EventTimeTrigger",
+        f"{indent}  window={node.window}",
+        f"{indent}  allowed_lateness={node.allowed_lateness} late_tag={node.late_tag!r}",
+        f"{indent}  watermarks={_watermarks(node.watermarks)}",
+        f"{indent}  aggregate={_aggregation(node.aggregation)}",
+    ]
+    return lines + _source(node.source, indent + "  ")
+
+
+def explain(node: PlanNode) -> str:
+    """Render ``node`` and its inputs as an indented tree (durations in event-time ticks)."""
+    return "\n".join(_lines(node, ""))

@@ -1,0 +1,211 @@
+"""Logical plan nodes: frozen, typed descriptions of a pipeline.
+
+The api builds these nodes and validates them against the input schema; backends (the
+reference interpreter, Polars, Spark) only ever see them. All durations are integers in the
+event-time unit of the source (see :class:`~kstreamlike._time.EventTimeUnit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from kstreamlike._time import EventTimeUnit
+from kstreamlike.agg import AggExpr
+from kstreamlike.plan.windows import (
+    FlinkSessionWindow,
+    FlinkWindow,
+    KafkaSessionWindow,
+    KafkaSlidingWindow,
+    KafkaWindow,
+)
+
+if TYPE_CHECKING:
+    from kstreamlike.functions import AggregateFunction
+
+__all__ = [
+    "Aggregation",
+    "DeclarativeAggregation",
+    "ExplicitWatermarks",
+    "FlinkAggregateFunction",
+    "FlinkWindowedAggregate",
+    "GeneratedWatermarks",
+    "KafkaAggregate",
+    "KafkaWindowedAggregate",
+    "PlanNode",
+    "ReduceAggregation",
+    "Source",
+    "Suppress",
+    "ToStream",
+    "WatermarkPlan",
+    "WindowedAggregate",
+]
+
+
+@dataclass(frozen=True)
+class GeneratedWatermarks:
+    """After each record: watermark = max timestamp so far - ``out_of_orderness`` - 1."""
+
+    out_of_orderness: int
+
+
+@dataclass(frozen=True)
+class ExplicitWatermarks:
+    """Recorded watermarks.
+
+    ``frame`` has Int64 columns ``after`` (the ``order_by`` value, or row position, the
+    watermark follows) and ``watermark`` (event-time ticks), and a ``partition`` column when
+    the source is partitioned; rows are in application order.
+    """
+
+    frame: pl.DataFrame
+
+
+WatermarkPlan = GeneratedWatermarks | ExplicitWatermarks
+
+
+@dataclass(frozen=True)
+class Source:
+    """The recorded stream: a frame and the role of its columns.
+
+    Attributes:
+        frame: the input rows (a Polars DataFrame or LazyFrame).
+        schema: the input columns and dtypes, in order.
+        timestamp: the event-time column (integer epoch ms, or Datetime).
+        time_unit: the unit of ``timestamp`` ticks.
+        key: the stream's key columns (may be empty).
+        value: the value columns handed to Python functions.
+        value_is_row: True when the value is a dict of ``value`` columns, False when it is
+            the single column's scalar.
+        order_by: the arrival-order column; None means frame row order.
+        partition: the column that scopes stream time / watermarks; None means one partition.
+        watermarks: the Flink-profile watermark plan, if any.
+    """
+
+    frame: pl.DataFrame | pl.LazyFrame
+    schema: pl.Schema
+    timestamp: str
+    time_unit: EventTimeUnit
+    key: tuple[str, ...]
+    value: tuple[str, ...]
+    value_is_row: bool
+    order_by: str | None
+    partition: str | None
+    watermarks: WatermarkPlan | None
+
+
+@dataclass(frozen=True)
+class DeclarativeAggregation:
+    """``ks.agg`` expressions; a function of the records in the window."""
+
+    exprs: tuple[AggExpr, ...]
+
+
+@dataclass(frozen=True)
+class ReduceAggregation:
+    """Kafka ``reduce(reducer)`` / Flink ``reduce(fn)``: the first value as is, then
+    ``reducer(aggregate, value)`` in arrival order. Output column ``value``."""
+
+    reducer: Callable[[Any, Any], Any]
+
+
+@dataclass(frozen=True)
+class KafkaAggregate:
+    """Kafka ``aggregate(initializer, aggregator, merger)``. Output column ``value``.
+
+    ``aggregator(key, value, aggregate)``; ``merger(key, agg1, agg2)`` (sessions only).
+    """
+
+    initializer: Callable[[], Any]
+    aggregator: Callable[[Any, Any, Any], Any]
+    merger: Callable[[Any, Any, Any], Any] | None
+
+
+@dataclass(frozen=True)
+class FlinkAggregateFunction:
+    """Flink ``aggregate(AggregateFunction)``. Output column ``value``."""
+
+    function: AggregateFunction[Any, Any, Any]
+
+
+Aggregation = (
+    DeclarativeAggregation | ReduceAggregation | KafkaAggregate | FlinkAggregateFunction
+)
+
+
+@dataclass(frozen=True)
+class KafkaWindowedAggregate:
+    """Kafka-profile windowed aggregation (``group_by...windowed_by...aggregate``).
+
+    Emits a changelog (every update) or, with ``emit_on_close``, each window once when it
+    closes.
+    """
+
+    source: Source
+    keys: tuple[str, ...]
+    window: KafkaWindow
+    aggregation: Aggregation
+    emit_on_close: bool
+
+
+@dataclass(frozen=True)
+class Suppress:
+    """``suppress(Suppressed.until_window_closes())`` on a Kafka windowed table."""
+
+    table: KafkaWindowedAggregate
+
+    @property
+    def duration(self) -> int:
+        """How long after a window's end its result is held: grace (time, sliding windows)
+        or gap + grace (sessions)."""
+        window = self.table.window
+        if isinstance(window, KafkaSessionWindow):
+            return window.gap + window.grace
+        return window.grace
+
+
+@dataclass(frozen=True)
+class ToStream:
+    """``KTable.to_stream()``: the table's changelog as a stream of records."""
+
+    table: KafkaWindowedAggregate | Suppress
+
+
+@dataclass(frozen=True)
+class FlinkWindowedAggregate:
+    """Flink-profile windowed aggregation (``key_by...window...aggregate``) with the default
+    event-time trigger."""
+
+    source: Source
+    keys: tuple[str, ...]
+    window: FlinkWindow
+    watermarks: WatermarkPlan
+    allowed_lateness: int
+    late_tag: str | None
+    aggregation: Aggregation
+
+
+WindowedAggregate = KafkaWindowedAggregate | FlinkWindowedAggregate
+PlanNode = KafkaWindowedAggregate | Suppress | ToStream | FlinkWindowedAggregate
+
+
+def windowed_aggregate(node: PlanNode) -> WindowedAggregate:
+    """The windowed aggregation at the root of ``node``."""
+    if isinstance(node, ToStream):
+        node = node.table
+    if isinstance(node, Suppress):
+        return node.table
+    return node
+
+
+def is_session(window: KafkaWindow | FlinkWindow) -> bool:
+    """Whether windows merge (session windows)."""
+    return isinstance(window, (KafkaSessionWindow, FlinkSessionWindow))
+
+
+def is_kafka_sliding(window: KafkaWindow | FlinkWindow) -> bool:
+    """Whether the window is a KIP-450 sliding window."""
+    return isinstance(window, KafkaSlidingWindow)

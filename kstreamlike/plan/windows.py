@@ -1,0 +1,70 @@
+"""Resolved window definitions: the window part of a plan, in event-time ticks.
+
+The user-facing specs (:mod:`kstreamlike.windows`, :mod:`kstreamlike.assigners`) hold
+durations; when a pipeline is built they resolve to these frozen integer forms, which are
+all a backend sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KafkaTimeWindow:
+    """Kafka ``TimeWindows``: ``[start, start + size)`` aligned to epoch 0, every ``advance``."""
+
+    size: int
+    advance: int
+    grace: int
+
+
+@dataclass(frozen=True)
+class KafkaSlidingWindow:
+    """Kafka ``SlidingWindows`` (KIP-450): ``[start, start + size]``, both ends inclusive."""
+
+    size: int
+    grace: int
+
+
+@dataclass(frozen=True)
+class KafkaSessionWindow:
+    """Kafka ``SessionWindows``: ``[first, last]`` of records at most ``gap`` apart."""
+
+    gap: int
+    grace: int
+
+
+KafkaWindow = KafkaTimeWindow | KafkaSlidingWindow | KafkaSessionWindow
+
+
+@dataclass(frozen=True)
+class FlinkTumblingWindow:
+    """Flink ``TumblingEventTimeWindows``: ``[start, start + size)`` with an offset."""
+
+    size: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class FlinkSlidingWindow:
+    """Flink ``SlidingEventTimeWindows``: windows of ``size`` every ``slide``, with an offset."""
+
+    size: int
+    slide: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class FlinkSessionWindow:
+    """Flink ``EventTimeSessionWindows``: ``[ts, ts + gap)`` per element, merged.
+
+    ``gap`` is fixed, or ``gap_column`` names a column holding each element's gap
+    (``with_dynamic_gap``), in event-time ticks.
+    """
+
+    gap: int | None
+    gap_column: str | None = None
+
+
+FlinkWindow = FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow

@@ -1,0 +1,149 @@
+"""Reading the source frame into records, one partition at a time, in arrival order.
+
+Rows that cannot be processed are set aside here with their reason; duplicate arrival-order
+values are an error. Nothing in this module is shared with the vectorized backends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from kstreamlike.errors import DuplicateArrivalOrderError
+from kstreamlike.plan.nodes import (
+    KafkaWindowedAggregate,
+    WindowedAggregate,
+)
+from kstreamlike.plan.windows import FlinkSessionWindow, KafkaSlidingWindow
+
+__all__ = ["Partition", "Record", "read_input", "sort_key"]
+
+ROW = "__kstreamlike_row__"
+TICKS = "__kstreamlike_ticks__"
+GAP = "__kstreamlike_gap__"
+
+
+@dataclass
+class Record:
+    """One valid input record.
+
+    Attributes:
+        seq: global arrival position across all partitions (used for first/last/lists).
+        row: the original input row, for side outputs.
+        ts: event time in ticks.
+        key: the grouping key as a tuple of column values.
+        value: what Python functions receive (a scalar, or a dict of value columns).
+        order: the arrival-order value (``order_by`` value, or row position).
+        gap: the dynamic session gap in ticks (Flink ``with_dynamic_gap``), else None.
+    """
+
+    seq: int
+    row: dict[str, Any]
+    ts: int
+    key: tuple[Any, ...]
+    value: Any
+    order: Any
+    gap: int | None = None
+
+
+@dataclass
+class Partition:
+    """The records of one partition, in arrival order."""
+
+    value: Any
+    records: list[Record] = field(default_factory=list)
+
+
+def sort_key(values: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
+    """A null-safe sort key for a tuple of column values (nulls last)."""
+    return tuple((v is None, v) for v in values)
+
+
+def _invalid_reason(
+    node: WindowedAggregate, row: dict[str, Any], ts: int | None, value: Any, gap: int | None
+) -> str | None:
+    source = node.source
+    if source.partition is not None and row[source.partition] is None:
+        return "null partition"
+    if source.order_by is not None and row[source.order_by] is None:
+        return "null order_by"
+    if ts is None:
+        return "null timestamp"
+    if node.keys and all(row[k] is None for k in node.keys):
+        return "null key"
+    if isinstance(node, KafkaWindowedAggregate):
+        if ts < 0:
+            return "negative timestamp"
+        if isinstance(node.window, KafkaSlidingWindow) and value is None:
+            return "null value"
+    window = node.window
+    dynamic_gap = isinstance(window, FlinkSessionWindow) and window.gap_column is not None
+    if dynamic_gap and (gap is None or gap <= 0):
+        return "invalid session gap"
+    return None
+
+
+def _value(node: WindowedAggregate, row: dict[str, Any]) -> Any:
+    source = node.source
+    if source.value_is_row:
+        values = {c: row[c] for c in source.value}
+        return None if all(v is None for v in values.values()) else values
+    return row[source.value[0]]
+
+
+def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dict[str, Any], str]]]:
+    """Split the input into partitions of valid records and a list of (row, reason)."""
+    source = node.source
+    frame = source.frame.collect() if isinstance(source.frame, pl.LazyFrame) else source.frame
+    extra = [pl.col(source.timestamp).cast(pl.Int64).alias(TICKS)]
+    if isinstance(node.window, FlinkSessionWindow) and node.window.gap_column is not None:
+        gap_col = pl.col(node.window.gap_column)
+        if frame.schema[node.window.gap_column].is_temporal():
+            gap_col = gap_col.dt.total_nanoseconds() // {"ms": 1_000_000, "us": 1_000, "ns": 1}[
+                source.time_unit.unit
+            ]
+        extra.append(gap_col.cast(pl.Int64).alias(GAP))
+    frame = frame.with_columns(extra).with_row_index(ROW)
+    columns = list(source.schema)
+
+    partitions: dict[Any, Partition] = {}
+    invalid: list[tuple[dict[str, Any], str]] = []
+    seen_orders: dict[Any, set[Any]] = {}
+    for full in frame.iter_rows(named=True):
+        row = {c: full[c] for c in columns}
+        ts, gap = full[TICKS], full.get(GAP)
+        value = _value(node, row)
+        reason = _invalid_reason(node, row, ts, value, gap)
+        if reason is not None:
+            invalid.append((row, reason))
+            continue
+        part_value = row[source.partition] if source.partition is not None else None
+        order = row[source.order_by] if source.order_by is not None else full[ROW]
+        orders = seen_orders.setdefault(part_value, set())
+        if order in orders:
+            raise DuplicateArrivalOrderError(
+                f"order_by column {source.order_by!r} has duplicate value {order!r} "
+                "(within one partition): arrival order must be unique"
+            )
+        orders.add(order)
+        record = Record(
+            seq=0,
+            row=row,
+            ts=ts,
+            key=tuple(row[k] for k in node.keys),
+            value=value,
+            order=order,
+            gap=gap,
+        )
+        partitions.setdefault(part_value, Partition(part_value)).records.append(record)
+
+    ordered = [partitions[p] for p in sorted(partitions, key=lambda v: sort_key((v,)))]
+    seq = 0
+    for part in ordered:
+        part.records.sort(key=lambda r: r.order)
+        for record in part.records:
+            record.seq = seq
+            seq += 1
+    return ordered, invalid

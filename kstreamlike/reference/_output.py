@@ -1,0 +1,64 @@
+"""Building the reference interpreter's output frames from emitted Python rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from kstreamlike._time import EventTimeUnit
+from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
+from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
+
+__all__ = ["main_frame", "side_frame"]
+
+
+def _ticks_series(name: str, values: list[Any], unit: EventTimeUnit) -> pl.Series:
+    ticks = pl.Series(name, values, dtype=pl.Int64)
+    if not unit.is_datetime:
+        return ticks
+    out: pl.Series = ticks.cast(pl.Datetime(unit.unit))
+    if unit.time_zone is not None:
+        out = out.dt.replace_time_zone("UTC").dt.convert_time_zone(unit.time_zone)
+    return out
+
+
+def _series(name: str, values: list[Any], dtype: pl.DataType | None) -> pl.Series:
+    if dtype is None:
+        try:
+            return pl.Series(name, values)
+        except (TypeError, ValueError, pl.exceptions.PolarsError):
+            return pl.Series(name, values, dtype=pl.Object)
+    return pl.Series(name, values, dtype=dtype, strict=False)
+
+
+def _frame(
+    node: PlanNode,
+    rows: list[dict[str, Any]],
+    schema: dict[str, pl.DataType | None],
+    tick_columns: tuple[str, ...],
+) -> pl.DataFrame:
+    unit = windowed_aggregate(node).source.time_unit
+    return pl.DataFrame(
+        [
+            _ticks_series(name, [r[name] for r in rows], unit)
+            if name in tick_columns
+            else _series(name, [r[name] for r in rows], dtype)
+            for name, dtype in schema.items()
+        ]
+    )
+
+
+def main_frame(node: PlanNode, rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """The main output from ``rows`` (dicts keyed by output column, window bounds and
+    ``timestamp`` in ticks, in emission order); ``emit_order`` is assigned here."""
+    for i, row in enumerate(rows):
+        row["emit_order"] = i
+    return _frame(node, rows, output_schema(node), ("window_start", "window_end", "timestamp"))
+
+
+def side_frame(node: PlanNode, rows: list[dict[str, Any]], late: bool) -> pl.DataFrame:
+    """A side output from input rows extended with ``reason`` (and, for late rows,
+    ``stream_time`` or ``watermark`` in ticks)."""
+    schema = late_schema(node) if late else invalid_schema(node)
+    return _frame(node, rows, dict(schema), ("stream_time", "watermark"))

@@ -1,0 +1,41 @@
+"""What the reference processors emit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kstreamlike.reference._input import Record
+
+__all__ = ["Emission", "Late"]
+
+
+@dataclass
+class Emission:
+    """One output record of a windowed processor.
+
+    Attributes:
+        key: the grouping key tuple.
+        start: ``window_start`` in ticks (the anchor's convention).
+        end: ``window_end`` in ticks (the anchor's convention).
+        agg: the aggregate columns, or None for a Kafka tombstone.
+        timestamp: the output record's event time in ticks.
+        pane_timing: Flink profile: ``"ON_TIME"`` or ``"LATE"``.
+        pane_index: Flink profile: the firing's number within its window, from 0.
+    """
+
+    key: tuple[Any, ...]
+    start: int
+    end: int
+    agg: dict[str, Any] | None
+    timestamp: int
+    pane_timing: str | None = None
+    pane_index: int | None = None
+
+
+@dataclass
+class Late:
+    """A record dropped as late, with the stream time or watermark it was judged against."""
+
+    record: Record
+    judged: int

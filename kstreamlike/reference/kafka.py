@@ -1,0 +1,144 @@
+"""Kafka-profile windowed aggregation over one partition, record by record.
+
+The per-window-type algorithms live in :mod:`.kafka_time` (``KStreamWindowAggregate``),
+:mod:`.kafka_sliding` (``KStreamSlidingWindowAggregate``) and :mod:`.kafka_session`
+(``KStreamSessionWindowAggregate``). This module holds what they share: the partition's
+stream time (spec 1.1), late-record accounting, and the two emit strategies (spec 6.2, 6.4).
+
+Every store write of a Kafka windowed processor is forwarded under ON_WINDOW_UPDATE, so the
+stream of forwards is also the full history of the window store; ON_WINDOW_CLOSE is derived
+from it here.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Any, Protocol
+
+from kstreamlike.plan.nodes import KafkaWindowedAggregate
+from kstreamlike.plan.windows import (
+    KafkaSessionWindow,
+    KafkaSlidingWindow,
+    KafkaTimeWindow,
+    KafkaWindow,
+)
+from kstreamlike.reference._input import Partition, Record, sort_key
+from kstreamlike.reference._types import Emission, Late
+from kstreamlike.reference.aggregates import Folding, folding_for
+from kstreamlike.reference.kafka_session import SessionWindowProcessor
+from kstreamlike.reference.kafka_sliding import SlidingWindowProcessor
+from kstreamlike.reference.kafka_time import TimeWindowProcessor
+
+__all__ = ["run_kafka_partition"]
+
+
+class _Processor(Protocol):
+    def process(self, record: Record, stream_time: int, out: list[Emission]) -> bool:
+        """Apply one record; append the forwards to ``out``; return whether it contributed."""
+
+
+def _processor_for(window: KafkaWindow, folding: Folding) -> _Processor:
+    if isinstance(window, KafkaTimeWindow):
+        return TimeWindowProcessor(window, folding)
+    if isinstance(window, KafkaSlidingWindow):
+        return SlidingWindowProcessor(window, folding)
+    return SessionWindowProcessor(window, folding)
+
+
+def _is_closed(window: KafkaWindow, end: int, stream_time: int) -> bool:
+    """Whether a window ending at ``end`` is closed at ``stream_time`` (spec 2, 6.4)."""
+    if isinstance(window, KafkaTimeWindow):
+        # [start, end) accepts records while end > closeTime.
+        return end + window.grace <= stream_time
+    if isinstance(window, KafkaSlidingWindow):
+        # [start, end] accepts records while end >= closeTime.
+        return end + window.grace < stream_time
+    # A session [start, end] can still merge while end + gap >= closeTime.
+    return end + window.gap + window.grace < stream_time
+
+
+class _CloseEmitter:
+    """ON_WINDOW_CLOSE (``EmitStrategy.onWindowClose``, spec 6.4), without retention loss.
+
+    Kafka range-fetches, after each record, the windows of all keys that closed since the last
+    fetch and forwards each current value once: ordered by window start (sessions: end, then
+    start), then key. A window is never written after it has closed, so every window is
+    emitted exactly once, with its final value, after the first record that closes it.
+    Unlike Kafka, windows that closed during a large stream-time jump are emitted too
+    (Kafka's store retention filter skips them, spec 6.5).
+    """
+
+    def __init__(self, window: KafkaWindow) -> None:
+        self.window = window
+        # The current value of every stored window that has not been emitted yet, by
+        # (key, start, end); a tombstone (deleted window) removes it.
+        self.pending: dict[tuple[Any, ...], Emission] = {}
+        # Pending window ids by end, for finding the closed ones (may hold stale ids).
+        self.by_end: list[tuple[int, int, tuple[Any, ...]]] = []
+        self.emitted: set[tuple[Any, ...]] = set()
+        self.counter = itertools.count()
+
+    def track(self, forwards: list[Emission]) -> None:
+        """Record the store writes of one record (its ON_WINDOW_UPDATE forwards)."""
+        for change in forwards:
+            window_id = (change.key, change.start, change.end)
+            if window_id in self.emitted:
+                continue  # already final: a passed range is never fetched again
+            if change.agg is None:
+                self.pending.pop(window_id, None)
+                continue
+            if window_id not in self.pending:
+                heapq.heappush(self.by_end, (change.end, next(self.counter), window_id))
+            self.pending[window_id] = change
+
+    def emit_closed(self, stream_time: int) -> list[Emission]:
+        """Every pending window closed at ``stream_time``, in Kafka's fetch order."""
+        closed: dict[tuple[Any, ...], Emission] = {}
+        while self.by_end and _is_closed(self.window, self.by_end[0][0], stream_time):
+            _, _, window_id = heapq.heappop(self.by_end)
+            change = self.pending.pop(window_id, None)
+            if change is not None:
+                closed[window_id] = change
+                self.emitted.add(window_id)
+        return sorted(closed.values(), key=self._fetch_order)
+
+    def _fetch_order(self, e: Emission) -> tuple[Any, ...]:
+        if isinstance(self.window, KafkaSessionWindow):
+            # Time-first session key schema: end, start, key.
+            return (e.end, e.start, sort_key(e.key))
+        # Time-first window key schema: start, key.
+        return (e.start, sort_key(e.key))
+
+
+def run_kafka_partition(
+    node: KafkaWindowedAggregate, part: Partition
+) -> tuple[list[Emission], list[Late]]:
+    """Process one partition's records in arrival order.
+
+    Args:
+        node: the Kafka-profile windowed aggregation.
+        part: the partition's valid records, in arrival order.
+
+    Returns:
+        The emissions, in emission order (every update under ON_WINDOW_UPDATE, each closed
+        window once under ON_WINDOW_CLOSE), and the records that went into no window, each
+        with the stream time it was judged against.
+    """
+    processor = _processor_for(node.window, folding_for(node.aggregation))
+    closer = _CloseEmitter(node.window) if node.emit_on_close else None
+    emissions: list[Emission] = []
+    late: list[Late] = []
+    stream_time = -1  # ConsumerRecord.NO_TIMESTAMP
+    for record in part.records:
+        # The record counts before it is judged (spec 1.1).
+        stream_time = max(stream_time, record.ts)
+        forwards: list[Emission] = []
+        if not processor.process(record, stream_time, forwards):
+            late.append(Late(record, judged=stream_time))
+        if closer is None:
+            emissions.extend(forwards)
+        else:
+            closer.track(forwards)
+            emissions.extend(closer.emit_closed(stream_time))
+    return emissions, late

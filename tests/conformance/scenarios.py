@@ -1,0 +1,187 @@
+"""Turning a conformance scenario (see data/README.md) into a kstreamlike pipeline."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+import kstreamlike as ks
+
+DATA = Path(__file__).parent / "data"
+
+
+class ScenarioNotSupported(Exception):
+    """The scenario needs a feature this release does not have (the message says which)."""
+
+
+def load(profile: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every scenario of a profile, as (file stem, scenario)."""
+    out = []
+    for path in sorted((DATA / profile).glob("*.json")):
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and "input" in data:
+            out.append((path.stem, data))
+    return out
+
+
+def _input_frame(scenario: dict[str, Any]) -> pl.DataFrame:
+    rows = [
+        {
+            "key": r["key"],
+            "ts": r["ts"],
+            "value": r["value"],
+            "partition": r.get("partition", 0),
+            "offset": r["offset"],
+        }
+        for r in scenario["input"]
+    ]
+    return pl.DataFrame(rows, strict=False)
+
+
+def _concat(agg: dict[str, Any]) -> tuple[Any, Any, Any]:
+    sep = agg.get("sep", "+")
+    init = agg.get("init")
+    return (
+        lambda: init,
+        lambda key, value, aggregate: aggregate + sep + value,
+        lambda key, a, b: a + sep + b,
+    )
+
+
+def kafka_pipeline(scenario: dict[str, Any], backend: str) -> ks.KTable[pl.DataFrame]:
+    """The Kafka-profile pipeline a scenario describes."""
+    window = scenario["window"]
+    if window["type"] == "join":
+        raise ScenarioNotSupported("stream-stream joins are not implemented yet")
+    stream = ks.stream(
+        _input_frame(scenario),
+        key="key",
+        value="value",
+        timestamp="ts",
+        order_by="offset",
+        partition="partition",
+        backend=backend,
+    )
+    grouped = stream.group_by_key()
+    kind = window["type"]
+    windows: ks.TimeWindows | ks.SlidingWindows | ks.SessionWindows
+    if kind in ("tumbling", "hopping"):
+        windows = ks.TimeWindows.of_size_and_grace(window["size"], window["grace"])
+        if kind == "hopping":
+            windows = windows.advance_by(window["advance"])
+    elif kind == "sliding":
+        windows = ks.SlidingWindows.of_time_difference_and_grace(window["size"], window["grace"])
+    else:
+        windows = ks.SessionWindows.of_inactivity_gap_and_grace(window["gap"], window["grace"])
+    windowed = grouped.windowed_by(windows)
+    if scenario["kafka"]["emit_strategy"] == "ON_WINDOW_CLOSE":
+        windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
+    agg = scenario["aggregation"]
+    if agg["kind"] == "count":
+        table = windowed.count()
+    elif agg["kind"] == "sorted_chars_concat":
+        table = windowed.aggregate(
+            lambda: agg["init"], lambda key, value, a: "".join(sorted(a + value))
+        )
+    elif agg.get("op") == "reduce":
+        table = windowed.reduce(lambda a, b: a + agg["sep"] + b)
+    else:
+        initializer, aggregator, merger = _concat(agg)
+        table = windowed.aggregate(initializer, aggregator, merger)
+    if scenario["kafka"].get("suppress"):
+        table = table.suppress(ks.Suppressed.until_window_closes())
+    return table
+
+
+SUPPORTED_FLINK_TRIGGER = {"type": "event_time", "purging": False}
+
+
+def flink_pipeline(
+    scenario: dict[str, Any], backend: str
+) -> tuple[ks.SingleOutputStreamOperator[pl.DataFrame], ks.OutputTag]:
+    """The Flink-profile pipeline a scenario describes, and its late-data tag."""
+    window = scenario["window"]
+    trigger = scenario.get("trigger")
+    if window["type"] in ("global", "count"):
+        raise ScenarioNotSupported(f"{window['type']} windows come with the firing-model work")
+    if scenario.get("evictor"):
+        raise ScenarioNotSupported("evictors come with the firing-model work")
+    if trigger and {k: trigger.get(k) for k in SUPPORTED_FLINK_TRIGGER} != SUPPORTED_FLINK_TRIGGER:
+        raise ScenarioNotSupported("non-default triggers come with the firing-model work")
+    watermarks = pl.DataFrame(
+        {
+            "after": [w["after_offset"] for w in scenario["watermarks"]],
+            "watermark": [w["ts"] for w in scenario["watermarks"]],
+        },
+        schema={"after": pl.Int64, "watermark": pl.Int64},
+    )
+    stream = ks.stream(
+        _input_frame(scenario),
+        key="key",
+        value="value",
+        timestamp="ts",
+        order_by="offset",
+        watermarks=ks.WatermarkStrategy.explicit(watermarks),
+        backend=backend,
+    )
+    kind = window["type"]
+    assigner: ks.TumblingEventTimeWindows | ks.SlidingEventTimeWindows | ks.EventTimeSessionWindows
+    if kind == "tumbling":
+        assigner = ks.TumblingEventTimeWindows.of(window["size"], window.get("offset", 0))
+    elif kind == "hopping":
+        assigner = ks.SlidingEventTimeWindows.of(
+            window["size"], window["advance"], window.get("offset", 0)
+        )
+    else:
+        assigner = ks.EventTimeSessionWindows.with_gap(window["gap"])
+    tag = ks.OutputTag("late")
+    windowed = (
+        stream.key_by("key")
+        .window(assigner)
+        .allowed_lateness(scenario.get("allowed_lateness", window.get("grace", 0)))
+    )
+    if scenario.get("late_output_tag"):
+        windowed = windowed.side_output_late_data(tag)
+    if scenario["aggregation"]["kind"] == "list":
+        return windowed.aggregate(ks.agg.collect_list("value").alias("value")), tag
+    return windowed.sum("value"), tag
+
+
+def kafka_rows(out: pl.DataFrame) -> list[dict[str, Any]]:
+    """Main output rows in the scenario's record shape."""
+    value = "count" if "count" in out.columns else "value"
+    return [
+        {
+            "key": r["key"],
+            "window_start": r["window_start"],
+            "window_end": r["window_end"],
+            "value": r[value],
+            "timestamp": r["timestamp"],
+        }
+        for r in out.iter_rows(named=True)
+    ]
+
+
+def _freeze(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(row.items()))
+
+
+def assert_matches(
+    actual: list[dict[str, Any]], expected: list[dict[str, Any]], match: str
+) -> None:
+    """Compare produced records with expected ones per the scenario's ``expected_match``."""
+    if match == "exact_sequence":
+        assert actual == expected
+    elif match == "multiset":
+        assert Counter(map(_freeze, actual)) == Counter(map(_freeze, expected))
+    elif match == "set":
+        assert set(map(_freeze, actual)) == set(map(_freeze, expected))
+    else:
+        assert match == "last_value_per_window", match
+        last = {(r["key"], r["window_start"]): r for r in actual}
+        want = {(r["key"], r["window_start"]): r for r in expected}
+        assert last == want

@@ -1,0 +1,124 @@
+"""Flink-profile behaviour beyond the conformance vectors, on every backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+import kstreamlike as ks
+
+
+def _keyed(rows: Any, backend: str, delay: int = 0, **kwargs: Any) -> ks.KeyedStream[pl.DataFrame]:
+    wm = ks.WatermarkStrategy.for_bounded_out_of_orderness(delay)
+    return ks.stream(rows, timestamp="ts", watermarks=wm, backend=backend, **kwargs).key_by("k")
+
+
+def test_generated_watermarks_fire_and_drop(backend: str) -> None:
+    rows = [{"k": "a", "ts": 1000}, {"k": "a", "ts": 3500}, {"k": "a", "ts": 1500}]
+    late = ks.OutputTag("late")
+    result = (
+        _keyed(rows, backend, delay=1000)
+        .window(ks.TumblingEventTimeWindows.of(2000))
+        .side_output_late_data(late)
+        .count()
+    )
+    assert result.collect().select("window_start", "count", "timestamp", "pane_timing").rows() == [
+        (0, 1, 1999, "ON_TIME"),
+        (2000, 1, 3999, "ON_TIME"),
+    ]
+    assert result.get_side_output(late).select("ts", "watermark").rows() == [(1500, 2499)]
+
+
+def test_late_firings_are_numbered(backend: str) -> None:
+    rows = [
+        {"k": "a", "ts": 1},
+        {"k": "a", "ts": 20},
+        {"k": "a", "ts": 2},
+        {"k": "a", "ts": 3},
+        {"k": "a", "ts": 40},
+        {"k": "a", "ts": 4},
+    ]
+    result = (
+        _keyed(rows, backend)
+        .window(ks.TumblingEventTimeWindows.of(10))
+        .allowed_lateness(25)
+        .count()
+    )
+    out = result.collect().filter(pl.col("window_start") == 0)
+    assert out.select("count", "pane_timing", "pane_index").rows() == [
+        (1, "ON_TIME", 0),
+        (2, "LATE", 1),
+        (3, "LATE", 2),
+    ]
+    assert result.late_records().select("ts").rows() == [(4,)]
+
+
+def test_null_keys_and_timestamps_are_invalid(backend: str) -> None:
+    rows = [{"k": None, "ts": 1}, {"k": "a", "ts": None}, {"k": "a", "ts": -5}]
+    result = _keyed(rows, backend).window(ks.TumblingEventTimeWindows.of(10)).count()
+    assert result.invalid_records()["reason"].to_list() == ["null key", "null timestamp"]
+    # Flink windows accept negative timestamps.
+    assert result.collect().select("window_start", "window_end").rows() == [(-10, 0)]
+
+
+def test_watermarks_are_per_partition(backend: str) -> None:
+    rows = [
+        {"k": "a", "ts": 1000, "p": 0},
+        {"k": "a", "ts": 5000, "p": 0},
+        {"k": "b", "ts": 1200, "p": 1},
+    ]
+    windows = ks.TumblingEventTimeWindows.of(2000)
+    split = _keyed(rows, backend, partition="p").window(windows).count()
+    assert split.late_records().height == 0
+    assert sorted(split.collect().select("p", "k", "window_start").rows()) == [
+        (0, "a", 0),
+        (0, "a", 4000),
+        (1, "b", 0),
+    ]
+    single = _keyed(rows, backend).window(windows).count()
+    assert single.late_records().select("k", "watermark").rows() == [("b", 4999)]
+
+
+def test_explicit_watermarks_replay(backend: str) -> None:
+    rows = [
+        {"k": "a", "ts": 1000, "o": 10},
+        {"k": "a", "ts": 2500, "o": 11},
+        {"k": "a", "ts": 1900, "o": 12},
+    ]
+    wm = ks.WatermarkStrategy.explicit(pl.DataFrame({"after": [10, 11], "watermark": [999, 2000]}))
+    stream = ks.stream(rows, key="k", timestamp="ts", order_by="o", watermarks=wm, backend=backend)
+    result = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(2000)).count()
+    assert result.collect().select("window_start", "count").rows() == [(0, 1), (2000, 1)]
+    assert result.late_records().select("ts", "watermark").rows() == [(1900, 2000)]
+
+
+class Average(ks.AggregateFunction[int, tuple[int, int], float]):
+    def create_accumulator(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def add(self, value: int, accumulator: tuple[int, int]) -> tuple[int, int]:
+        return (accumulator[0] + value, accumulator[1] + 1)
+
+    def get_result(self, accumulator: tuple[int, int]) -> float:
+        return accumulator[0] / accumulator[1]
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+
+def test_aggregate_function_and_reduce_on_sessions(backend: str) -> None:
+    rows = [{"k": "a", "ts": 0, "v": 1}, {"k": "a", "ts": 10, "v": 5}, {"k": "a", "ts": 5, "v": 3}]
+    stream = ks.stream(
+        rows,
+        key="k",
+        value="v",
+        timestamp="ts",
+        backend=backend,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(20),
+    )
+    windowed = stream.key_by("k").window(ks.EventTimeSessionWindows.with_gap(6))
+    assert windowed.aggregate(Average()).collect().select(
+        "window_start", "window_end", "value"
+    ).rows() == [(0, 16, 3.0)]
+    assert windowed.reduce(lambda a, b: a * 10 + b).collect()["value"].to_list() != []

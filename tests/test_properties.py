@@ -1,0 +1,170 @@
+"""Properties over generated streams: nothing is lost, and arrival order alone decides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kstreamlike as ks
+
+KEYS = st.sampled_from(["a", "b", "c", None])
+TIMESTAMPS = st.one_of(st.integers(-5, 120), st.none()).filter(lambda t: t is None or t > -5)
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> pl.DataFrame:
+    """Records with random keys, disorder, equal timestamps, nulls and two partitions."""
+    n = draw(st.integers(0, 25))
+    rows = []
+    for i in range(n):
+        rows.append(
+            {
+                "id": i,
+                "k": draw(KEYS),
+                "ts": draw(st.one_of(st.integers(0, 120), st.integers(-3, -1), st.none())),
+                "v": draw(st.one_of(st.integers(0, 9), st.none())),
+                "p": draw(st.sampled_from([0, 1])),
+            }
+        )
+    schema = {"id": pl.Int64, "k": pl.String, "ts": pl.Int64, "v": pl.Int64, "p": pl.Int64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def kafka_windows() -> st.SearchStrategy[ks.TimeWindows | ks.SlidingWindows | ks.SessionWindows]:
+    size = st.integers(1, 30)
+    grace = st.integers(0, 20)
+    time = st.builds(
+        lambda s, a, g: ks.TimeWindows.of_size_and_grace(s, g).advance_by(min(a, s)),
+        size,
+        size,
+        grace,
+    )
+    sliding = st.builds(ks.SlidingWindows.of_time_difference_and_grace, size, grace)
+    session = st.builds(ks.SessionWindows.of_inactivity_gap_and_grace, size, grace)
+    return st.one_of(time, sliding, session)
+
+
+def flink_assigners() -> st.SearchStrategy[Any]:
+    tumbling = st.integers(1, 30).flatmap(
+        lambda s: st.builds(ks.TumblingEventTimeWindows.of, st.just(s), st.integers(-s + 1, s - 1))
+    )
+    sliding = st.tuples(st.integers(1, 30), st.integers(1, 15)).flatmap(
+        lambda sz: st.builds(
+            ks.SlidingEventTimeWindows.of,
+            st.just(sz[0]),
+            st.just(sz[1]),
+            st.integers(-sz[1] + 1, sz[1] - 1),
+        )
+    )
+    session = st.builds(ks.EventTimeSessionWindows.with_gap, st.integers(1, 30))
+    return st.one_of(tumbling, sliding, session)
+
+
+def _ids(frame: pl.DataFrame, column: str = "id") -> list[int]:
+    return [i for i in frame[column].to_list() if i is not None]
+
+
+def _window_ids(main: pl.DataFrame) -> set[int]:
+    return {i for ids in main["ids"].to_list() if ids is not None for i in ids}
+
+
+def _assert_accounted(result: ks.StreamResult[pl.DataFrame], frame: pl.DataFrame) -> None:
+    in_windows = _window_ids(result.collect())
+    late = _ids(result.late_records())
+    invalid = _ids(result.invalid_records())
+    assert len(late) == len(set(late)) and len(invalid) == len(set(invalid))
+    assert not set(late) & set(invalid)
+    assert not in_windows & (set(late) | set(invalid)), "a side-output row also in a window"
+    assert in_windows | set(late) | set(invalid) == set(frame["id"].to_list())
+
+
+def _kafka(frame: pl.DataFrame, windows: Any, backend: str) -> ks.KTable[pl.DataFrame]:
+    stream = ks.stream(
+        frame, key="k", value="v", timestamp="ts", order_by="id", partition="p", backend=backend
+    )
+    return (
+        stream.group_by_key()
+        .windowed_by(windows)
+        .aggregate(ks.agg.collect_list("id").alias("ids"), ks.agg.sum("v"))
+    )
+
+
+def _flink(
+    frame: pl.DataFrame, assigner: Any, lateness: int, delay: int, backend: str
+) -> ks.SingleOutputStreamOperator[pl.DataFrame]:
+    stream = ks.stream(
+        frame,
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="id",
+        partition="p",
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
+        backend=backend,
+    )
+    return (
+        stream.key_by("k")
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .aggregate(ks.agg.collect_list("id").alias("ids"), ks.agg.sum("v"))
+    )
+
+
+@given(frame=streams(), windows=kafka_windows())
+def test_kafka_every_row_is_accounted_for(frame: pl.DataFrame, windows: Any, backend: str) -> None:
+    _assert_accounted(_kafka(frame, windows, backend), frame)
+
+
+@given(
+    frame=streams(),
+    assigner=flink_assigners(),
+    lateness=st.integers(0, 20),
+    delay=st.integers(0, 20),
+)
+def test_flink_every_row_is_accounted_for(
+    frame: pl.DataFrame, assigner: Any, lateness: int, delay: int, backend: str
+) -> None:
+    _assert_accounted(_flink(frame, assigner, lateness, delay, backend), frame)
+
+
+@given(frame=streams(), windows=kafka_windows(), seed=st.integers(0, 2**16), on_close=st.booleans())
+def test_kafka_result_depends_only_on_arrival_order(
+    frame: pl.DataFrame, windows: Any, seed: int, on_close: bool, backend: str
+) -> None:
+    def run(f: pl.DataFrame) -> list[pl.DataFrame]:
+        stream = ks.stream(
+            f, key="k", value="v", timestamp="ts", order_by="id", partition="p", backend=backend
+        )
+        windowed = stream.group_by_key().windowed_by(windows)
+        if on_close:
+            windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
+        table = windowed.aggregate(ks.agg.collect_list("id").alias("ids"), ks.agg.sum("v"))
+        return [
+            table.collect(),
+            table.late_records().sort("id"),
+            table.invalid_records().sort("id"),
+        ]
+
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed)
+    for a, b in zip(run(frame), run(shuffled)):
+        assert a.equals(b)
+
+
+@given(frame=streams(), assigner=flink_assigners(), seed=st.integers(0, 2**16))
+def test_flink_result_depends_only_on_arrival_order(
+    frame: pl.DataFrame, assigner: Any, seed: int, backend: str
+) -> None:
+    def run(f: pl.DataFrame) -> list[pl.DataFrame]:
+        result = _flink(f, assigner, 5, 3, backend)
+        return [
+            result.collect(),
+            result.late_records().sort("id"),
+            result.invalid_records().sort("id"),
+        ]
+
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed)
+    for a, b in zip(run(frame), run(shuffled)):
+        assert a.equals(b)
