@@ -54,8 +54,8 @@ class KStream(Generic[FrameT]):
 
         Example:
             >>> import kstreamlike as ks
-            >>> ks.stream([{"ts": 3}], timestamp="ts").schema
-            Schema({'ts': Int64})
+            >>> ks.stream([{"ts": 3}], timestamp="ts").schema.names()
+            ['ts']
         """
         return self._source.schema
 

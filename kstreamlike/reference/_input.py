@@ -12,11 +12,13 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError
+from kstreamlike._time import LONG_MIN
 from kstreamlike.plan.nodes import (
+    FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     WindowedAggregate,
 )
-from kstreamlike.plan.windows import FlinkSessionWindow, KafkaSlidingWindow
+from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, KafkaSlidingWindow
 
 __all__ = ["Partition", "Record", "read_input", "sort_key"]
 
@@ -79,6 +81,10 @@ def _invalid_reason(
         if isinstance(node.window, KafkaSlidingWindow) and value is None:
             return "null value"
     window = node.window
+    if isinstance(node, FlinkWindowedAggregate) and ts == LONG_MIN:
+        return "no timestamp (Long.MIN_VALUE)"
+    if isinstance(window, FlinkSlidingWindow) and (ts - window.offset) % window.slide >= window.size:
+        return "no window"
     dynamic_gap = isinstance(window, FlinkSessionWindow) and window.gap_column is not None
     if dynamic_gap and (gap is None or gap <= 0):
         return "invalid session gap"

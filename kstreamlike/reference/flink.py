@@ -143,14 +143,6 @@ def merge_windows(windows: Sequence[TimeWindow]) -> list[tuple[TimeWindow, list[
     return [(result, merged) for result, merged in groups if len(merged) > 1]
 
 
-def _no_timestamp_error() -> KStreamLikeError:
-    # TumblingEventTimeWindows#assignWindows / SlidingEventTimeWindows#assignWindows
-    return KStreamLikeError(
-        "Record has Long.MIN_VALUE timestamp (= no timestamp marker); Flink's time window "
-        "assigners reject it"
-    )
-
-
 class WindowAssigner(ABC):
     """Maps an element to the windows it belongs to (Flink ``WindowAssigner``).
 
@@ -173,8 +165,8 @@ class TumblingEventTimeWindows(WindowAssigner):
 
     def assign_windows(self, record: Record) -> list[TimeWindow]:
         """One window per element (``TumblingEventTimeWindows#assignWindows``)."""
-        if record.ts == LONG_MIN:
-            raise _no_timestamp_error()
+        # Flink rejects Long.MIN_VALUE (its "no timestamp" marker); such rows are invalid
+        # records and never reach the assigner.
         # (globalOffset + staggerOffset) % size, with the ALIGNED stagger offset 0
         offset = _java_remainder(self.offset, self.size)
         start = window_start_with_offset(record.ts, offset, self.size)
@@ -192,8 +184,8 @@ class SlidingEventTimeWindows(WindowAssigner):
     def assign_windows(self, record: Record) -> list[TimeWindow]:
         """Every window containing the element, latest start first
         (``SlidingEventTimeWindows#assignWindows``)."""
-        if record.ts == LONG_MIN:
-            raise _no_timestamp_error()
+        # Flink rejects Long.MIN_VALUE (its "no timestamp" marker); such rows are invalid
+        # records and never reach the assigner.
         windows: list[TimeWindow] = []
         last_start = window_start_with_offset(record.ts, self.offset, self.slide)
         start = last_start
@@ -268,8 +260,9 @@ class MergingWindowSet:
 
         Mirrors ``MergingWindowSet#addWindow``. ``merge_function`` is not called when the new
         window falls inside one live window without extending it; the element then simply
-        joins that window. As in Flink, a new window *equal* to a live window is no merge at
-        all (``mergeWindows`` groups are sets) and is mapped to itself as its state window.
+        joins that window. A new window *equal* to a live window joins it too; Flink instead
+        maps it to a fresh, empty state window (``mergeWindows`` groups are sets), losing the
+        window's earlier contents (a documented difference; only dynamic gaps can hit it).
 
         Args:
             new_window: the element's window from the assigner.
@@ -278,6 +271,8 @@ class MergingWindowSet:
         Returns:
             The live window the element now belongs to.
         """
+        if new_window in self.mapping:
+            return new_window
         windows = [*self.mapping, new_window]
         merge_results = merge_windows(windows)
 
