@@ -11,8 +11,8 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike._time import LONG_MIN
+from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
@@ -83,8 +83,10 @@ def _invalid_reason(
     window = node.window
     if isinstance(node, FlinkWindowedAggregate) and ts == LONG_MIN:
         return "no timestamp (Long.MIN_VALUE)"
-    if isinstance(window, FlinkSlidingWindow) and (ts - window.offset) % window.slide >= window.size:
-        return "no window"
+    if isinstance(window, FlinkSlidingWindow):
+        # slide > size leaves gaps between windows (SlidingEventTimeWindows#assignWindows)
+        if (ts - window.offset) % window.slide >= window.size:
+            return "no window"
     dynamic_gap = isinstance(window, FlinkSessionWindow) and window.gap_column is not None
     if dynamic_gap and (gap is None or gap <= 0):
         return "invalid session gap"

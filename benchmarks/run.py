@@ -1,0 +1,97 @@
+"""Run the benchmark cases side by side with their hand-written baselines.
+
+Usage: python -m benchmarks.run [--repeat 3] [--filter TEXT] [--json results.json]
+
+Each case and each baseline runs in a fresh process (so peak memory is its own), ``repeat``
+times; the table reports the median time, records per second, peak RSS and the ratio of the
+case's median to its baseline's median measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _measure(name: str, which: str, repeat: int) -> dict[str, float]:
+    """Run inside a child process: time ``repeat`` runs, report the median and peak RSS."""
+    from benchmarks.cases import CASES
+    from benchmarks.data import events
+
+    case = next(c for c in CASES if c.name == name)
+    df = events(case.events)
+    fn = case.run if which == "case" else case.baseline
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(df)
+        times.append(time.perf_counter() - start)
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"median_s": statistics.median(times), "peak_mib": peak_kib / 1024}
+
+
+def _child(name: str, which: str, repeat: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--child", name, which, str(repeat)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--filter", default="")
+    parser.add_argument("--json", default="benchmarks/results/latest.json")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        name, which, repeat = args.child
+        print(json.dumps(_measure(name, which, int(repeat))))
+        return
+
+    from benchmarks.cases import CASES
+
+    rows = []
+    header = (
+        f"{'case':<52} {'events':>10} {'median s':>9} {'rec/s':>12} {'peak MiB':>9} "
+        f"{'baseline s':>10} {'ratio':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for case in CASES:
+        if args.filter not in case.name:
+            continue
+        ours = _child(case.name, "case", args.repeat)
+        base = _child(case.name, "baseline", args.repeat)
+        row = {
+            "case": case.name,
+            "events": case.events,
+            "median_s": ours["median_s"],
+            "records_per_s": case.events / ours["median_s"],
+            "peak_mib": ours["peak_mib"],
+            "baseline_median_s": base["median_s"],
+            "ratio": ours["median_s"] / base["median_s"],
+        }
+        rows.append(row)
+        print(
+            f"{row['case']:<52} {case.events:>10,} {row['median_s']:>9.3f} "
+            f"{row['records_per_s']:>12,.0f} {row['peak_mib']:>9.0f} "
+            f"{row['baseline_median_s']:>10.3f} {row['ratio']:>7.1f}"
+        )
+    path = Path(args.json)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows, indent=2))
+    print(f"\nwritten to {path}")
+
+
+if __name__ == "__main__":
+    main()
