@@ -6,6 +6,7 @@ Run: python examples/quickstart.py [--backend reference]
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import polars as pl
@@ -32,10 +33,10 @@ def clicks() -> pl.DataFrame:
     ).with_columns(pl.col("ts").dt.cast_time_unit("ms"))
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default=None, help="reference (default: follows the data)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     stream = ks.stream(clicks(), key="user", timestamp="ts", order_by="offset",
                        backend=args.backend)
 

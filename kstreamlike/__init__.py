@@ -14,7 +14,7 @@ Example:
     [('a', 0, 50, 2)]
 """
 
-from kstreamlike import agg
+from kstreamlike import agg, viz
 from kstreamlike.api.flink import KeyedStream, SingleOutputStreamOperator, WindowedStream
 from kstreamlike.api.kafka import (
     KGroupedStream,
@@ -36,6 +36,7 @@ from kstreamlike.errors import (
     InvalidSpecError,
     KStreamLikeError,
     SchemaError,
+    UnsupportedPlanError,
 )
 from kstreamlike.functions import AggregateFunction, OutputTag
 from kstreamlike.watermarks import WatermarkStrategy
@@ -66,10 +67,12 @@ __all__ = [
     "TimeWindowedKStream",
     "TimeWindows",
     "TumblingEventTimeWindows",
+    "UnsupportedPlanError",
     "WatermarkStrategy",
     "WindowedKStream",
     "WindowedStream",
     "__version__",
     "agg",
     "stream",
+    "viz",
 ]

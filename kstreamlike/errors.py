@@ -20,6 +20,7 @@ __all__ = [
     "InvalidSpecError",
     "KStreamLikeError",
     "SchemaError",
+    "UnsupportedPlanError",
 ]
 
 
@@ -82,3 +83,14 @@ class DuplicateArrivalOrderError(KStreamLikeError, ValueError):
         order_by column 'o' has duplicate value 0 (within one partition): ...
     """
 
+
+
+class UnsupportedPlanError(KStreamLikeError):
+    """The chosen backend cannot run this pipeline (yet); raised when it is built, naming
+    the feature. Another backend (``backend="reference"`` runs every plan) can.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> issubclass(ks.UnsupportedPlanError, ks.KStreamLikeError)
+        True
+    """

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from kstreamlike.backends import BACKENDS
+from kstreamlike.errors import UnsupportedPlanError
 
 # The backend fixture is a constant string, so sharing it across examples is safe.
 SUPPRESSED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
@@ -22,6 +24,17 @@ settings.register_profile(
     "dev", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A backend gap is an expected failure that names the exception and the missing
+    feature, never a silent skip: UnsupportedPlanError turns the test into an xfail."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and call.excinfo.errisinstance(UnsupportedPlanError):
+        report.outcome = "skipped"
+        report.wasxfail = f"UnsupportedPlanError: {call.excinfo.value}"
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -6,7 +6,7 @@ from typing import Generic, TypeVar, cast
 
 import polars as pl
 
-from kstreamlike.backends import Outputs, execute
+from kstreamlike.backends import Outputs, check_supported, execute
 from kstreamlike.plan.explain import explain
 from kstreamlike.plan.nodes import PlanNode
 
@@ -35,6 +35,7 @@ class StreamResult(Generic[FrameT]):
     """
 
     def __init__(self, node: PlanNode, backend: str) -> None:
+        check_supported(node, backend)
         self._node = node
         self._backend = backend
         self._cache: Outputs | None = None

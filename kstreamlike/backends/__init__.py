@@ -1,20 +1,27 @@
 """Backends: the engines a plan runs on.
 
-``reference`` is the record-at-a-time interpreter (the executable specification).
+``reference`` is the record-at-a-time interpreter (the executable specification); ``polars``
+compiles plans to vectorized Polars queries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from dataclasses import dataclass
 
 from kstreamlike.backends.base import Outputs
-from kstreamlike.errors import InvalidSpecError
+from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.plan.nodes import PlanNode
 
-__all__ = ["BACKENDS", "BackendName", "Outputs", "execute", "resolve_backend"]
+__all__ = ["BACKENDS", "Backend", "Outputs", "check_supported", "execute", "resolve_backend"]
 
-BackendName = Literal["reference"]
+
+@dataclass(frozen=True)
+class Backend:
+    """A backend: how it runs a plan, and which plans it cannot run (a reason, or None)."""
+
+    run: Callable[[PlanNode], Outputs]
+    unsupported: Callable[[PlanNode], str | None]
 
 
 def _reference(node: PlanNode) -> Outputs:
@@ -23,7 +30,22 @@ def _reference(node: PlanNode) -> Outputs:
     return run(node)
 
 
-BACKENDS: dict[str, Callable[[PlanNode], Outputs]] = {"reference": _reference}
+def _polars(node: PlanNode) -> Outputs:
+    from kstreamlike.backends.polars import execute as run
+
+    return run(node)
+
+
+def _polars_unsupported(node: PlanNode) -> str | None:
+    from kstreamlike.backends.polars import unsupported
+
+    return unsupported(node)
+
+
+BACKENDS: dict[str, Backend] = {
+    "reference": Backend(_reference, lambda node: None),
+    "polars": Backend(_polars, _polars_unsupported),
+}
 
 
 def resolve_backend(backend: str | None, data: object) -> str:
@@ -35,6 +57,16 @@ def resolve_backend(backend: str | None, data: object) -> str:
     return backend
 
 
+def check_supported(node: PlanNode, backend: str) -> None:
+    """Raise :class:`UnsupportedPlanError` if ``backend`` cannot run ``node``."""
+    reason = BACKENDS[backend].unsupported(node)
+    if reason is not None:
+        raise UnsupportedPlanError(
+            f"the {backend} backend cannot run this pipeline: {reason}; "
+            'backend="reference" runs every pipeline'
+        )
+
+
 def execute(node: PlanNode, backend: str) -> Outputs:
     """Run ``node`` on ``backend``."""
-    return BACKENDS[backend](node)
+    return BACKENDS[backend].run(node)

@@ -1,0 +1,15 @@
+"""Names of the internal columns the Polars backend adds to the input."""
+
+from __future__ import annotations
+
+ROW = "__ks_row"  # position of the row in the input frame
+SEQ = "__ks_seq"  # arrival position: partition-major, then order_by (or row position)
+PART = "__ks_part"  # the partition value (0 when the stream has no partition column)
+TS = "__ks_ts"  # event time in ticks (Int64)
+GAP = "__ks_gap"  # dynamic session gap in ticks (Flink with_dynamic_gap)
+REASON = "reason"  # side-output reason (public column name)
+
+START = "window_start"
+END = "window_end"
+TIMESTAMP = "timestamp"
+EMIT_ORDER = "emit_order"

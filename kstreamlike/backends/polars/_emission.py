@@ -1,0 +1,46 @@
+"""As-of searches shared by final-result emission strategies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+__all__ = ["FIRST", "first_position_reaching"]
+
+FIRST = "__ks_first"
+TIME = "__ks_time"
+DUE = "__ks_due"
+
+
+def first_position_reaching(
+    due: pl.LazyFrame, progress: pl.LazyFrame, position: str, partition: Sequence[str]
+) -> pl.LazyFrame:
+    """``due`` with a column ``FIRST``: for each row, the first ``position`` of its partition
+    at which ``progress``'s ``TIME`` is ``>= `` the row's ``DUE`` (null when never reached).
+
+    ``progress`` must be sorted by (partition, ``position``) with ``TIME`` non-decreasing
+    within each partition, so the first row of each new time value is where that time is
+    first reached. ``partition`` lists the partition column (or nothing).
+    """
+    time = pl.col(TIME)
+    new_time = (time > time.shift(1)).fill_null(True)
+    for column in partition:
+        new_time = new_time | (pl.col(column) != pl.col(column).shift(1)).fill_null(True)
+    steps = (
+        progress.filter(new_time)
+        .select(*partition, TIME, pl.col(position).alias(FIRST))
+        .sort(TIME)
+    )
+    return (
+        due.sort(DUE)
+        .join_asof(
+            steps,
+            left_on=DUE,
+            right_on=TIME,
+            by=list(partition) or None,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .drop(DUE, TIME)
+    )

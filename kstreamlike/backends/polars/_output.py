@@ -1,0 +1,80 @@
+"""Shaping the Polars backend's results into the plan's output schemas."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike.backends.polars._columns import EMIT_ORDER, REASON
+from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
+from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
+
+__all__ = [
+    "finish_invalid",
+    "finish_late",
+    "finish_main",
+    "infer_python_columns",
+    "python_series",
+    "ticks_to_time",
+]
+
+
+def ticks_to_time(expr: pl.Expr, node: PlanNode) -> pl.Expr:
+    """Event-time ticks (Int64) back to the event-time column's dtype."""
+    unit = windowed_aggregate(node).source.time_unit
+    if not unit.is_datetime:
+        return expr.cast(pl.Int64)
+    out = expr.cast(pl.Datetime(unit.unit))
+    if unit.time_zone is not None:
+        out = out.dt.replace_time_zone("UTC").dt.convert_time_zone(unit.time_zone)
+    return out
+
+
+def finish_main(node: PlanNode, emitted: pl.LazyFrame) -> pl.LazyFrame:
+    """The main output from ``emitted``, which is in emission order and has every output
+    column except ``emit_order`` (window bounds and ``timestamp`` in ticks)."""
+    schema = output_schema(node)
+    columns: list[pl.Expr] = []
+    for name, dtype in schema.items():
+        if name == EMIT_ORDER:
+            columns.append(pl.int_range(pl.len(), dtype=pl.Int64).alias(EMIT_ORDER))
+        elif name in ("window_start", "window_end", "timestamp"):
+            columns.append(ticks_to_time(pl.col(name), node).alias(name))
+        elif dtype is None:
+            columns.append(pl.col(name))
+        else:
+            columns.append(pl.col(name).cast(dtype))
+    return emitted.select(columns)
+
+
+def finish_late(node: PlanNode, late: pl.LazyFrame, judged: pl.Expr) -> pl.LazyFrame:
+    """The late side output: input columns, ``reason`` and the judged time (``judged``, in
+    ticks), in input order of the rows (``late`` must carry the row position column)."""
+    schema = late_schema(node)
+    judged_name = list(schema)[-1]
+    source_columns = [c for c in schema if c not in (REASON, judged_name)]
+    return late.select(
+        *source_columns,
+        pl.lit("late").alias(REASON),
+        ticks_to_time(judged, node).alias(judged_name),
+    )
+
+
+def finish_invalid(node: PlanNode, invalid: pl.DataFrame) -> pl.DataFrame:
+    """The invalid side output (already in the right shape; cast defensively)."""
+    schema = invalid_schema(node)
+    return invalid.select([pl.col(c).cast(t) for c, t in schema.items()])
+
+
+def infer_python_columns(node: PlanNode, main: pl.DataFrame) -> pl.DataFrame:
+    """Give the ``value`` column of a Python aggregation the dtype Polars infers from the
+    emitted values (the rule every backend follows)."""
+    inferred = [name for name, dtype in output_schema(node).items() if dtype is None]
+    return main.with_columns([python_series(name, main[name].to_list()) for name in inferred])
+
+
+def python_series(name: str, values: list[object]) -> pl.Series:
+    """A column of Python objects, typed as Polars infers it (Object when it cannot)."""
+    try:
+        return pl.Series(name, values)
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
+        return pl.Series(name, values, dtype=pl.Object)

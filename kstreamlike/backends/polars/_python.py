@@ -1,0 +1,120 @@
+"""The slow path: Python aggregations (``reduce``, Kafka ``aggregate``, Flink
+``AggregateFunction``) folded per window, in arrival order.
+
+The windows and the records each window receives are computed with columnar operations;
+only the user's functions run in a Python loop, once per (record, window) contribution.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from kstreamlike.backends.polars._columns import TS
+from kstreamlike.plan.nodes import (
+    Aggregation,
+    FlinkAggregateFunction,
+    KafkaAggregate,
+    ReduceAggregation,
+    Source,
+)
+
+__all__ = ["DELETED", "RUNNING_TS", "RUNNING_VALUE", "running_python_values"]
+
+RUNNING_VALUE = "value"
+RUNNING_TS = "__ks_running_ts"
+DELETED = "__ks_deleted"
+
+
+@dataclass(frozen=True)
+class _Fold:
+    """An aggregation as (initial, step, result) over one window's values."""
+
+    initial: Callable[[], Any]
+    step: Callable[[Any, Any, Any], Any]  # (key, value, aggregate) -> aggregate
+    result: Callable[[Any], Any]
+    copies: bool  # Kafka stores serialized values: the step never sees the stored object
+
+
+def _fold_for(aggregation: Aggregation, kafka: bool) -> _Fold:
+    if isinstance(aggregation, ReduceAggregation):
+        reducer = aggregation.reducer
+        return _Fold(
+            lambda: None,
+            lambda key, value, agg: value if agg is None else reducer(agg, value),
+            lambda agg: agg,
+            kafka,
+        )
+    if isinstance(aggregation, KafkaAggregate):
+        return _Fold(aggregation.initializer, aggregation.aggregator, lambda agg: agg, True)
+    assert isinstance(aggregation, FlinkAggregateFunction)
+    fn = aggregation.function
+    return _Fold(
+        fn.create_accumulator, lambda key, value, acc: fn.add(value, acc), fn.get_result, False
+    )
+
+
+def _values(source: Source, frame: pl.DataFrame) -> list[Any]:
+    """What the user's functions receive per row: a scalar or a dict of value columns."""
+    if not source.value_is_row:
+        return frame[source.value[0]].to_list()
+    rows = frame.select(source.value).to_dicts()
+    return [None if all(v is None for v in row.values()) else row for row in rows]
+
+
+def _keys(frame: pl.DataFrame, keys: Sequence[str]) -> list[Any]:
+    if len(keys) == 1:
+        return frame[keys[0]].to_list()
+    return list(frame.select(keys).iter_rows())
+
+
+def running_python_values(
+    contributions: pl.DataFrame,
+    window: Sequence[str],
+    keys: Sequence[str],
+    source: Source,
+    aggregation: Aggregation,
+    kafka: bool,
+) -> pl.DataFrame:
+    """Each window's aggregate after each of its contributions.
+
+    ``contributions`` holds one row per (record, window), sorted by window then arrival;
+    ``window`` names the columns identifying a window. Returns ``contributions`` with
+    ``value`` (the result after the row; None when the aggregation returned None, which
+    deletes the window in Kafka), ``__ks_running_ts`` (the largest timestamp in the window
+    since it was last created) and ``__ks_deleted``.
+    """
+    fold = _fold_for(aggregation, kafka)
+    ids = contributions.select(pl.struct(window).rle_id().alias("id"))["id"].to_list()
+    values = _values(source, contributions)
+    user_keys = _keys(contributions, keys)
+    stamps = contributions[TS].to_list()
+    results: list[Any] = []
+    running_ts: list[int] = []
+    deleted: list[bool] = []
+    previous = None
+    agg: Any = None
+    latest = 0
+    for i, window_id in enumerate(ids):
+        if window_id != previous or agg is None:
+            # a new window, or one whose aggregate was deleted: start over (Kafka
+            # re-initializes a deleted window, and its timestamp restarts)
+            agg, latest, previous = fold.initial(), stamps[i], window_id
+        current = copy.deepcopy(agg) if fold.copies else agg
+        agg = fold.step(user_keys[i], values[i], current)
+        latest = max(latest, stamps[i])
+        results.append(None if agg is None else fold.result(agg))
+        running_ts.append(latest)
+        deleted.append(agg is None)
+    return contributions.with_columns(
+        # Python objects until the output is built: the dtype is inferred from the emitted
+        # values only (see _output.infer_python_columns), as on every backend
+        pl.Series(RUNNING_VALUE, results, dtype=pl.Object),
+        pl.Series(RUNNING_TS, running_ts, dtype=pl.Int64),
+        pl.Series(DELETED, deleted, dtype=pl.Boolean),
+    )
+

@@ -1,0 +1,496 @@
+"""Flink-profile tumbling and sliding event-time windows, vectorized with Polars.
+
+The reference interpreter replays Flink's ``WindowOperator`` with the default
+``EventTimeTrigger`` record by record. For windows that never merge, everything that operator
+does follows from one number per record: the watermark current when the record is processed.
+Each partition is one operator instance with its own watermark.
+
+* Watermarks are monotone (an advance that does not raise the watermark is ignored), so the
+  watermark before a record is a running maximum over arrival order, and the advance that
+  first reaches a window's ``maxTimestamp`` is found with an as-of join.
+* ``WindowOperator#isWindowLate``: a record is added to a window iff
+  ``cleanupTime(window) > watermark`` (``cleanupTime`` = ``maxTimestamp + allowedLateness``,
+  saturating at ``Long.MAX_VALUE``). A record no window takes, and whose own timestamp is
+  late (``isElementLate``), goes to the late side output.
+* ``EventTimeTrigger#onElement``: a record added while ``maxTimestamp > watermark`` registers
+  the window-end timer; it fires once (``ON_TIME``), at the first advance reaching
+  ``maxTimestamp``, with every record added before that advance. A record added while
+  ``maxTimestamp <= watermark`` fires the window at once (``LATE``) over everything added so
+  far; the trigger never purges, and the cleanup timer only drops state, never emits.
+
+Emission order is rebuilt with one sort. Within a partition, position ``2 * i + 1`` is the
+processing of the record at arrival position ``i`` (its windows' late firings, in assigner
+order) and position ``2 * i`` is the watermark advance just before it (timers in
+``(timestamp, key, window)`` order, as ``InternalTimerServiceImpl`` polls them); the
+end-of-input advance to ``Long.MAX_VALUE`` is the position after the partition's last record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike.agg import AggExpr
+from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
+from kstreamlike.backends.polars._columns import PART, ROW, SEQ, TS
+from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    ExplicitWatermarks,
+    FlinkWindowedAggregate,
+    GeneratedWatermarks,
+)
+from kstreamlike.plan.schema import aggregate_columns
+from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
+
+__all__ = ["run_flink"]
+
+# Internal columns of this module.
+WM = "__ks_wm"  # the watermark when the record is processed (before it)
+WM_NEXT = "__ks_wm_next"  # generated watermarks: the watermark right after the record
+ADVANCE = "__ks_advance"  # the watermark an advance raises the partition to
+SLOT = "__ks_slot"  # emission position of an advance (even: 2 * arrival position)
+POS = "__ks_pos"  # emission position of a firing within its partition
+TIE = "__ks_tie"  # order within a position: timer timestamp, or assigner index
+FIRST = "__ks_first"  # the partition's first arrival position
+LAST = "__ks_last"  # the partition's last arrival position
+ORDER = "__ks_order"  # the arrival-order value explicit watermarks refer to
+WSTART = "__ks_wstart"  # window start
+WMAX = "__ks_wmax"  # window maxTimestamp (end - 1)
+WINDEX = "__ks_windex"  # index of the window in the assigner's list for the record
+CLEANUP = "__ks_cleanup"  # cleanupTime(window)
+RANK = "__ks_rank"  # position of a record within its window, from 0
+PANE = "pane_index"
+TIMING = "pane_timing"
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------------
+
+
+def run_flink(
+    node: FlinkWindowedAggregate, valid: pl.LazyFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The main output and the late side output of a tumbling or sliding window aggregation.
+
+    Args:
+        node: the plan node (a tumbling or sliding window, declarative aggregations).
+        valid: the valid records in arrival order, with the input columns and the
+            ``ROW``, ``SEQ``, ``PART`` and ``TS`` columns.
+
+    Returns:
+        The main output in emission order, and the late records in arrival order, both in
+        their final schemas.
+    """
+    if not isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow)):
+        raise NotImplementedError(f"{type(node.window).__name__} is not vectorized here")
+    if not isinstance(node.aggregation, DeclarativeAggregation):
+        raise NotImplementedError("only declarative aggregations are vectorized")
+
+    records = valid.with_columns(pl.col(SEQ).cast(pl.Int64))
+    bounds = _partition_bounds(records)
+    if isinstance(node.watermarks, GeneratedWatermarks):
+        records, advances = _generated_watermarks(node, records)
+    else:
+        records, advances = _explicit_watermarks(node, node.watermarks, records, bounds)
+
+    late = records.filter(_is_late(node))
+    pairs = _assign_windows(node, records)
+    firings = [_on_time_firings(node, pairs, advances, bounds)]
+    if node.allowed_lateness > 0:
+        # with no lateness a window is dropped when it fires: no record can re-fire it
+        firings.append(_late_firings(node, pairs))
+    emitted = pl.concat(firings, how="vertical").sort(
+        [PART, POS, TIE, *node.keys, WSTART], nulls_last=True
+    )
+    return finish_main(node, _output_columns(node, emitted)), finish_late(node, late, pl.col(WM))
+
+
+# ---------------------------------------------------------------------------------------------
+# Watermarks
+# ---------------------------------------------------------------------------------------------
+
+
+def _partitioned(node: FlinkWindowedAggregate, expr: pl.Expr) -> pl.Expr:
+    """``expr`` evaluated per partition (one operator instance each)."""
+    return expr if node.source.partition is None else expr.over(PART)
+
+
+def _partition_bounds(records: pl.LazyFrame) -> pl.LazyFrame:
+    """Per partition: its first and last arrival positions (``FIRST``, ``LAST``)."""
+    return records.group_by(PART).agg(pl.col(SEQ).min().alias(FIRST), pl.col(SEQ).max().alias(LAST))
+
+
+def _generated_watermarks(
+    node: FlinkWindowedAggregate, records: pl.LazyFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The watermark before each record, and the advances, for generated watermarks.
+
+    ``BoundedOutOfOrdernessWatermarks`` emits ``max timestamp - d - 1`` after every record
+    (starting so that the first watermark is ``Long.MIN_VALUE``): a running maximum.
+
+    Returns:
+        ``records`` with ``WM``, and the advances (``PART``, ``SLOT``, ``ADVANCE``), strictly
+        increasing within a partition and in arrival order.
+    """
+    assert isinstance(node.watermarks, GeneratedWatermarks)
+    delay = node.watermarks.out_of_orderness
+    seen = pl.col(TS).cum_max().clip(lower_bound=LONG_MIN + delay + 1)
+    records = records.with_columns(_partitioned(node, (seen - delay) - 1).alias(WM_NEXT))
+    records = records.with_columns(
+        _partitioned(node, pl.col(WM_NEXT).shift(1, fill_value=LONG_MIN)).alias(WM)
+    )
+    advances = records.filter(pl.col(WM_NEXT) > pl.col(WM)).select(
+        PART, (2 * pl.col(SEQ) + 2).alias(SLOT), pl.col(WM_NEXT).alias(ADVANCE)
+    )
+    return records.drop(WM_NEXT), advances
+
+
+def _order_dtype(node: FlinkWindowedAggregate, after: pl.DataType) -> tuple[str, pl.DataType]:
+    """The arrival-order column explicit watermarks refer to, and the dtype to compare in."""
+    source = node.source
+    column = source.order_by if source.order_by is not None else ROW
+    dtype = source.schema[column] if source.order_by is not None else pl.Int64()
+    if dtype.is_integer() and after.is_integer():
+        return column, pl.Int64()
+    return column, dtype
+
+
+def _explicit_watermarks(
+    node: FlinkWindowedAggregate,
+    plan: ExplicitWatermarks,
+    records: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The watermark before each record, and the advances, for recorded watermarks.
+
+    A row applies right after the last record whose order value is ``<= after`` (before the
+    first record if there is none); without a ``partition`` column it applies to every
+    partition. Rows sharing a slot fire timers in one ascending sweep, so only their
+    maximum matters; non-advancing rows are ignored.
+
+    Returns:
+        ``records`` with ``WM``, and the advances (``PART``, ``SLOT``, ``ADVANCE``), strictly
+        increasing within a partition and sorted by ``SLOT`` within a partition.
+    """
+    source = node.source
+    order_column, dtype = _order_dtype(node, plan.frame.schema["after"])
+    rows = plan.frame.lazy().filter(
+        pl.col("after").is_not_null() & pl.col("watermark").is_not_null()
+    )
+    if source.partition is not None and "partition" in plan.frame.columns:
+        part_dtype = source.schema[source.partition]
+        rows = rows.with_columns(pl.col("partition").cast(part_dtype).alias(PART)).join(
+            bounds, on=PART
+        )
+    else:
+        rows = rows.join(bounds, how="cross")
+    orders = records.select(PART, pl.col(order_column).cast(dtype).alias(ORDER), SEQ)
+    # records are sorted by order within a partition: the last record with order <= after
+    placed = (
+        rows.with_columns(pl.col("after").cast(dtype).alias(ORDER))
+        .sort(ORDER)
+        .join_asof(orders, on=ORDER, by=PART, strategy="backward", check_sortedness=False)
+        .with_columns(
+            pl.when(pl.col(SEQ).is_null())
+            .then(2 * pl.col(FIRST))
+            .otherwise(2 * pl.col(SEQ) + 2)
+            .alias(SLOT)
+        )
+    )
+    running = pl.col(ADVANCE).cum_max().over(PART)
+    advances = (
+        placed.group_by(PART, SLOT)
+        .agg(pl.col("watermark").cast(pl.Int64).max().alias(ADVANCE))
+        .sort(PART, SLOT)
+        .with_columns(running)
+        .filter(pl.col(ADVANCE) > pl.col(ADVANCE).shift(1, fill_value=LONG_MIN).over(PART))
+    )
+    with_wm = (
+        records.with_columns((2 * pl.col(SEQ)).alias(POS))
+        .join_asof(
+            advances,
+            left_on=POS,
+            right_on=SLOT,
+            by=PART,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .with_columns(pl.col(ADVANCE).fill_null(LONG_MIN).alias(WM))
+        .drop(POS, SLOT, ADVANCE)
+    )
+    return with_wm, advances
+
+
+# ---------------------------------------------------------------------------------------------
+# Window assignment and lateness
+# ---------------------------------------------------------------------------------------------
+
+
+def _java_remainder(dividend: int, divisor: int) -> int:
+    """Java's ``%``: the remainder has the sign of the dividend."""
+    remainder = abs(dividend) % abs(divisor)
+    return -remainder if dividend < 0 else remainder
+
+
+def _last_start(node: FlinkWindowedAggregate) -> pl.Expr:
+    """The start of the record's latest window (``TimeWindow#getWindowStartWithOffset``).
+
+    Tumbling: ``offset`` is ``(globalOffset + staggerOffset) % size`` with the ALIGNED
+    stagger; sliding: aligned to ``slide``. Polars' ``mod`` floors like ``Math.floorMod``.
+    """
+    window = node.window
+    if isinstance(window, FlinkTumblingWindow):
+        offset, step = _java_remainder(window.offset, window.size), window.size
+    else:
+        assert isinstance(window, FlinkSlidingWindow)
+        offset, step = window.offset, window.slide
+    return pl.col(TS) - (pl.col(TS) - offset).mod(step)
+
+
+def _window_size(node: FlinkWindowedAggregate) -> int:
+    window = node.window
+    assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
+    return window.size
+
+
+def _cleanup_time(node: FlinkWindowedAggregate, max_timestamp: pl.Expr) -> pl.Expr:
+    """``WindowOperator#cleanupTime``: ``maxTimestamp + lateness``, ``Long.MAX_VALUE`` on
+    overflow."""
+    lateness = node.allowed_lateness
+    return max_timestamp.clip(upper_bound=LONG_MAX - lateness) + lateness
+
+
+def _is_late(node: FlinkWindowedAggregate) -> pl.Expr:
+    """Whether a record goes to the late side output (a ``records`` predicate).
+
+    Every window of the record is late (``isWindowLate``) iff its latest window is, since
+    cleanup times grow with the window start; the element itself must be late too
+    (``isElementLate``: ``timestamp + lateness <= watermark``, in exact arithmetic).
+    """
+    lateness = node.allowed_lateness
+    latest_max = _last_start(node) + (_window_size(node) - 1)
+    windows_late = _cleanup_time(node, latest_max) <= pl.col(WM)
+    ts = pl.col(TS)
+    element_late = (ts <= LONG_MAX - lateness) & (
+        ts.clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
+    )
+    return windows_late & element_late
+
+
+def _value_columns(node: FlinkWindowedAggregate) -> list[str]:
+    """The input columns the aggregations read."""
+    exprs = _exprs(node)
+    return list(dict.fromkeys(e.column for e in exprs if e.column is not None))
+
+
+def _exprs(node: FlinkWindowedAggregate) -> Sequence[AggExpr]:
+    assert isinstance(node.aggregation, DeclarativeAggregation)
+    return node.aggregation.exprs
+
+
+def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per (record, window), in arrival order, then assigner order.
+
+    ``SlidingEventTimeWindows#assignWindows`` lists the windows latest start first:
+    ``lastStart, lastStart - slide, ...`` while ``start > timestamp - size``. Each pair gets
+    the window's start, ``maxTimestamp``, cleanup time and index in that list.
+    """
+    window = node.window
+    keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node)]))
+    if isinstance(window, FlinkSlidingWindow):
+        last_start = _last_start(node)
+        count = (window.size - (pl.col(TS) - last_start) + window.slide - 1) // window.slide
+        pairs = (
+            records.select(
+                *keep,
+                last_start.alias(WSTART),
+                pl.int_ranges(0, count, dtype=pl.Int64).alias(WINDEX),
+            )
+            .explode(WINDEX)
+            .with_columns(pl.col(WSTART) - pl.col(WINDEX) * window.slide)
+        )
+    else:
+        pairs = records.select(
+            *keep, _last_start(node).alias(WSTART), pl.lit(0, dtype=pl.Int64).alias(WINDEX)
+        )
+    max_timestamp = pl.col(WSTART) + (_window_size(node) - 1)
+    return pairs.with_columns(
+        max_timestamp.alias(WMAX), _cleanup_time(node, max_timestamp).alias(CLEANUP)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Firings
+# ---------------------------------------------------------------------------------------------
+
+
+def _group(node: FlinkWindowedAggregate) -> list[str]:
+    """A window's identity: partition (operator), key and start (the size is fixed)."""
+    return list(dict.fromkeys([PART, *node.keys, WSTART]))
+
+
+def _on_time_firings(
+    node: FlinkWindowedAggregate,
+    pairs: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """The ``ON_TIME`` pane of every window that had contents when its end timer fired.
+
+    ``EventTimeTrigger#onElement`` registers the end timer for a record added while
+    ``maxTimestamp > watermark``; the timer fires at the first advance reaching
+    ``maxTimestamp`` (the end-of-input advance at the latest), over the records added before
+    it, which are exactly those added while ``maxTimestamp > watermark``.
+    """
+    contents = pairs.filter(pl.col(WM) < pl.col(WMAX))
+    max_timestamp = pl.col(WSTART) + (_window_size(node) - 1)
+    values = _window_values(node, contents).with_columns(max_timestamp.alias(WMAX))
+    fired = (
+        values.select(PART, WMAX)
+        .unique()
+        .sort(WMAX)
+        .join_asof(
+            advances,
+            left_on=WMAX,
+            right_on=ADVANCE,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .join(bounds, on=PART)
+        # not reached by any recorded advance: the end-of-input advance fires it
+        .select(PART, WMAX, pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2).alias(POS))
+    )
+    return _firing_columns(
+        node,
+        values.join(fired, on=[PART, WMAX]),
+        pane_timing="ON_TIME",
+        tie=pl.col(WMAX),
+        pane_index=pl.lit(0, dtype=pl.Int64),
+    )
+
+
+def _window_values(node: FlinkWindowedAggregate, contents: pl.LazyFrame) -> pl.LazyFrame:
+    """Each window's aggregates over ``contents`` (in arrival order), one row per window.
+
+    Float sums and means are accumulated in arrival order, as the reference folds them
+    (Polars' ``sum`` adds pairwise, which rounds differently): a running ``cum_sum`` per
+    window, whose last non-null value is the sum.
+    """
+    group = _group(node)
+    schema = node.source.schema
+    exprs = _exprs(node)
+    floats = [
+        e
+        for e in exprs
+        if e.kind in ("sum", "mean") and e.column is not None and schema[e.column].is_float()
+    ]
+    others = [e for e in exprs if e not in floats]
+    temp = [f"__ks_fsum_{i}" for i in range(len(floats))]
+    running = [
+        pl.col(str(e.column)).cast(pl.Float64).cum_sum().over(group).alias(t)
+        for e, t in zip(floats, temp, strict=True)
+    ]
+    sums = []
+    for e, t in zip(floats, temp, strict=True):
+        total = pl.col(t).drop_nulls().last()
+        value = total if e.kind == "sum" else total / pl.col(str(e.column)).count()
+        sums.append(value.alias(e.name))
+    return contents.with_columns(running).group_by(group).agg(*final_exprs(others), *sums)
+
+
+def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
+    """One ``LATE`` pane per record added to a window whose end the watermark has passed.
+
+    ``EventTimeTrigger#onElement`` returns FIRE for such a record; the window emits its whole
+    contents so far (no purge), i.e. every record added to it up to and including this one.
+    """
+    group = _group(node)
+    accepted = pairs.filter(pl.col(CLEANUP) > pl.col(WM))
+    fires = pl.col(WMAX) <= pl.col(WM)
+    refired = accepted.filter(fires).select(group).unique()
+    # only the windows with a late pane need values after each record
+    windows = accepted.join(refired, on=group, how="semi", nulls_equal=True, maintain_order="left")
+    exprs = _exprs(node)
+    lists = [e for e in exprs if e.kind == "collect_list"]
+    scalars = [e for e in exprs if e.kind != "collect_list"]
+    had_on_time = (pl.col(WM) < pl.col(WMAX)).any().over(group).cast(pl.Int64)
+    late_before = fires.cast(pl.Int64).cum_sum().over(group) - 1
+    panes = windows.with_columns(
+        *running_exprs(scalars, group),
+        (had_on_time + late_before).alias(PANE),
+        pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK),
+    ).filter(fires)
+    if lists:
+        panes = _list_prefixes(panes, windows, lists, group)
+    return _firing_columns(
+        node,
+        panes.with_columns((2 * pl.col(SEQ) + 1).alias(POS)),
+        pane_timing="LATE",
+        tie=pl.col(WINDEX),
+        pane_index=pl.col(PANE),
+    )
+
+
+def _list_prefixes(
+    panes: pl.LazyFrame, windows: pl.LazyFrame, lists: Sequence[AggExpr], group: list[str]
+) -> pl.LazyFrame:
+    """``collect_list`` values at the late panes: each window's list cut after the pane's
+    record, so the work is the size of the output, not quadratic in the window's size."""
+    assert all(e.column is not None for e in lists)
+    temp = [f"__ks_list_{i}" for i in range(len(lists))]
+    full = windows.group_by(group).agg(
+        pl.col(str(e.column)).alias(t) for e, t in zip(lists, temp, strict=True)
+    )
+    return (
+        panes.join(full, on=group, how="left", nulls_equal=True, maintain_order="left")
+        .with_columns(
+            pl.col(t).list.head(pl.col(RANK) + 1).alias(e.name)
+            for e, t in zip(lists, temp, strict=True)
+        )
+        .drop(temp)
+    )
+
+
+def _firing_columns(
+    node: FlinkWindowedAggregate,
+    frame: pl.LazyFrame,
+    *,
+    pane_timing: str,
+    tie: pl.Expr,
+    pane_index: pl.Expr,
+) -> pl.LazyFrame:
+    """The columns every firing carries, with the aggregate dtypes of the output schema."""
+    dtypes = aggregate_columns(node.aggregation, node.source.schema)
+    return frame.select(
+        *_group(node),
+        *(
+            pl.col(name).cast(dtype) if dtype is not None else pl.col(name)
+            for name, dtype in dtypes.items()
+        ),
+        pl.col(POS).cast(pl.Int64),
+        tie.cast(pl.Int64).alias(TIE),
+        pl.lit(pane_timing, dtype=pl.String).alias(TIMING),
+        pane_index.cast(pl.Int64).alias(PANE),
+    )
+
+
+def _output_columns(node: FlinkWindowedAggregate, emitted: pl.LazyFrame) -> pl.LazyFrame:
+    """Rename to the output columns; window bounds and ``timestamp`` stay in ticks.
+
+    ``WindowOperator#emitWindowContents`` stamps every result with ``window.maxTimestamp()``.
+    """
+    partition = node.source.partition
+    extra = [] if partition is None or partition in node.keys else [pl.col(PART).alias(partition)]
+    start = pl.col(WSTART)
+    size = _window_size(node)
+    return emitted.with_columns(
+        *extra,
+        start.alias("window_start"),
+        (start + size).alias("window_end"),
+        (start + (size - 1)).alias("timestamp"),
+    )

@@ -1,0 +1,162 @@
+"""Kafka-profile windowed aggregations, vectorized: ``TimeWindows`` (tumbling, hopping).
+
+Stream time is a running maximum over arrival order per partition. A record goes into the
+windows ``[s, s + size)`` that contain it (aligned to epoch 0, never starting below 0) and
+whose end plus grace is still after stream time; it is late when even its last window (the
+one with the greatest end) is closed. Every-update output is a running aggregate per window
+in arrival order; on-window-close output is each window's final value, emitted at the first
+record after which stream time reaches its end plus grace (an as-of search);
+``suppress(until_window_closes())`` is derived from the changelog.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
+from kstreamlike.backends.polars._columns import END, SEQ, START, TIMESTAMP, TS
+from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
+from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.backends.polars._python import (
+    DELETED,
+    RUNNING_TS,
+    RUNNING_VALUE,
+    running_python_values,
+)
+from kstreamlike.backends.polars._suppress import suppress
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    KafkaWindowedAggregate,
+    PlanNode,
+    Suppress,
+    ToStream,
+)
+from kstreamlike.plan.windows import KafkaTimeWindow
+
+__all__ = ["run_kafka"]
+
+ST = "__ks_st"
+TOMBSTONE = "is_tombstone"
+
+
+def _partition(node: KafkaWindowedAggregate) -> list[str]:
+    """The partition column, unless the stream has none or it is a key column."""
+    partition = node.source.partition
+    return [partition] if partition is not None and partition not in node.keys else []
+
+
+def _windows(window: KafkaTimeWindow) -> pl.Expr:
+    """The start of every window containing the record (``TimeWindows#windowsFor``)."""
+    ts = pl.col(TS)
+    if window.advance == window.size:
+        return ts // window.size * window.size
+    first = pl.max_horizontal(ts - window.size + window.advance, 0) // window.advance
+    return pl.int_ranges(first * window.advance, ts + 1, window.advance, dtype=pl.Int64)
+
+
+def _contributions(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per (record, window) the record updates, in arrival then start order."""
+    window = node.window
+    assert isinstance(window, KafkaTimeWindow)
+    expanded = records.with_columns(_windows(window).alias(START))
+    if window.advance != window.size:
+        expanded = expanded.explode(START)
+    return expanded.filter(pl.col(START) + window.size + window.grace > pl.col(ST)).with_columns(
+        (pl.col(START) + window.size).alias(END)
+    )
+
+
+def _is_late(window: KafkaTimeWindow) -> pl.Expr:
+    last_start = pl.col(TS) // window.advance * window.advance
+    return last_start + window.size + window.grace <= pl.col(ST)
+
+
+def _python_running(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
+    """Every contribution with the window's Python aggregate after it (the slow path)."""
+    group = [*_partition(node), *node.keys, START]
+    ordered = contributions.sort([*group, SEQ], nulls_last=True).collect()
+    running = running_python_values(
+        ordered, group, node.keys, node.source, node.aggregation, kafka=True
+    )
+    return running.lazy().sort(SEQ, START).select(
+        *group,
+        END,
+        RUNNING_VALUE,
+        pl.col(RUNNING_TS).alias(TIMESTAMP),
+        pl.col(DELETED).alias(TOMBSTONE),
+        SEQ,
+    )
+
+
+def _changelog(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
+    """Every window update, in forward order (arrival, then window start)."""
+    aggregation = node.aggregation
+    if not isinstance(aggregation, DeclarativeAggregation):
+        return _python_running(node, contributions).drop(SEQ)
+    group = [*_partition(node), *node.keys, START]
+    return contributions.select(
+        *group,
+        END,
+        *running_exprs(aggregation.exprs, group),
+        pl.col(TS).cum_max().over(group).alias(TIMESTAMP),
+        pl.lit(False).alias(TOMBSTONE),
+    )
+
+
+def _finals(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
+    """Each window's final value and timestamp (deleted windows left out)."""
+    group = [*_partition(node), *node.keys, START]
+    aggregation = node.aggregation
+    if not isinstance(aggregation, DeclarativeAggregation):
+        last = _python_running(node, contributions).group_by(group).last()
+        return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ)
+    return contributions.group_by(group).agg(
+        pl.col(END).first(),
+        *final_exprs(aggregation.exprs),
+        pl.col(TS).max().alias(TIMESTAMP),
+    )
+
+
+def _on_close(
+    node: KafkaWindowedAggregate, records: pl.LazyFrame, contributions: pl.LazyFrame
+) -> pl.LazyFrame:
+    """Each window's final value at the first record after which it is closed."""
+    window = node.window
+    assert isinstance(window, KafkaTimeWindow)
+    part = _partition(node)
+    finals = _finals(node, contributions)
+    closed = first_position_reaching(
+        finals.with_columns((pl.col(END) + window.grace).alias(DUE)),
+        records.select(*part, pl.col(ST).alias(TIME), SEQ),
+        SEQ,
+        part,
+    )
+    return (
+        closed.filter(pl.col(FIRST).is_not_null())
+        .sort([*part, FIRST, START, *node.keys], nulls_last=True)
+        .drop(FIRST)
+        .with_columns(pl.lit(False).alias(TOMBSTONE))
+    )
+
+
+def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(main output, late records) of a Kafka-profile plan over arrival-ordered records."""
+    table = node.table if isinstance(node, ToStream) else node
+    agg = table.table if isinstance(table, Suppress) else table
+    assert isinstance(agg, KafkaWindowedAggregate)
+    window = agg.window
+    assert isinstance(window, KafkaTimeWindow)
+    part = _partition(agg)
+    stream_time = pl.col(TS).cum_max()
+    if agg.source.partition is not None:
+        stream_time = stream_time.over(agg.source.partition)
+    records = valid.with_columns(stream_time.alias(ST))
+    contributions = _contributions(agg, records)
+    if agg.emit_on_close:
+        emitted = _on_close(agg, records, contributions)
+    else:
+        emitted = _changelog(agg, contributions)
+    if isinstance(table, Suppress):
+        emitted = suppress(emitted, part, agg.keys, table.duration, TOMBSTONE)
+    late = records.filter(_is_late(window))
+    return finish_main(node, emitted), finish_late(node, late, pl.col(ST))

@@ -1,0 +1,29 @@
+"""Comparing a backend with the reference interpreter on the same plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from hypothesis import event, reject
+
+from kstreamlike.backends import BACKENDS
+
+__all__ = ["assert_same_as_reference"]
+
+
+def assert_same_as_reference(result: Any, backend: str) -> None:
+    """``result`` (built on the reference backend) gives identical frames on ``backend``.
+
+    Examples the backend cannot run yet are rejected, counted as an event naming the gap.
+    """
+    reason = BACKENDS[backend].unsupported(result.plan)
+    if reason is not None:
+        event(f"UnsupportedPlanError on {backend}: {reason}")
+        reject()
+    other = type(result)(result.plan, backend)
+    for name in ("collect", "late_records", "invalid_records"):
+        want: pl.DataFrame = getattr(result, name)()
+        got: pl.DataFrame = getattr(other, name)()
+        assert got.schema == want.schema, (name, got.schema, want.schema)
+        assert got.equals(want), f"{name} differs:\n{got}\nreference:\n{want}"

