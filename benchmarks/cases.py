@@ -12,6 +12,8 @@ import polars as pl
 import kstreamlike as ks
 from benchmarks.data import GRACE_MS
 
+MINUTE = 60_000
+
 
 @dataclass(frozen=True)
 class Case:
@@ -23,15 +25,18 @@ class Case:
     baseline: Callable[[pl.DataFrame], object]
 
 
-def _tumbling_final(backend: str) -> Callable[[pl.DataFrame], object]:
+def _time_windows(
+    backend: str, windows: ks.TimeWindows, on_close: bool
+) -> Callable[[pl.DataFrame], object]:
     def run(df: pl.DataFrame) -> object:
-        table = (
+        windowed = (
             ks.stream(df, key="key", timestamp="ts", order_by="offset", backend=backend)
             .group_by_key()
-            .windowed_by(ks.TimeWindows.of(timedelta(minutes=1)).grace(GRACE_MS))
-            .emit_strategy(ks.EmitStrategy.on_window_close())
-            .aggregate(ks.agg.count(), ks.agg.sum("amount"))
+            .windowed_by(windows)
         )
+        if on_close:
+            windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
+        table = windowed.aggregate(ks.agg.count(), ks.agg.sum("amount"))
         return table.collect(), table.late_records()
 
     return run
@@ -41,17 +46,57 @@ def tumbling_baseline(df: pl.DataFrame) -> object:
     """Floor-division group_by, no lateness handling."""
     return (
         df.lazy()
-        .group_by("key", (pl.col("ts") // 60_000 * 60_000).alias("window_start"))
+        .group_by("key", (pl.col("ts") // MINUTE * MINUTE).alias("window_start"))
         .agg(pl.len().alias("count"), pl.col("amount").sum())
         .collect()
     )
 
 
+def hopping_baseline(df: pl.DataFrame) -> object:
+    """Exploded window starts (5 per record) + group_by, no lateness handling."""
+    last = pl.col("ts") // MINUTE * MINUTE
+    return (
+        df.lazy()
+        .with_columns(pl.int_ranges(last - 4 * MINUTE, last + 1, MINUTE).alias("window_start"))
+        .explode("window_start")
+        .group_by("key", "window_start")
+        .agg(pl.len().alias("count"), pl.col("amount").sum())
+        .collect()
+    )
+
+
+TUMBLING = ks.TimeWindows.of(timedelta(minutes=1)).grace(GRACE_MS)
+HOPPING = ks.TimeWindows.of(timedelta(minutes=5)).advance_by(timedelta(minutes=1)).grace(GRACE_MS)
+
 CASES = [
+    Case(
+        "polars tumbling 1 min, grace 10 s, on close",
+        10_000_000,
+        _time_windows("polars", TUMBLING, True),
+        tumbling_baseline,
+    ),
+    Case(
+        "polars hopping 5 min / 1 min, grace 10 s, on close",
+        10_000_000,
+        _time_windows("polars", HOPPING, True),
+        hopping_baseline,
+    ),
+    Case(
+        "polars tumbling 1 min, every update",
+        10_000_000,
+        _time_windows("polars", TUMBLING, False),
+        tumbling_baseline,
+    ),
     Case(
         "reference tumbling 1 min, grace 10 s, on close",
         100_000,
-        _tumbling_final("reference"),
+        _time_windows("reference", TUMBLING, True),
+        tumbling_baseline,
+    ),
+    Case(
+        "polars tumbling 1 min, grace 10 s, on close (100k)",
+        100_000,
+        _time_windows("polars", TUMBLING, True),
         tumbling_baseline,
     ),
 ]

@@ -319,3 +319,50 @@ def test_late_pane_precedes_the_advance_after_its_record() -> None:
     ]
     assert result.collect().select("k", "window_start", "pane_timing", "ids").rows() == expected
     assert_same_as_reference(result, "polars")
+
+
+class _Collect(ks.AggregateFunction[Any, list[Any], str]):
+    """Order-sensitive and mutating: the accumulator list is changed in place."""
+
+    def create_accumulator(self) -> list[Any]:
+        return []
+
+    def add(self, value: Any, accumulator: list[Any]) -> list[Any]:
+        accumulator.append(value)
+        return accumulator
+
+    def get_result(self, accumulator: list[Any]) -> str:
+        return ",".join(map(str, accumulator))
+
+    def merge(self, a: list[Any], b: list[Any]) -> list[Any]:
+        return a + b
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    delay=st.integers(0, 30),
+    lateness=st.integers(0, 40),
+    partition=st.booleans(),
+    kind=st.sampled_from(["reduce", "aggregate_function", "row_reduce"]),
+)
+def test_python_aggregations_match_reference(
+    frame: pl.DataFrame, assigner: Any, delay: int, lateness: int, partition: bool, kind: str
+) -> None:
+    stream = ks.stream(
+        frame,
+        key="k",
+        value=None if kind == "row_reduce" else "v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
+    if kind == "reduce":
+        result = windowed.reduce(lambda a, b: None if a is None or b is None else a * 3 + b)
+    elif kind == "row_reduce":
+        result = windowed.reduce(lambda a, b: {**a, "o": a["o"] * 100 + b["o"]})
+    else:
+        result = windowed.aggregate(_Collect())
+    assert_same_as_reference(result, "polars")

@@ -21,6 +21,7 @@ from kstreamlike.plan.nodes import (
 )
 from kstreamlike.plan.windows import (
     FlinkSessionWindow,
+    KafkaSessionWindow,
     KafkaTimeWindow,
 )
 
@@ -31,10 +32,11 @@ def unsupported(node: PlanNode) -> str | None:
     """Why the Polars backend cannot run ``node`` yet, or None when it can."""
     agg = windowed_aggregate(node)
     python = not isinstance(agg.aggregation, DeclarativeAggregation)
-    if python and isinstance(agg, FlinkWindowedAggregate):
-        return "Flink Python aggregations (reduce, AggregateFunction) are not supported yet"
-    if isinstance(agg, KafkaWindowedAggregate) and not isinstance(agg.window, KafkaTimeWindow):
-        return f"Kafka {type(agg.window).__name__} windows are not vectorized yet"
+    if isinstance(agg, KafkaWindowedAggregate):
+        if isinstance(agg.window, KafkaSessionWindow) and python:
+            return "Kafka session windows with Python aggregations are not vectorized yet"
+        if not isinstance(agg.window, (KafkaTimeWindow, KafkaSessionWindow)):
+            return f"Kafka {type(agg.window).__name__} windows are not vectorized yet"
     if isinstance(agg, FlinkWindowedAggregate) and isinstance(agg.window, FlinkSessionWindow):
         return "Flink session windows are not vectorized yet"
     return None

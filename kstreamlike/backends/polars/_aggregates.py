@@ -8,7 +8,9 @@ Two forms over the records of a window, which must be in arrival order:
 
 Semantics follow the reference: SQL null skipping, ``count()`` counts records, an aggregate
 over no non-null value is null, ``first``/``last``/``collect_list`` follow arrival order and
-``collect_list`` keeps nulls.
+``collect_list`` keeps nulls. Sums and means add in 64 bits (Int64 or Float64); a float sum
+may round differently from a sum in arrival order (the last digits can differ between
+backends).
 """
 
 from __future__ import annotations
@@ -23,14 +25,30 @@ from kstreamlike.backends.polars._columns import SEQ
 __all__ = ["final_exprs", "running_exprs"]
 
 
-def final_exprs(exprs: Sequence[AggExpr]) -> list[pl.Expr]:
-    """Aggregation expressions giving each window's value (for ``group_by().agg``)."""
+def _column(expr: AggExpr, schema: pl.Schema | None) -> pl.Expr:
+    """The aggregated column, widened for adding (sum, mean): Int64 for integers and
+    booleans, Float64 for floats."""
+    assert expr.column is not None
+    col = pl.col(expr.column)
+    if expr.kind not in ("sum", "mean") or schema is None:
+        return col
+    dtype = schema[expr.column]
+    if dtype.is_float() or expr.kind == "mean":
+        return col.cast(pl.Float64)
+    if dtype.is_integer() or dtype == pl.Boolean:
+        return col.cast(pl.Int64)
+    return col
+
+
+def final_exprs(exprs: Sequence[AggExpr], schema: pl.Schema | None = None) -> list[pl.Expr]:
+    """Aggregation expressions giving each window's value (for ``group_by().agg``);
+    ``schema`` is the input's."""
     out: list[pl.Expr] = []
     for e in exprs:
         if e.column is None:
             out.append(pl.len().cast(pl.Int64).alias(e.name))
             continue
-        col = pl.col(e.column)
+        col = _column(e, schema)
         by_arrival = col.sort_by(SEQ)
         expr = {
             "count": col.count(),
@@ -47,22 +65,25 @@ def final_exprs(exprs: Sequence[AggExpr]) -> list[pl.Expr]:
     return out
 
 
-def running_exprs(exprs: Sequence[AggExpr], group: Sequence[str]) -> list[pl.Expr]:
-    """Window expressions giving each window's value after each of its records."""
+def running_exprs(
+    exprs: Sequence[AggExpr], group: Sequence[str], schema: pl.Schema | None = None
+) -> list[pl.Expr]:
+    """Window expressions giving each window's value after each of its records; ``schema``
+    is the input's."""
     over = list(group)
     out: list[pl.Expr] = []
     for e in exprs:
         if e.column is None:
             out.append(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(over).alias(e.name))
             continue
-        col = pl.col(e.column)
+        col = _column(e, schema)
         seen = col.is_not_null().cum_sum()
         expr = {
             "count": seen,
             "sum": pl.when(seen > 0).then(col.fill_null(0).cum_sum()),
             "min": col.cum_min().forward_fill(),
             "max": col.cum_max().forward_fill(),
-            "mean": pl.when(seen > 0).then(col.fill_null(0).cast(pl.Float64).cum_sum() / seen),
+            "mean": pl.when(seen > 0).then(col.fill_null(0).cum_sum() / seen),
             "first": col.first(),
             "last": col,
             "collect_list": col.implode().first().list.head(pl.int_range(1, pl.len() + 1)),

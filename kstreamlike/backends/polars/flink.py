@@ -36,6 +36,7 @@ from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
 from kstreamlike.backends.polars._columns import PART, ROW, SEQ, TS
 from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.backends.polars._python import RUNNING_VALUE, running_python_values
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     ExplicitWatermarks,
@@ -85,10 +86,8 @@ def run_flink(
         The main output in emission order, and the late records in arrival order, both in
         their final schemas.
     """
-    if not isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow)):
-        raise NotImplementedError(f"{type(node.window).__name__} is not vectorized here")
-    if not isinstance(node.aggregation, DeclarativeAggregation):
-        raise NotImplementedError("only declarative aggregations are vectorized")
+    # unsupported() keeps session windows away from this module
+    assert isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow))
 
     records = valid.with_columns(pl.col(SEQ).cast(pl.Int64))
     bounds = _partition_bounds(records)
@@ -156,6 +155,8 @@ def _order_dtype(node: FlinkWindowedAggregate, after: pl.DataType) -> tuple[str,
     dtype = source.schema[column] if source.order_by is not None else pl.Int64()
     if dtype.is_integer() and after.is_integer():
         return column, pl.Int64()
+    if dtype.is_numeric() and after.is_numeric():
+        return column, pl.Float64()
     return column, dtype
 
 
@@ -183,9 +184,9 @@ def _explicit_watermarks(
     )
     if source.partition is not None and "partition" in plan.frame.columns:
         part_dtype = source.schema[source.partition]
-        rows = rows.with_columns(pl.col("partition").cast(part_dtype).alias(PART)).join(
-            bounds, on=PART
-        )
+        rows = rows.with_columns(
+            pl.col("partition").cast(part_dtype, strict=False).alias(PART)
+        ).join(bounds, on=PART)
     else:
         rows = rows.join(bounds, how="cross")
     orders = records.select(PART, pl.col(order_column).cast(dtype).alias(ORDER), SEQ)
@@ -283,6 +284,8 @@ def _is_late(node: FlinkWindowedAggregate) -> pl.Expr:
 
 def _value_columns(node: FlinkWindowedAggregate) -> list[str]:
     """The input columns the aggregations read."""
+    if not isinstance(node.aggregation, DeclarativeAggregation):
+        return [*node.source.value, TS]  # the Python fold also tracks event time
     exprs = _exprs(node)
     return list(dict.fromkeys(e.column for e in exprs if e.column is not None))
 
@@ -375,32 +378,21 @@ def _on_time_firings(
 
 
 def _window_values(node: FlinkWindowedAggregate, contents: pl.LazyFrame) -> pl.LazyFrame:
-    """Each window's aggregates over ``contents`` (in arrival order), one row per window.
+    """Each window's aggregates over ``contents`` (in arrival order), one row per window."""
+    if not isinstance(node.aggregation, DeclarativeAggregation):
+        return _python_running(node, contents).group_by(_group(node)).last()
+    return contents.group_by(_group(node)).agg(*final_exprs(_exprs(node), node.source.schema))
 
-    Float sums and means are accumulated in arrival order, as the reference folds them
-    (Polars' ``sum`` adds pairwise, which rounds differently): a running ``cum_sum`` per
-    window, whose last non-null value is the sum.
-    """
+
+def _python_running(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
+    """The slow path: each window's Python aggregate (``reduce``, ``AggregateFunction``)
+    after each of its records, folded in arrival order; sorted by window, then arrival."""
     group = _group(node)
-    schema = node.source.schema
-    exprs = _exprs(node)
-    floats = [
-        e
-        for e in exprs
-        if e.kind in ("sum", "mean") and e.column is not None and schema[e.column].is_float()
-    ]
-    others = [e for e in exprs if e not in floats]
-    temp = [f"__ks_fsum_{i}" for i in range(len(floats))]
-    running = [
-        pl.col(str(e.column)).cast(pl.Float64).cum_sum().over(group).alias(t)
-        for e, t in zip(floats, temp, strict=True)
-    ]
-    sums = []
-    for e, t in zip(floats, temp, strict=True):
-        total = pl.col(t).drop_nulls().last()
-        value = total if e.kind == "sum" else total / pl.col(str(e.column)).count()
-        sums.append(value.alias(e.name))
-    return contents.with_columns(running).group_by(group).agg(*final_exprs(others), *sums)
+    ordered = pairs.sort([*group, SEQ], nulls_last=True).collect()
+    running = running_python_values(
+        ordered, group, node.keys, node.source, node.aggregation, kafka=False
+    )
+    return running.lazy().select(*pairs.collect_schema().names(), RUNNING_VALUE)
 
 
 def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
@@ -415,18 +407,22 @@ def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyF
     refired = accepted.filter(fires).select(group).unique()
     # only the windows with a late pane need values after each record
     windows = accepted.join(refired, on=group, how="semi", nulls_equal=True, maintain_order="left")
-    exprs = _exprs(node)
-    lists = [e for e in exprs if e.kind == "collect_list"]
-    scalars = [e for e in exprs if e.kind != "collect_list"]
     had_on_time = (pl.col(WM) < pl.col(WMAX)).any().over(group).cast(pl.Int64)
     late_before = fires.cast(pl.Int64).cum_sum().over(group) - 1
-    panes = windows.with_columns(
-        *running_exprs(scalars, group),
-        (had_on_time + late_before).alias(PANE),
-        pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK),
-    ).filter(fires)
-    if lists:
-        panes = _list_prefixes(panes, windows, lists, group)
+    pane = (had_on_time + late_before).alias(PANE)
+    if not isinstance(node.aggregation, DeclarativeAggregation):
+        panes = _python_running(node, windows).with_columns(pane).filter(fires)
+    else:
+        exprs = _exprs(node)
+        lists = [e for e in exprs if e.kind == "collect_list"]
+        scalars = [e for e in exprs if e.kind != "collect_list"]
+        panes = windows.with_columns(
+            *running_exprs(scalars, group, node.source.schema),
+            pane,
+            pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK),
+        ).filter(fires)
+        if lists:
+            panes = _list_prefixes(panes, windows, lists, group)
     return _firing_columns(
         node,
         panes.with_columns((2 * pl.col(SEQ) + 1).alias(POS)),

@@ -31,7 +31,7 @@ from kstreamlike.plan.nodes import (
     Suppress,
     ToStream,
 )
-from kstreamlike.plan.windows import KafkaTimeWindow
+from kstreamlike.plan.windows import KafkaSessionWindow, KafkaTimeWindow
 
 __all__ = ["run_kafka"]
 
@@ -97,7 +97,7 @@ def _changelog(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.
     return contributions.select(
         *group,
         END,
-        *running_exprs(aggregation.exprs, group),
+        *running_exprs(aggregation.exprs, group, node.source.schema),
         pl.col(TS).cum_max().over(group).alias(TIMESTAMP),
         pl.lit(False).alias(TOMBSTONE),
     )
@@ -112,7 +112,7 @@ def _finals(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.Laz
         return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ)
     return contributions.group_by(group).agg(
         pl.col(END).first(),
-        *final_exprs(aggregation.exprs),
+        *final_exprs(aggregation.exprs, node.source.schema),
         pl.col(TS).max().alias(TIMESTAMP),
     )
 
@@ -145,12 +145,18 @@ def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.Laz
     agg = table.table if isinstance(table, Suppress) else table
     assert isinstance(agg, KafkaWindowedAggregate)
     window = agg.window
-    assert isinstance(window, KafkaTimeWindow)
     part = _partition(agg)
     stream_time = pl.col(TS).cum_max()
     if agg.source.partition is not None:
         stream_time = stream_time.over(agg.source.partition)
     records = valid.with_columns(stream_time.alias(ST))
+    if isinstance(window, KafkaSessionWindow):
+        from kstreamlike.backends.polars.kafka_session import run_session
+
+        duration = table.duration if isinstance(table, Suppress) else None
+        emitted, late = run_session(agg, records, ST, duration)
+        return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
+    assert isinstance(window, KafkaTimeWindow)
     contributions = _contributions(agg, records)
     if agg.emit_on_close:
         emitted = _on_close(agg, records, contributions)

@@ -1,0 +1,176 @@
+"""The Polars backend equals the reference interpreter on Kafka session windows.
+
+The strategies aim at what makes sessions hard: many records per key close together, so
+sessions grow and merge; records arriving out of order, including late bursts that bridge
+two sessions or fall behind the close time; equal timestamps; several partitions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kstreamlike as ks
+from tests.backends.differential import assert_same_as_reference
+from tests.backends.test_polars_kafka import AGGREGATIONS
+
+SCHEMA = {
+    "o": pl.Int64,
+    "k": pl.String,
+    "ts": pl.Int64,
+    "v": pl.Int64,
+    "f": pl.Float64,
+    "s": pl.String,
+    "p": pl.Int64,
+}
+
+
+@st.composite
+def timestamps(draw: st.DrawFn, n: int) -> list[int | None]:
+    """A clock that mostly advances in small steps, with repeats, stragglers and bursts of
+    records from well behind the clock."""
+    clock = draw(st.integers(0, 30))
+    out: list[int | None] = []
+    burst = 0
+    for _ in range(n):
+        move = draw(st.sampled_from(["step", "step", "step", "same", "behind", "burst", "none"]))
+        if burst > 0:
+            burst -= 1
+            out.append(max(0, clock - draw(st.integers(5, 60))))
+            continue
+        if move == "step":
+            clock += draw(st.integers(0, 8))
+        elif move == "burst":
+            burst = draw(st.integers(1, 5))
+        if move == "behind":
+            out.append(max(0, clock - draw(st.integers(1, 25))))
+        elif move == "none":
+            out.append(draw(st.sampled_from([None, -1])))
+        else:
+            out.append(clock)
+    return out
+
+
+@st.composite
+def session_frames(draw: st.DrawFn) -> pl.DataFrame:
+    n = draw(st.integers(0, 60))
+    keys = draw(st.sampled_from([["a"], ["a", "b"], ["a", "b", None]]))
+    partitions = draw(st.integers(1, 3))
+    times = draw(timestamps(n))
+    rows = [
+        {
+            "o": i,
+            "k": draw(st.sampled_from(keys)),
+            "ts": times[i],
+            "v": draw(st.one_of(st.integers(-5, 9), st.none())),
+            "f": draw(st.one_of(st.floats(-10, 10, allow_nan=False), st.none())),
+            "s": draw(st.one_of(st.sampled_from(["x", "y", "z"]), st.none())),
+            "p": draw(st.integers(0, partitions - 1)),
+        }
+        for i in range(n)
+    ]
+    frame = pl.DataFrame(rows, schema=SCHEMA)
+    if draw(st.booleans()):
+        frame = frame.with_columns(pl.col("k").replace_strict({"a": 1, "b": 2}, default=None))
+    return frame
+
+
+def _sessions(
+    frame: pl.DataFrame,
+    gap: int,
+    grace: int,
+    mode: str,
+    partition: str | None,
+    aggregations: list[ks.agg.AggExpr],
+) -> ks.KTable[pl.DataFrame]:
+    stream = ks.stream(frame, key="k", timestamp="ts", order_by="o", partition=partition)
+    windowed = stream.group_by_key().windowed_by(
+        ks.SessionWindows.of_inactivity_gap_and_grace(gap, grace)
+    )
+    if "close" in mode:
+        windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
+    table = windowed.aggregate(*aggregations)
+    if "suppress" in mode:
+        table = table.suppress(ks.Suppressed.until_window_closes())
+    return table
+
+
+@given(
+    frame=session_frames(),
+    gap=st.integers(1, 20),
+    grace=st.integers(0, 15),
+    mode=st.sampled_from(["update", "close", "suppress", "close+suppress"]),
+    partition=st.sampled_from([None, "p", "k"]),
+    aggregations=st.lists(
+        st.sampled_from(AGGREGATIONS), min_size=1, max_size=5, unique_by=lambda e: e.name
+    ),
+)
+def test_sessions_match_reference(
+    frame: pl.DataFrame,
+    gap: int,
+    grace: int,
+    mode: str,
+    partition: str | None,
+    aggregations: list[ks.agg.AggExpr],
+) -> None:
+    table = _sessions(frame, gap, grace, mode, partition, aggregations)
+    assert_same_as_reference(table, "polars")
+
+
+@given(frame=session_frames(), mode=st.sampled_from(["update", "close", "suppress"]))
+def test_sessions_every_aggregation(frame: pl.DataFrame, mode: str) -> None:
+    table = _sessions(frame, 6, 3, mode, "p", list(AGGREGATIONS))
+    assert_same_as_reference(table, "polars")
+
+
+def _bridged(mode: str) -> ks.KTable[pl.DataFrame]:
+    # gap 10, grace 0. k@0 and k@5 form [0,5]; j@16 closes it (5 + 10 < 16); k@14 is still
+    # accepted (its merged session [0,14] ends after 16 - 10) and replaces [0,5].
+    frame = pl.DataFrame({"o": range(5), "k": ["k", "k", "j", "k", "j"], "ts": [0, 5, 16, 14, 30]})
+    stream = ks.stream(frame, key="k", timestamp="ts", order_by="o")
+    windowed = stream.group_by_key().windowed_by(
+        ks.SessionWindows.of_inactivity_gap_and_grace(10, 0)
+    )
+    if mode == "close":
+        windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
+    return windowed.count()
+
+
+def _windows(table: ks.KTable[pl.DataFrame]) -> list[tuple[Any, ...]]:
+    columns = ["k", "window_start", "window_end", "count", "is_tombstone"]
+    return [tuple(row) for row in table.collect().select(columns).iter_rows()]
+
+
+def test_a_closed_session_merged_later_is_emitted_again() -> None:
+    for mode in ("update", "close"):
+        assert_same_as_reference(_bridged(mode), "polars")
+    close = ks.KTable(_bridged("close").plan, "polars")
+    # j@30 closes [0,14] and [16,16]: emitted by end, then start, then key.
+    assert _windows(close) == [
+        ("k", 0, 5, 2, False),
+        ("k", 0, 14, 3, False),
+        ("j", 16, 16, 1, False),
+    ]
+    update = ks.KTable(_bridged("update").plan, "polars")
+    assert _windows(update)[4:6] == [("k", 0, 5, None, True), ("k", 0, 14, 3, False)]
+
+
+def test_sessions_with_multi_column_keys_and_nulls() -> None:
+    frame = pl.DataFrame(
+        {
+            "a": ["x", None, "x", None, "x", None],
+            "b": [1, 1, None, None, 1, None],
+            "ts": [1, 2, 3, 50, 8, 45],
+        }
+    )
+    stream = ks.stream(frame, timestamp="ts")
+    for mode in ("update", "close"):
+        windowed = stream.group_by(["a", "b"]).windowed_by(
+            ks.SessionWindows.of_inactivity_gap_and_grace(10, 5)
+        )
+        if mode == "close":
+            windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
+        assert_same_as_reference(windowed.count(), "polars")
