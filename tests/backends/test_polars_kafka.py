@@ -177,3 +177,14 @@ def test_kafka_python_aggregations_match_reference(
     if mode == "suppress":
         table = table.suppress(ks.Suppressed.until_window_closes())
     assert_same_as_reference(table, "polars")
+
+
+def test_partition_that_is_also_the_key() -> None:
+    """Stream time stays per partition when the partition column is a key column too."""
+    rows = [{"k": "b", "ts": 0}, {"k": "b", "ts": 100}, {"k": "a", "ts": 5}, {"k": "a", "ts": 6}]
+    stream = ks.stream(rows, key="k", timestamp="ts", partition="k")
+    windowed = stream.group_by_key().windowed_by(ks.TimeWindows.of_size_with_no_grace(10))
+    on_close = windowed.emit_strategy(ks.EmitStrategy.on_window_close()).count()
+    assert on_close.collect().height == 1
+    for table in (on_close, windowed.count().suppress(ks.Suppressed.until_window_closes())):
+        assert_same_as_reference(table, "polars")

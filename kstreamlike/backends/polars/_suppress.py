@@ -35,7 +35,7 @@ def suppress(
     partition and key columns, window bounds, ``timestamp`` and the boolean column
     ``tombstone``), in emission order."""
     part = list(partition)
-    window = [*part, *keys, START, END]
+    window = list(dict.fromkeys([*part, *keys, START, END]))
     st_sup = pl.col(TIMESTAMP).cum_max()
     log = changelog.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(POS)).with_columns(
         (st_sup.over(part) if part else st_sup).alias(TIME),
@@ -50,6 +50,6 @@ def suppress(
             & ~pl.col(tombstone)
             & (pl.col(NEXT).is_null() | (pl.col(EVICT) < pl.col(NEXT)))
         )
-        .sort([*part, EVICT, END, *keys, START], nulls_last=True)
+        .sort(list(dict.fromkeys([*part, EVICT, END, *keys, START])), nulls_last=True)
         .drop(POS, EVICT, NEXT, FIRST)
     )

@@ -40,9 +40,14 @@ TOMBSTONE = "is_tombstone"
 
 
 def _partition(node: KafkaWindowedAggregate) -> list[str]:
-    """The partition column, unless the stream has none or it is a key column."""
+    """The partition column (which scopes stream time), or nothing for one partition."""
     partition = node.source.partition
-    return [partition] if partition is not None and partition not in node.keys else []
+    return [partition] if partition is not None else []
+
+
+def _window_id(node: KafkaWindowedAggregate) -> list[str]:
+    """The columns identifying a window: partition, keys (the partition may be one), start."""
+    return list(dict.fromkeys([*_partition(node), *node.keys, START]))
 
 
 def _windows(window: KafkaTimeWindow) -> pl.Expr:
@@ -73,7 +78,7 @@ def _is_late(window: KafkaTimeWindow) -> pl.Expr:
 
 def _python_running(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
     """Every contribution with the window's Python aggregate after it (the slow path)."""
-    group = [*_partition(node), *node.keys, START]
+    group = _window_id(node)
     ordered = contributions.sort([*group, SEQ], nulls_last=True).collect()
     running = running_python_values(
         ordered, group, node.keys, node.source, node.aggregation, kafka=True
@@ -93,7 +98,7 @@ def _changelog(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
         return _python_running(node, contributions).drop(SEQ)
-    group = [*_partition(node), *node.keys, START]
+    group = _window_id(node)
     return contributions.select(
         *group,
         END,
@@ -105,7 +110,7 @@ def _changelog(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.
 
 def _finals(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
     """Each window's final value and timestamp (deleted windows left out)."""
-    group = [*_partition(node), *node.keys, START]
+    group = _window_id(node)
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
         last = _python_running(node, contributions).group_by(group).last()
@@ -133,7 +138,7 @@ def _on_close(
     )
     return (
         closed.filter(pl.col(FIRST).is_not_null())
-        .sort([*part, FIRST, START, *node.keys], nulls_last=True)
+        .sort(list(dict.fromkeys([*part, FIRST, START, *node.keys])), nulls_last=True)
         .drop(FIRST)
         .with_columns(pl.lit(False).alias(TOMBSTONE))
     )
