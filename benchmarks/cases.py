@@ -65,6 +65,42 @@ def hopping_baseline(df: pl.DataFrame) -> object:
     )
 
 
+def _sessions(backend: str) -> Callable[[pl.DataFrame], object]:
+    def run(df: pl.DataFrame) -> object:
+        table = (
+            ks.stream(df, key="key", timestamp="ts", order_by="offset", backend=backend)
+            .group_by_key()
+            .windowed_by(ks.SessionWindows.with_gap(timedelta(seconds=30)).grace(GRACE_MS))
+            .emit_strategy(ks.EmitStrategy.on_window_close())
+            .aggregate(ks.agg.count(), ks.agg.sum("amount"))
+        )
+        return table.collect(), table.late_records()
+
+    return run
+
+
+def session_baseline(df: pl.DataFrame) -> object:
+    """Sort, gap split, cumulative session id, group_by; no lateness handling."""
+    return (
+        df.lazy()
+        .sort("key", "ts")
+        .with_columns(
+            (pl.col("ts").diff().over("key").fill_null(0) > 30_000)
+            .cum_sum()
+            .over("key")
+            .alias("session")
+        )
+        .group_by("key", "session")
+        .agg(
+            pl.col("ts").min().alias("start"),
+            pl.col("ts").max().alias("end"),
+            pl.len().alias("count"),
+            pl.col("amount").sum(),
+        )
+        .collect()
+    )
+
+
 TUMBLING = ks.TimeWindows.of(timedelta(minutes=1)).grace(GRACE_MS)
 HOPPING = ks.TimeWindows.of(timedelta(minutes=5)).advance_by(timedelta(minutes=1)).grace(GRACE_MS)
 
@@ -86,6 +122,12 @@ CASES = [
         10_000_000,
         _time_windows("polars", TUMBLING, False),
         tumbling_baseline,
+    ),
+    Case(
+        "polars sessions 30 s gap, grace 10 s, on close",
+        10_000_000,
+        _sessions("polars"),
+        session_baseline,
     ),
     Case(
         "reference tumbling 1 min, grace 10 s, on close",
