@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from kstreamlike.backends import BACKENDS
+from tests.strategies import kafka_windows
 
 KEYS = st.sampled_from(["a", "b", "c", None])
 TIMESTAMPS = st.one_of(st.integers(-5, 120), st.none()).filter(lambda t: t is None or t > -5)
@@ -32,20 +33,6 @@ def streams(draw: st.DrawFn) -> pl.DataFrame:
         )
     schema = {"id": pl.Int64, "k": pl.String, "ts": pl.Int64, "v": pl.Int64, "p": pl.Int64}
     return pl.DataFrame(rows, schema=schema)
-
-
-def kafka_windows() -> st.SearchStrategy[ks.TimeWindows | ks.SlidingWindows | ks.SessionWindows]:
-    size = st.integers(1, 30)
-    grace = st.integers(0, 20)
-    time = st.builds(
-        lambda s, a, g: ks.TimeWindows.of_size_and_grace(s, g).advance_by(min(a, s)),
-        size,
-        size,
-        grace,
-    )
-    sliding = st.builds(ks.SlidingWindows.of_time_difference_and_grace, size, grace)
-    session = st.builds(ks.SessionWindows.of_inactivity_gap_and_grace, size, grace)
-    return st.one_of(time, sliding, session)
 
 
 def flink_assigners() -> st.SearchStrategy[Any]:
@@ -125,7 +112,7 @@ def _flink(
     return _on_backend(result, backend)  # type: ignore[no-any-return]
 
 
-@given(frame=streams(), windows=kafka_windows())
+@given(frame=streams(), windows=kafka_windows(30, 20))
 def test_kafka_every_row_is_accounted_for(frame: pl.DataFrame, windows: Any, backend: str) -> None:
     _assert_accounted(_kafka(frame, windows, backend), frame)
 
@@ -142,7 +129,12 @@ def test_flink_every_row_is_accounted_for(
     _assert_accounted(_flink(frame, assigner, lateness, delay, backend), frame)
 
 
-@given(frame=streams(), windows=kafka_windows(), seed=st.integers(0, 2**16), on_close=st.booleans())
+@given(
+    frame=streams(),
+    windows=kafka_windows(30, 20),
+    seed=st.integers(0, 2**16),
+    on_close=st.booleans(),
+)
 def test_kafka_result_depends_only_on_arrival_order(
     frame: pl.DataFrame, windows: Any, seed: int, on_close: bool, backend: str
 ) -> None:

@@ -13,21 +13,12 @@ from hypothesis import strategies as st
 import kstreamlike as ks
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from tests.backends.differential import assert_same_as_reference
+from tests.strategies import AGGREGATIONS as SHARED_AGGREGATIONS
 
 AGGREGATIONS = [
-    ks.agg.count(),
-    ks.agg.count("v").alias("nv"),
-    ks.agg.sum("v").alias("sum"),
-    ks.agg.sum("f").alias("fsum"),
-    ks.agg.min("v").alias("min"),
-    ks.agg.max("s").alias("max"),
-    ks.agg.mean("v").alias("mean"),
+    *SHARED_AGGREGATIONS,
     ks.agg.mean("f").alias("fmean"),
-    ks.agg.first("s").alias("first"),
-    ks.agg.last("v").alias("last"),
-    ks.agg.collect_list("s").alias("list"),
     ks.agg.collect_list("o").alias("ids"),
-    ks.agg.count_distinct("s").alias("distinct"),
 ]
 
 SCHEMA = {

@@ -11,20 +11,7 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
-
-AGGREGATIONS = [
-    ks.agg.count(),
-    ks.agg.count("v").alias("nv"),
-    ks.agg.sum("v").alias("sum"),
-    ks.agg.sum("f").alias("fsum"),
-    ks.agg.min("v").alias("min"),
-    ks.agg.max("s").alias("max"),
-    ks.agg.mean("v").alias("mean"),
-    ks.agg.first("s").alias("first"),
-    ks.agg.last("v").alias("last"),
-    ks.agg.collect_list("s").alias("list"),
-    ks.agg.count_distinct("s").alias("distinct"),
-]
+from tests.strategies import AGGREGATIONS, kafka_windows
 
 
 @st.composite
@@ -57,20 +44,6 @@ def frames(draw: st.DrawFn) -> pl.DataFrame:
     return frame.with_columns(pl.col("ts") + base)
 
 
-def kafka_windows() -> st.SearchStrategy[Any]:
-    size = st.integers(1, 40)
-    grace = st.integers(0, 25)
-    time = st.builds(
-        lambda s, a, g: ks.TimeWindows.of_size_and_grace(s, g).advance_by(min(a, s)),
-        size,
-        size,
-        grace,
-    )
-    sliding = st.builds(ks.SlidingWindows.of_time_difference_and_grace, size, grace)
-    session = st.builds(ks.SessionWindows.of_inactivity_gap_and_grace, size, grace)
-    return st.one_of(time, time, sliding, session)
-
-
 def _table(
     frame: pl.DataFrame,
     windows: Any,
@@ -92,7 +65,7 @@ def _table(
 
 @given(
     frame=frames(),
-    windows=kafka_windows(),
+    windows=kafka_windows(40, 25, time_weight=2),
     mode=st.sampled_from(["update", "close", "suppress"]),
     partition=st.booleans(),
     aggregations=st.lists(
@@ -109,7 +82,11 @@ def test_kafka_matches_reference(
     assert_same_as_reference(_table(frame, windows, mode, partition, aggregations), "polars")
 
 
-@given(frame=frames(), windows=kafka_windows(), mode=st.sampled_from(["update", "suppress"]))
+@given(
+    frame=frames(),
+    windows=kafka_windows(40, 25, time_weight=2),
+    mode=st.sampled_from(["update", "suppress"]),
+)
 def test_kafka_datetime_matches_reference(frame: pl.DataFrame, windows: Any, mode: str) -> None:
     base = datetime(2024, 1, 1, tzinfo=timezone.utc)
     dated = frame.filter(pl.col("ts").is_null() | (pl.col("ts") >= 0)).with_columns(
@@ -151,7 +128,7 @@ PYTHON_AGGREGATIONS = {
 
 @given(
     frame=frames(),
-    windows=kafka_windows(),
+    windows=kafka_windows(40, 25, time_weight=2),
     mode=st.sampled_from(["update", "close", "suppress"]),
     kind=st.sampled_from(sorted(PYTHON_AGGREGATIONS)),
     row_value=st.booleans(),
