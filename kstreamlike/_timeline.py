@@ -120,9 +120,7 @@ def _key_label(keys: tuple[str, ...]) -> pl.Expr:
 
 
 def _row_hash(frame: pl.DataFrame, columns: list[str]) -> pl.Expr:
-    usable = [
-        c for c in columns if not isinstance(frame.schema[c], (pl.List, pl.Array, pl.Object))
-    ]
+    usable = [c for c in columns if not isinstance(frame.schema[c], (pl.List, pl.Array, pl.Object))]
     if not usable:
         return pl.lit(0, dtype=pl.UInt64)
     return pl.struct(usable).hash(seed=0)
@@ -277,8 +275,10 @@ def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
     node = result.plan
     agg = windowed_aggregate(node)
     frame = agg.source.frame
-    height = frame.select(pl.len()).collect().item() if isinstance(frame, pl.LazyFrame) else (
-        frame.height
+    height = (
+        frame.select(pl.len()).collect().item()
+        if isinstance(frame, pl.LazyFrame)
+        else (frame.height)
     )
     if height > max_records:
         raise InvalidSpecError(
@@ -325,8 +325,10 @@ def describe(node: PlanNode, per_ms: int) -> str:
 
     window = agg.window
     if isinstance(window, KafkaTimeWindow):
-        shape = f"tumbling {d(window.size)}" if window.advance == window.size else (
-            f"hopping {d(window.size)} every {d(window.advance)}"
+        shape = (
+            f"tumbling {d(window.size)}"
+            if window.advance == window.size
+            else (f"hopping {d(window.size)} every {d(window.advance)}")
         )
     elif isinstance(window, KafkaSlidingWindow):
         shape = f"sliding {d(window.size)}"

@@ -98,9 +98,7 @@ class SlidingEventTimeWindows:
     offset_us: int = 0
 
     @classmethod
-    def of(
-        cls, size: Duration, slide: Duration, offset: Duration = 0
-    ) -> SlidingEventTimeWindows:
+    def of(cls, size: Duration, slide: Duration, offset: Duration = 0) -> SlidingEventTimeWindows:
         """Windows of ``size`` every ``slide``, shifted by ``offset`` (``|offset| < slide``).
 
         Example:

@@ -84,7 +84,6 @@ class DuplicateArrivalOrderError(KStreamLikeError, ValueError):
     """
 
 
-
 class UnsupportedPlanError(KStreamLikeError):
     """The chosen backend cannot run this pipeline (yet); raised when it is built, naming
     the feature. Another backend (``backend="reference"`` runs every plan) can.

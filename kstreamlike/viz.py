@@ -41,8 +41,16 @@ __all__ = ["timeline"]
 
 _PER_MS = {"ms": 1, "us": 1_000, "ns": 1_000_000}
 _PALETTE = [
-    "#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860",
-    "#DA8BC3", "#8C8C8C", "#CCB974", "#64B5CD", "#2A9D8F",
+    "#4C72B0",
+    "#DD8452",
+    "#55A868",
+    "#8172B3",
+    "#937860",
+    "#DA8BC3",
+    "#8C8C8C",
+    "#CCB974",
+    "#64B5CD",
+    "#2A9D8F",
 ]
 _LATE = "#C0392B"
 _INVALID = "#7F7F7F"
@@ -134,9 +142,7 @@ def timeline(
         rec_height = min(7.0, 1.6 + 0.2 * data.records.height)
         win_height = 0.6 + 0.32 * lane_count
         fig = Figure(figsize=(10, rec_height + win_height), layout="constrained")
-        win_ax, rec_ax = fig.subplots(
-            2, 1, sharex=True, height_ratios=[win_height, rec_height]
-        )
+        win_ax, rec_ax = fig.subplots(2, 1, sharex=True, height_ratios=[win_height, rec_height])
         fig.suptitle(title or describe(node, per_ms), fontsize=12, fontweight="bold")
     else:
         rec_ax = ax
@@ -267,28 +273,51 @@ def _draw_windows(
                 left, right = to_x(window.start), to_x(window.end)
                 width = max(right - left, min_width)
                 ax.barh(
-                    y + offset, width, left=left, height=0.72,
-                    color=colors[key], alpha=0.12 if window.deleted else 0.32,
-                    edgecolor=colors[key], linewidth=1.2,
+                    y + offset,
+                    width,
+                    left=left,
+                    height=0.72,
+                    color=colors[key],
+                    alpha=0.12 if window.deleted else 0.32,
+                    edgecolor=colors[key],
+                    linewidth=1.2,
                     hatch="////" if window.deleted else None,
-                    linestyle="--" if window.deleted else "-", zorder=2,
+                    linestyle="--" if window.deleted else "-",
+                    zorder=2,
                 )
                 if not label:
                     continue
                 labels = _bar_labels(window, data.kafka)
                 text = _fitting(labels, width * points_per_x, _FONT)
                 if text:
-                    ax.text(left + width / 2, y + offset, text, ha="center", va="center",
-                            fontsize=_FONT, color="#1F2937", clip_on=True, zorder=3)
+                    ax.text(
+                        left + width / 2,
+                        y + offset,
+                        text,
+                        ha="center",
+                        va="center",
+                        fontsize=_FONT,
+                        color="#1F2937",
+                        clip_on=True,
+                        zorder=3,
+                    )
                     continue
                 # too narrow: beside the bar, if the next one leaves room
                 following = row[position + 1] if position + 1 < len(row) else None
                 room = (to_x(following.start) if following else limit) - (left + width)
                 text = _fitting(labels, room * points_per_x - 3, _FONT)
                 if text:
-                    ax.annotate(text, (left + width, y + offset), xytext=(2, 0),
-                                textcoords="offset points", ha="left", va="center",
-                                fontsize=_FONT, color="#1F2937", zorder=3)
+                    ax.annotate(
+                        text,
+                        (left + width, y + offset),
+                        xytext=(2, 0),
+                        textcoords="offset points",
+                        ha="left",
+                        va="center",
+                        fontsize=_FONT,
+                        color="#1F2937",
+                        zorder=3,
+                    )
         ticks.append(y + (len(rows) - 1) / 2)
         names.append(key or "(all)")
         y += len(rows)
@@ -334,15 +363,24 @@ def _draw_records(
             else [colors.get(k, _INVALID) for k in rows[KEY].to_list()]
         )
         ax.scatter(
-            [to_x(t) for t in rows[TICKS].to_list()], rows[ARRIVAL].to_list(),
-            c=faces, zorder=4, **style,  # type: ignore[arg-type]
+            [to_x(t) for t in rows[TICKS].to_list()],
+            rows[ARRIVAL].to_list(),
+            c=faces,
+            zorder=4,
+            **style,  # type: ignore[arg-type]
         )
     late = placed.filter(placed[STATUS] == LATE)
     if 0 < late.height <= 12:
         for ticks, arrival in late.select(TICKS, ARRIVAL).iter_rows():
             ax.annotate(
-                "late", (to_x(ticks), arrival), xytext=(7, 0), textcoords="offset points",
-                va="center", fontsize=7.5, color=_LATE, zorder=5,
+                "late",
+                (to_x(ticks), arrival),
+                xytext=(7, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7.5,
+                color=_LATE,
+                zorder=5,
             )
 
     name = "stream time" if data.kafka else "watermark"
@@ -378,22 +416,54 @@ def _draw_records(
     if 1 < len(keys) <= 10 or (len(keys) == 1 and keys[0]):
         for key in keys:
             handles.append(
-                Line2D([], [], ls="", marker="o", ms=7, mfc=colors[key], mec="white",
-                       label=f"key {key}")
+                Line2D(
+                    [],
+                    [],
+                    ls="",
+                    marker="o",
+                    ms=7,
+                    mfc=colors[key],
+                    mec="white",
+                    label=f"key {key}",
+                )
             )
     handles += [
         Line2D([], [], ls="", marker="o", ms=7, mfc="#9CA3AF", mec="white", label="accepted"),
-        Line2D([], [], ls="", marker="X", ms=9, mfc="#9CA3AF", mec=_LATE, mew=1.4,
-               label="late (side output)"),
-        Line2D([], [], ls="", marker="s", ms=7, mfc="none", mec=_INVALID, mew=1.2,
-               label="invalid (side output)"),
+        Line2D(
+            [],
+            [],
+            ls="",
+            marker="X",
+            ms=9,
+            mfc="#9CA3AF",
+            mec=_LATE,
+            mew=1.4,
+            label="late (side output)",
+        ),
+        Line2D(
+            [],
+            [],
+            ls="",
+            marker="s",
+            ms=7,
+            mfc="none",
+            mec=_INVALID,
+            mew=1.2,
+            label="invalid (side output)",
+        ),
         Line2D([], [], color=_LINE, lw=1.6, label=name),
     ]
     if trailing:
         allowance = "grace" if data.kafka else "allowed lateness"
         handles.append(
-            Line2D([], [], color=_FRONTIER, lw=1.3, ls="--",
-                   label=f"{name} \N{MINUS SIGN} {allowance} ({format_ticks(data.bound, per_ms)})")
+            Line2D(
+                [],
+                [],
+                color=_FRONTIER,
+                lw=1.3,
+                ls="--",
+                label=f"{name} \N{MINUS SIGN} {allowance} ({format_ticks(data.bound, per_ms)})",
+            )
         )
     return handles
 
@@ -402,9 +472,15 @@ def _caption(ax: Axes, text: str, bold: bool = False) -> None:
     """A caption above the top left corner of ``ax`` (not a title: a title would be moved
     above the windows panel when that panel is an inset)."""
     ax.annotate(
-        text, (0.0, 1.0), xycoords="axes fraction", xytext=(0, 4),
-        textcoords="offset points", va="bottom", ha="left",
-        fontsize=10 if bold else 9, color="#111827" if bold else "#4B5563",
+        text,
+        (0.0, 1.0),
+        xycoords="axes fraction",
+        xytext=(0, 4),
+        textcoords="offset points",
+        va="bottom",
+        ha="left",
+        fontsize=10 if bold else 9,
+        color="#111827" if bold else "#4B5563",
         fontweight="bold" if bold else "normal",
     )
 

@@ -94,8 +94,7 @@ class WatermarkStrategy:
         for column in ("after", "watermark"):
             if column not in df.columns:
                 raise SchemaError(
-                    f"explicit watermark frame needs a column {column!r}; "
-                    f"columns are: {df.columns}"
+                    f"explicit watermark frame needs a column {column!r}; columns are: {df.columns}"
                 )
         return cls(None, df)
 

@@ -182,7 +182,11 @@ class WindowedStream(Generic[FrameT]):
         if not isinstance(tag, OutputTag):
             raise InvalidSpecError(f"tag must be a ks.OutputTag, got {tag!r}")
         return WindowedStream(
-            self._source, self._keys, self._window, self._allowed_lateness, tag.name,
+            self._source,
+            self._keys,
+            self._window,
+            self._allowed_lateness,
+            tag.name,
             self._backend,
         )
 
@@ -244,8 +248,7 @@ class WindowedStream(Generic[FrameT]):
         if args and all(isinstance(a, AggExpr) for a in args):
             return self._result(DeclarativeAggregation(tuple(args)))
         raise InvalidSpecError(
-            "aggregate() takes one ks.AggregateFunction or ks.agg expressions, "
-            f"got {args!r}"
+            f"aggregate() takes one ks.AggregateFunction or ks.agg expressions, got {args!r}"
         )
 
     def sum(self, column: str) -> SingleOutputStreamOperator[FrameT]:

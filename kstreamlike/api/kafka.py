@@ -61,9 +61,7 @@ class KGroupedStream(Generic[FrameT]):
     def windowed_by(self, windows: SessionWindows) -> SessionWindowedKStream[FrameT]: ...
 
     @overload
-    def windowed_by(
-        self, windows: TimeWindows | SlidingWindows
-    ) -> TimeWindowedKStream[FrameT]: ...
+    def windowed_by(self, windows: TimeWindows | SlidingWindows) -> TimeWindowedKStream[FrameT]: ...
 
     def windowed_by(
         self, windows: TimeWindows | SlidingWindows | SessionWindows

@@ -131,9 +131,7 @@ class FlinkAggregateFunction:
     function: AggregateFunction[Any, Any, Any]
 
 
-Aggregation = (
-    DeclarativeAggregation | ReduceAggregation | KafkaAggregate | FlinkAggregateFunction
-)
+Aggregation = DeclarativeAggregation | ReduceAggregation | KafkaAggregate | FlinkAggregateFunction
 
 
 @dataclass(frozen=True)

@@ -92,8 +92,7 @@ def validate_aggregation(aggregation: Aggregation, schema: pl.Schema) -> None:
             )
         if expr.name in RESERVED:
             raise SchemaError(
-                f"aggregation name {expr.name!r} is reserved for an output column; "
-                "use .alias(name)"
+                f"aggregation name {expr.name!r} is reserved for an output column; use .alias(name)"
             )
         seen.add(expr.name)
 

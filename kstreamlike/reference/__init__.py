@@ -74,4 +74,3 @@ def execute(node: PlanNode) -> Outputs:
         late=side_frame(node, late_rows, late=True),
         invalid=side_frame(node, invalid_rows, late=False),
     )
-

@@ -109,9 +109,10 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
     if isinstance(node.window, FlinkSessionWindow) and node.window.gap_column is not None:
         gap_col = pl.col(node.window.gap_column)
         if frame.schema[node.window.gap_column].is_temporal():
-            gap_col = gap_col.dt.total_nanoseconds() // {"ms": 1_000_000, "us": 1_000, "ns": 1}[
-                source.time_unit.unit
-            ]
+            gap_col = (
+                gap_col.dt.total_nanoseconds()
+                // {"ms": 1_000_000, "us": 1_000, "ns": 1}[source.time_unit.unit]
+            )
         extra.append(gap_col.cast(pl.Int64).alias(GAP))
     frame = frame.with_columns(extra).with_row_index(ROW)
     columns = list(source.schema)

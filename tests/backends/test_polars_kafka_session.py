@@ -8,6 +8,7 @@ two sessions or fall behind the close time; equal timestamps; several partitions
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import patch
 
 import polars as pl
 from hypothesis import given
@@ -124,6 +125,15 @@ def test_sessions_match_reference(
 def test_sessions_every_aggregation(frame: pl.DataFrame, mode: str) -> None:
     table = _sessions(frame, 6, 3, mode, "p", list(AGGREGATIONS))
     assert_same_as_reference(table, "polars")
+
+
+@given(frame=session_frames(), mode=st.sampled_from(["update", "close"]))
+def test_sessions_on_the_general_path(frame: pl.DataFrame, mode: str) -> None:
+    # Without a budget for pairs, acceptance and on-close emission take the general path
+    # (what very dense keys do).
+    with patch("kstreamlike.backends.polars._session_local._budget", lambda records: -1):
+        table = _sessions(frame, 6, 3, mode, "p", list(AGGREGATIONS))
+        assert_same_as_reference(table, "polars")
 
 
 def _bridged(mode: str) -> ks.KTable[pl.DataFrame]:

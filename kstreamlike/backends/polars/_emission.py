@@ -28,9 +28,7 @@ def first_position_reaching(
     for column in partition:
         new_time = new_time | (pl.col(column) != pl.col(column).shift(1)).fill_null(True)
     steps = (
-        progress.filter(new_time)
-        .select(*partition, TIME, pl.col(position).alias(FIRST))
-        .sort(TIME)
+        progress.filter(new_time).select(*partition, TIME, pl.col(position).alias(FIRST)).sort(TIME)
     )
     return (
         due.sort(DUE)

@@ -117,4 +117,3 @@ def running_python_values(
         pl.Series(RUNNING_TS, running_ts, dtype=pl.Int64),
         pl.Series(DELETED, deleted, dtype=pl.Boolean),
     )
-

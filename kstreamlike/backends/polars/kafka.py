@@ -83,13 +83,17 @@ def _python_running(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -
     running = running_python_values(
         ordered, group, node.keys, node.source, node.aggregation, kafka=True
     )
-    return running.lazy().sort(SEQ, START).select(
-        *group,
-        END,
-        RUNNING_VALUE,
-        pl.col(RUNNING_TS).alias(TIMESTAMP),
-        pl.col(DELETED).alias(TOMBSTONE),
-        SEQ,
+    return (
+        running.lazy()
+        .sort(SEQ, START)
+        .select(
+            *group,
+            END,
+            RUNNING_VALUE,
+            pl.col(RUNNING_TS).alias(TIMESTAMP),
+            pl.col(DELETED).alias(TOMBSTONE),
+            SEQ,
+        )
     )
 
 

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
+from kstreamlike.backends.polars._aggregates import final_exprs
+from kstreamlike.backends.polars._columns import END, GROUP, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
 from kstreamlike.backends.polars._ranges import MinTable, stabbing_min
 from kstreamlike.backends.polars._session_aggregates import (
@@ -51,6 +52,11 @@ from kstreamlike.backends.polars._session_aggregates import (
     read_at,
     session_aggregates,
 )
+from kstreamlike.backends.polars._session_local import (
+    TimeOrder,
+    accepted_nearby,
+    closed_merges,
+)
 from kstreamlike.backends.polars._suppress import suppress
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow
@@ -58,7 +64,6 @@ from kstreamlike.plan.windows import KafkaSessionWindow
 __all__ = ["TOMBSTONE", "run_session"]
 
 TOMBSTONE = "is_tombstone"
-GROUP = "__ks_group"  # id of (partition, key): one session store
 LEFT = "__ks_left"  # nearest arrived record before the record's position, within gap
 RIGHT = "__ks_right"  # nearest arrived record after the record's position, within gap
 CLOSED = "__ks_closed"  # first arrival after which no session boundary follows the position
@@ -102,10 +107,9 @@ class _Layout:
 
 
 def _positions(records: pl.DataFrame, gap: int) -> pl.DataFrame:
-    """``records`` in position order, with ``POS`` and their final session's bounds."""
-    ordered = records.sort(GROUP, TS, SEQ).with_columns(
-        pl.int_range(pl.len(), dtype=pl.Int64).alias(POS)
-    )
+    """``records`` (sorted by store, time, arrival: the position order) with ``POS`` and
+    their final session's bounds."""
+    ordered = records.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(POS))
     group, ts, pos = pl.col(GROUP), pl.col(TS), pl.col(POS)
     new_session = ((group != group.shift(1)) | (ts - ts.shift(1) > gap)).fill_null(True)
     last_of_session = new_session.shift(-1).fill_null(True)
@@ -130,7 +134,8 @@ def _neighbours(frame: pl.DataFrame, arrival: MinTable, gap: int) -> pl.DataFram
 
 
 def _layout(records: pl.DataFrame, gap: int) -> _Layout:
-    """Positions, neighbours and closing times of ``records``, all taken as accepted."""
+    """Positions, neighbours and closing times of ``records`` (in position order), all
+    taken as accepted."""
     frame = _positions(records, gap)
     longest = int(frame.select(pl.col(FINAL_END) - pl.col(FINAL_START) + 1).max().item() or 1)
     arrival = MinTable.build(frame[SEQ], longest)
@@ -380,16 +385,50 @@ def _on_close(
     )
     progress = records.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
     closed = first_position_reaching(candidates.lazy(), progress, SEQ, [PART])
-    order = [FIRST, END, START, *node.keys]
     return (
         closed.filter(
             pl.col(FIRST).is_not_null()
             & (pl.col(CONSUMER).is_null() | (pl.col(CONSUMER) > pl.col(FIRST)))
         )
-        .sort(order, nulls_last=True)
-        .drop(FIRST, CONSUMER, REWRITTEN, CONSUMER_TIME)
+        .drop(CONSUMER, REWRITTEN, CONSUMER_TIME)
         .collect()
     )
+
+
+def _final_sessions(
+    node: KafkaWindowedAggregate, kept: pl.DataFrame, records: pl.DataFrame, stream_time: str
+) -> pl.DataFrame:
+    """ON_WINDOW_CLOSE rows of the final sessions no record merged after they closed.
+
+    Such a session's last write is its final value (a closed session is never written
+    again, and no later record merged it), so it is the gap-split of the kept records,
+    aggregated at once and emitted at the first record after which stream time reaches
+    ``end + gap + grace + 1``.
+    """
+    window, aggregation = node.window, node.aggregation
+    assert isinstance(window, KafkaSessionWindow)
+    assert isinstance(aggregation, DeclarativeAggregation)
+    group = _group_columns(node)
+    sessions = (
+        kept.lazy()
+        .group_by(FINAL)
+        .agg(
+            pl.col(PART).first(),
+            *[pl.col(c).first() for c in group],
+            pl.col(TS).min().alias(START),
+            pl.col(TS).max().alias(END),
+            pl.col(SEQ).max(),
+            *final_exprs(aggregation.exprs, node.source.schema),
+        )
+        .with_columns(
+            pl.col(END).alias(TIMESTAMP),
+            pl.lit(False).alias(TOMBSTONE),
+            (pl.col(END) + window.gap + window.grace + 1).alias(DUE),
+        )
+    )
+    progress = records.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
+    closed = first_position_reaching(sessions, progress, SEQ, [PART])
+    return closed.filter(pl.col(FIRST).is_not_null()).collect()
 
 
 _INT64_SAFE = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
@@ -444,25 +483,67 @@ def run_session(
     # One session store per partition and key (the partition only matters when it varies).
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
     frame = frame.with_columns(_group_ids(frame, stores).alias(GROUP))
-    accepted = _accept(
-        frame.select(SEQ, TS, GROUP, stream_time), pl.col(stream_time) - gap - grace, gap
-    )
     group = _group_columns(node)
     aggregated = [e.column for e in aggregation.exprs if e.column is not None]
-    kept = frame.filter(accepted).select(
-        SEQ, TS, GROUP, PART, *dict.fromkeys([*group, *aggregated])
+    order = TimeOrder.fit(frame[GROUP], frame[TS])
+    # Position order: store, time, arrival.
+    ordered = order.sort(
+        frame.select(SEQ, TS, GROUP, PART, stream_time, *dict.fromkeys([*group, *aggregated]))
     )
+    close_time = pl.col(stream_time) - gap - grace
+    accepted = accepted_nearby(ordered, order, close_time, gap)
+    if accepted is None:
+        accepted = _accept(ordered, close_time, gap)
+    kept = ordered.filter(accepted)
+    late = frame.filter(pl.col(SEQ).is_in(ordered[SEQ].filter(~accepted).implode())).lazy()
+    emission_order = [FIRST, END, START, *node.keys]
+    if node.emit_on_close and suppress_duration is None:
+        merging = closed_merges(kept, order, stream_time, gap, grace)
+        if merging is not None:
+            # Only the final sessions holding such a merge need the whole history.
+            positioned = _positions(kept, gap)
+            hard = positioned.filter(pl.col(SEQ).is_in(merging.implode()))[FINAL].unique()
+            is_hard = pl.col(FINAL).is_in(hard.implode())
+            columns = [*group, START, END, TIMESTAMP, TOMBSTONE, FIRST]
+            columns += [e.name for e in aggregation.exprs]
+            parts = [_final_sessions(node, positioned.filter(~is_hard), frame, stream_time)]
+            if not hard.is_empty():
+                merged = positioned.filter(is_hard).select(kept.columns)
+                parts.append(_history(node, merged, frame, stream_time, keep_first=True))
+            out = pl.concat([part.select(columns) for part in parts], how="vertical_relaxed")
+            return out.sort(emission_order, nulls_last=True).drop(FIRST).lazy(), late
+    return _history(node, kept, frame, stream_time, suppress_duration).lazy(), late
+
+
+def _history(
+    node: KafkaWindowedAggregate,
+    kept: pl.DataFrame,
+    frame: pl.DataFrame,
+    stream_time: str,
+    suppress_duration: int | None = None,
+    keep_first: bool = False,
+) -> pl.DataFrame:
+    """The emitted rows from the whole session history of the ``kept`` records (the
+    general path), in emission order; with ``keep_first``, ON_WINDOW_CLOSE rows keep the
+    position that emits them (``FIRST``)."""
+    window, aggregation = node.window, node.aggregation
+    assert isinstance(window, KafkaSessionWindow)
+    assert isinstance(aggregation, DeclarativeAggregation)
+    gap = window.gap
+    group = _group_columns(node)
     layout = _layout(kept, gap)
     sessions = _sessions(layout, gap)
     index = arrival_index(sessions, frame.height)
     sessions = _with_links(_with_writers(sessions, index), index)
     if node.emit_on_close:
         rows = _on_close(node, sessions, index, frame, stream_time)
+        rows = rows.sort([FIRST, END, START, *node.keys], nulls_last=True)
+        if not keep_first:
+            rows = rows.drop(FIRST)
     else:
         rows = _forwards(sessions, group)
     if suppress_duration is not None:
         rows = suppress(rows.lazy(), [PART], node.keys, suppress_duration, TOMBSTONE).collect()
     needed = rows[UPDATE].drop_nulls()
     values = session_aggregates(aggregation.exprs, sessions, index, layout.arrival, frame, needed)
-    out = rows.join(values, on=UPDATE, how="left", maintain_order="left")
-    return out.lazy(), frame.filter(~accepted).lazy()
+    return rows.join(values, on=UPDATE, how="left", maintain_order="left")
