@@ -14,15 +14,11 @@ from kstreamlike.errors import UnsupportedPlanError
 # The backend fixture is a constant string, so sharing it across examples is safe.
 SUPPRESSED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
-settings.register_profile(
-    "ci", max_examples=60, deadline=None, suppress_health_check=SUPPRESSED
-)
+settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=SUPPRESSED)
 settings.register_profile(
     "thorough", max_examples=2000, deadline=None, suppress_health_check=SUPPRESSED
 )
-settings.register_profile(
-    "dev", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED
-)
+settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 

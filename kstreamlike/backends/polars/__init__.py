@@ -13,7 +13,6 @@ from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.polars._output import finish_invalid, infer_python_columns
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.plan.nodes import (
-    DeclarativeAggregation,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     PlanNode,
@@ -31,10 +30,7 @@ __all__ = ["execute", "unsupported"]
 def unsupported(node: PlanNode) -> str | None:
     """Why the Polars backend cannot run ``node`` yet, or None when it can."""
     agg = windowed_aggregate(node)
-    python = not isinstance(agg.aggregation, DeclarativeAggregation)
     if isinstance(agg, KafkaWindowedAggregate):
-        if isinstance(agg.window, KafkaSessionWindow) and python:
-            return "Kafka session windows with Python aggregations are not vectorized yet"
         if not isinstance(agg.window, (KafkaTimeWindow, KafkaSessionWindow)):
             return f"Kafka {type(agg.window).__name__} windows are not vectorized yet"
     if isinstance(agg, FlinkWindowedAggregate) and isinstance(agg.window, FlinkSessionWindow):
@@ -47,9 +43,17 @@ def execute(node: PlanNode) -> Outputs:
     agg = windowed_aggregate(node)
     prepared = prepare(agg)
     if isinstance(agg, KafkaWindowedAggregate):
+        from kstreamlike.backends.polars._session_python import SessionDeleted
         from kstreamlike.backends.polars.kafka import run_kafka
 
-        main, late = run_kafka(node, prepared.valid.lazy())
+        try:
+            main, late = run_kafka(node, prepared.valid.lazy())
+        except SessionDeleted:
+            # A Python aggregation deleted a session: what later records find depends on
+            # the user's function, so this plan runs record by record.
+            from kstreamlike.reference import execute as run_reference
+
+            return run_reference(node)
     else:
         assert isinstance(agg, FlinkWindowedAggregate)
         from kstreamlike.backends.polars.flink import run_flink

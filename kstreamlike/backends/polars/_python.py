@@ -23,7 +23,7 @@ from kstreamlike.plan.nodes import (
     Source,
 )
 
-__all__ = ["DELETED", "RUNNING_TS", "RUNNING_VALUE", "running_python_values"]
+__all__ = ["DELETED", "RUNNING_TS", "RUNNING_VALUE", "python_values", "running_python_values"]
 
 RUNNING_VALUE = "value"
 RUNNING_TS = "__ks_running_ts"
@@ -58,7 +58,7 @@ def _fold_for(aggregation: Aggregation, kafka: bool) -> _Fold:
     )
 
 
-def _values(source: Source, frame: pl.DataFrame) -> list[Any]:
+def python_values(source: Source, frame: pl.DataFrame) -> list[Any]:
     """What the user's functions receive per row: a scalar or a dict of value columns."""
     if not source.value_is_row:
         return frame[source.value[0]].to_list()
@@ -90,7 +90,7 @@ def running_python_values(
     """
     fold = _fold_for(aggregation, kafka)
     ids = contributions.select(pl.struct(window).rle_id().alias("id"))["id"].to_list()
-    values = _values(source, contributions)
+    values = python_values(source, contributions)
     user_keys = _keys(contributions, keys)
     stamps = contributions[TS].to_list()
     results: list[Any] = []

@@ -57,6 +57,7 @@ from kstreamlike.backends.polars._session_local import (
     accepted_nearby,
     closed_merges,
 )
+from kstreamlike.backends.polars._session_python import session_python_values
 from kstreamlike.backends.polars._suppress import suppress
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow
@@ -463,7 +464,7 @@ def run_session(
     """The emitted rows and late records of a session-window aggregation.
 
     Args:
-        node: the aggregation (session window, declarative aggregation).
+        node: the aggregation (session window).
         records: the valid records in arrival order (``SEQ`` = row number) with their
             partition's stream time in column ``stream_time``.
         stream_time: see ``records``.
@@ -477,14 +478,14 @@ def run_session(
     """
     window, aggregation = node.window, node.aggregation
     assert isinstance(window, KafkaSessionWindow)
-    assert isinstance(aggregation, DeclarativeAggregation)
     gap, grace = window.gap, window.grace
     frame = records.collect()
     # One session store per partition and key (the partition only matters when it varies).
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
     frame = frame.with_columns(_group_ids(frame, stores).alias(GROUP))
     group = _group_columns(node)
-    aggregated = [e.column for e in aggregation.exprs if e.column is not None]
+    exprs = aggregation.exprs if isinstance(aggregation, DeclarativeAggregation) else ()
+    aggregated = [e.column for e in exprs if e.column is not None]
     order = TimeOrder.fit(frame[GROUP], frame[TS])
     # Position order: store, time, arrival.
     ordered = order.sort(
@@ -497,7 +498,7 @@ def run_session(
     kept = ordered.filter(accepted)
     late = frame.filter(pl.col(SEQ).is_in(ordered[SEQ].filter(~accepted).implode())).lazy()
     emission_order = [FIRST, END, START, *node.keys]
-    if node.emit_on_close and suppress_duration is None:
+    if exprs and node.emit_on_close and suppress_duration is None:
         merging = closed_merges(kept, order, stream_time, gap, grace)
         if merging is not None:
             # Only the final sessions holding such a merge need the whole history.
@@ -505,7 +506,7 @@ def run_session(
             hard = positioned.filter(pl.col(SEQ).is_in(merging.implode()))[FINAL].unique()
             is_hard = pl.col(FINAL).is_in(hard.implode())
             columns = [*group, START, END, TIMESTAMP, TOMBSTONE, FIRST]
-            columns += [e.name for e in aggregation.exprs]
+            columns += [e.name for e in exprs]
             parts = [_final_sessions(node, positioned.filter(~is_hard), frame, stream_time)]
             if not hard.is_empty():
                 merged = positioned.filter(is_hard).select(kept.columns)
@@ -528,7 +529,6 @@ def _history(
     position that emits them (``FIRST``)."""
     window, aggregation = node.window, node.aggregation
     assert isinstance(window, KafkaSessionWindow)
-    assert isinstance(aggregation, DeclarativeAggregation)
     gap = window.gap
     group = _group_columns(node)
     layout = _layout(kept, gap)
@@ -545,5 +545,12 @@ def _history(
     if suppress_duration is not None:
         rows = suppress(rows.lazy(), [PART], node.keys, suppress_duration, TOMBSTONE).collect()
     needed = rows[UPDATE].drop_nulls()
-    values = session_aggregates(aggregation.exprs, sessions, index, layout.arrival, frame, needed)
+    if isinstance(aggregation, DeclarativeAggregation):
+        values = session_aggregates(
+            aggregation.exprs, sessions, index, layout.arrival, frame, needed
+        )
+    else:
+        values = session_python_values(
+            aggregation, node.source, list(node.keys), sessions, WRITERS, frame, needed
+        )
     return rows.join(values, on=UPDATE, how="left", maintain_order="left")
