@@ -27,9 +27,9 @@ def first_position_reaching(
     new_time = (time > time.shift(1)).fill_null(True)
     for column in partition:
         new_time = new_time | (pl.col(column) != pl.col(column).shift(1)).fill_null(True)
-    steps = (
-        progress.filter(new_time).select(*partition, TIME, pl.col(position).alias(FIRST)).sort(TIME)
-    )
+    steps = progress.filter(new_time).select(*partition, TIME, pl.col(position).alias(FIRST))
+    # Without partitions, progress is already in time order.
+    steps = steps.sort(TIME) if partition else steps.set_sorted(TIME)
     return (
         due.sort(DUE)
         .join_asof(

@@ -119,10 +119,12 @@ def _finals(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.Laz
     if not isinstance(aggregation, DeclarativeAggregation):
         last = _python_running(node, contributions).group_by(group).last()
         return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ)
-    return contributions.group_by(group).agg(
-        pl.col(END).first(),
-        *final_exprs(aggregation.exprs, node.source.schema),
-        pl.col(TS).max().alias(TIMESTAMP),
+    window = node.window
+    assert isinstance(window, KafkaTimeWindow)
+    return (
+        contributions.group_by(group)
+        .agg(*final_exprs(aggregation.exprs, node.source.schema), pl.col(TS).max().alias(TIMESTAMP))
+        .with_columns((pl.col(START) + window.size).alias(END))
     )
 
 
