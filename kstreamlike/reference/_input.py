@@ -11,14 +11,21 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike._time import LONG_MIN
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.plan.nodes import (
-    FlinkWindowedAggregate,
-    KafkaWindowedAggregate,
     WindowedAggregate,
 )
-from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, KafkaSlidingWindow
+from kstreamlike.plan.validity import (
+    EVENT_TIME,
+    SESSION_GAP,
+    AllNull,
+    Below,
+    Condition,
+    Equals,
+    NotPositive,
+    invalid_rules,
+)
+from kstreamlike.plan.windows import FlinkSessionWindow
 
 __all__ = ["Partition", "Record", "read_input", "sort_key"]
 
@@ -63,33 +70,23 @@ def sort_key(values: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
     return tuple((v is None, v) for v in values)
 
 
-def _invalid_reason(
-    node: WindowedAggregate, row: dict[str, Any], ts: int | None, value: Any, gap: int | None
-) -> str | None:
-    source = node.source
-    if source.partition is not None and row[source.partition] is None:
-        return "null partition"
-    if source.order_by is not None and row[source.order_by] is None:
-        return "null order_by"
-    if ts is None:
-        return "null timestamp"
-    if node.keys and all(row[k] is None for k in node.keys):
-        return "null key"
-    if isinstance(node, KafkaWindowedAggregate):
-        if ts < 0:
-            return "negative timestamp"
-        if isinstance(node.window, KafkaSlidingWindow) and value is None:
-            return "null value"
-    window = node.window
-    if isinstance(node, FlinkWindowedAggregate) and ts == LONG_MIN:
-        return "no timestamp (Long.MIN_VALUE)"
-    if isinstance(window, FlinkSlidingWindow):
-        # slide > size leaves gaps between windows (SlidingEventTimeWindows#assignWindows)
-        if (ts - window.offset) % window.slide >= window.size:
-            return "no window"
-    dynamic_gap = isinstance(window, FlinkSessionWindow) and window.gap_column is not None
-    if dynamic_gap and (gap is None or gap <= 0):
-        return "invalid session gap"
+def _holds(condition: Condition, row: dict[str, Any]) -> bool:
+    """Whether a validity rule's condition holds for ``row`` (with the derived columns)."""
+    if isinstance(condition, AllNull):
+        return all(row[c] is None for c in condition.columns)
+    if isinstance(condition, Below):
+        return bool(row[condition.column] < condition.value)
+    if isinstance(condition, Equals):
+        return bool(row[condition.column] == condition.value)
+    if isinstance(condition, NotPositive):
+        return row[condition.column] is None or row[condition.column] <= 0
+    return bool((row[EVENT_TIME] - condition.offset) % condition.slide >= condition.size)
+
+
+def _invalid_reason(node: WindowedAggregate, row: dict[str, Any]) -> str | None:
+    for reason, condition in invalid_rules(node):
+        if _holds(condition, row):
+            return reason
     return None
 
 
@@ -124,7 +121,7 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
         row = {c: full[c] for c in columns}
         ts, gap = full[TICKS], full.get(GAP)
         value = _value(node, row)
-        reason = _invalid_reason(node, row, ts, value, gap)
+        reason = _invalid_reason(node, {**row, EVENT_TIME: ts, SESSION_GAP: gap})
         if reason is not None:
             invalid.append((row, reason))
             continue

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from kstreamlike.plan.validity import EVENT_TIME, SESSION_GAP
+
 ROW = "__ks_row"  # position of the row in the input frame
 SEQ = "__ks_seq"  # arrival position: partition-major, then order_by (or row position)
 PART = "__ks_part"  # the partition value (0 when the stream has no partition column)
-TS = "__ks_ts"  # event time in ticks (Int64)
+TS = EVENT_TIME  # event time in ticks (Int64)
 GROUP = "__ks_group"  # id of a session store: the partition (when it varies) and the key
-GAP = "__ks_gap"  # dynamic session gap in ticks (Flink with_dynamic_gap)
+GAP = SESSION_GAP  # dynamic session gap in ticks (Flink with_dynamic_gap)
 REASON = "reason"  # side-output reason (public column name)
 
 START = "window_start"

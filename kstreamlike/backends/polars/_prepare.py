@@ -11,13 +11,20 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.polars._columns import GAP, PART, REASON, ROW, SEQ, TS
 from kstreamlike.errors import DuplicateArrivalOrderError
-from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate, WindowedAggregate
-from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, KafkaSlidingWindow
+from kstreamlike.plan.nodes import WindowedAggregate
+from kstreamlike.plan.validity import (
+    AllNull,
+    Below,
+    Condition,
+    Equals,
+    NotPositive,
+    invalid_rules,
+)
+from kstreamlike.plan.windows import FlinkSessionWindow
 
-__all__ = ["Prepared", "prepare", "value_is_null"]
+__all__ = ["Prepared", "prepare"]
 
 _NS_PER_UNIT = {"ms": 1_000_000, "us": 1_000, "ns": 1}
 
@@ -36,37 +43,17 @@ class Prepared:
     invalid: pl.DataFrame
 
 
-def value_is_null(node: WindowedAggregate) -> pl.Expr:
-    """Whether a record's value is null: its single value column, or every value column."""
-    source = node.source
-    if not source.value_is_row:
-        return pl.col(source.value[0]).is_null()
-    return pl.all_horizontal([pl.col(c).is_null() for c in source.value])
-
-
-def _reasons(node: WindowedAggregate) -> list[tuple[pl.Expr, str]]:
-    source = node.source
-    rules: list[tuple[pl.Expr, str]] = []
-    if source.partition is not None:
-        rules.append((pl.col(source.partition).is_null(), "null partition"))
-    if source.order_by is not None:
-        rules.append((pl.col(source.order_by).is_null(), "null order_by"))
-    rules.append((pl.col(TS).is_null(), "null timestamp"))
-    if node.keys:
-        rules.append((pl.all_horizontal([pl.col(k).is_null() for k in node.keys]), "null key"))
-    window = node.window
-    if isinstance(node, KafkaWindowedAggregate):
-        rules.append((pl.col(TS) < 0, "negative timestamp"))
-        if isinstance(window, KafkaSlidingWindow):
-            rules.append((value_is_null(node), "null value"))
-    if isinstance(node, FlinkWindowedAggregate):
-        rules.append((pl.col(TS) == LONG_MIN, "no timestamp (Long.MIN_VALUE)"))
-        if isinstance(window, FlinkSlidingWindow):
-            gap = (pl.col(TS) - window.offset).mod(window.slide) >= window.size
-            rules.append((gap, "no window"))
-        if isinstance(window, FlinkSessionWindow) and window.gap_column is not None:
-            rules.append((pl.col(GAP).is_null() | (pl.col(GAP) <= 0), "invalid session gap"))
-    return rules
+def _condition(condition: Condition) -> pl.Expr:
+    """A validity rule's condition as a Polars expression."""
+    if isinstance(condition, AllNull):
+        return pl.all_horizontal([pl.col(c).is_null() for c in condition.columns])
+    if isinstance(condition, Below):
+        return pl.col(condition.column) < condition.value
+    if isinstance(condition, Equals):
+        return pl.col(condition.column) == condition.value
+    if isinstance(condition, NotPositive):
+        return pl.col(condition.column).is_null() | (pl.col(condition.column) <= 0)
+    return (pl.col(TS) - condition.offset).mod(condition.slide) >= condition.size
 
 
 def _gap_ticks(node: WindowedAggregate, schema: pl.Schema) -> list[pl.Expr]:
@@ -103,8 +90,8 @@ def prepare(node: WindowedAggregate) -> Prepared:
         *_gap_ticks(node, frame.schema),
     )
     reason = pl.lit(None, dtype=pl.String)
-    for condition, text in reversed(_reasons(node)):
-        reason = pl.when(condition).then(pl.lit(text)).otherwise(reason)
+    for text, condition in reversed(invalid_rules(node)):
+        reason = pl.when(_condition(condition)).then(pl.lit(text)).otherwise(reason)
     frame = frame.with_columns(reason.alias(REASON))
     if frame[REASON].null_count() == frame.height:
         invalid = frame.head(0).select([*columns, REASON])
