@@ -155,7 +155,7 @@ def _mark(
 
 def _records(agg: WindowedAggregate, late: pl.DataFrame, invalid: pl.DataFrame) -> pl.DataFrame:
     source = agg.source
-    frame = source.frame.collect() if isinstance(source.frame, pl.LazyFrame) else source.frame
+    frame = source.polars()
     columns = list(source.schema)
     frame = frame.with_row_index(_ROW)
     order = [source.order_by, _ROW] if source.order_by is not None else [_ROW]
@@ -278,7 +278,7 @@ def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
     height = (
         frame.select(pl.len()).collect().item()
         if isinstance(frame, pl.LazyFrame)
-        else (frame.height)
+        else agg.source.polars().height
     )
     if height > max_records:
         raise InvalidSpecError(

@@ -33,7 +33,30 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.wasxfail = f"UnsupportedPlanError: {call.excinfo.value}"
 
 
+@pytest.fixture(scope="session")
+def spark() -> Any:
+    """The one local Spark session every Spark test shares (two cores, three shuffle
+    partitions that are never coalesced, so scans cross block boundaries)."""
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kstreamlike-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "3")
+        .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
 @pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest) -> str:
-    """The name of each available backend."""
+    """The name of each available backend (Spark tests start the shared session)."""
+    if request.param == "spark":
+        request.getfixturevalue("spark")
     return str(request.param)

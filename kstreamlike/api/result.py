@@ -9,6 +9,7 @@ import polars as pl
 from kstreamlike.backends import Outputs, check_supported, execute
 from kstreamlike.plan.explain import explain
 from kstreamlike.plan.nodes import PlanNode
+from kstreamlike.plan.schema import output_schema
 
 __all__ = ["FrameT", "StreamResult"]
 
@@ -85,7 +86,12 @@ class StreamResult(Generic[FrameT]):
             >>> t.windowed_by(ks.TimeWindows.of(10)).count().to_polars().height
             1
         """
-        return self._outputs().main
+        main = self._outputs().main
+        if isinstance(main, pl.DataFrame):
+            return main
+        from kstreamlike.backends.spark._frames import to_polars
+
+        return to_polars(main, output_schema(self._node))
 
     def late_records(self) -> FrameT:
         """Input rows dropped as late: all input columns, ``reason`` and the stream time

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 import polars as pl
 
@@ -16,6 +16,9 @@ from kstreamlike.backends import resolve_backend
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.plan.nodes import Source
 from kstreamlike.watermarks import WatermarkStrategy
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame as SparkDataFrame
 
 __all__ = ["KStream", "stream"]
 
@@ -120,6 +123,21 @@ class KStream(Generic[FrameT]):
         return keys
 
 
+@overload
+def stream(
+    data: SparkDataFrame,
+    *,
+    timestamp: str,
+    key: str | Sequence[str] | None = None,
+    value: str | Sequence[str] | None = None,
+    order_by: str | None = None,
+    partition: str | None = None,
+    watermarks: WatermarkStrategy | None = None,
+    backend: str | None = None,
+) -> KStream[SparkDataFrame]: ...
+
+
+@overload
 def stream(
     data: StreamData,
     *,
@@ -130,11 +148,25 @@ def stream(
     partition: str | None = None,
     watermarks: WatermarkStrategy | None = None,
     backend: str | None = None,
-) -> KStream[pl.DataFrame]:
+) -> KStream[pl.DataFrame]: ...
+
+
+def stream(
+    data: StreamData | SparkDataFrame,
+    *,
+    timestamp: str,
+    key: str | Sequence[str] | None = None,
+    value: str | Sequence[str] | None = None,
+    order_by: str | None = None,
+    partition: str | None = None,
+    watermarks: WatermarkStrategy | None = None,
+    backend: str | None = None,
+) -> KStream[Any]:
     """A recorded stream from a frame: the entry point of every pipeline.
 
     Args:
-        data: a Polars DataFrame or LazyFrame, a PyArrow Table, or a list of dicts.
+        data: a Polars DataFrame or LazyFrame, a PyArrow Table, a list of dicts, or a
+            Spark DataFrame (results are then Spark DataFrames).
         timestamp: the event-time column: integer epoch milliseconds, or a Datetime.
         key: the key column(s), used by ``group_by_key()``.
         value: the column (its scalar) or columns (a dict) that Python functions receive;
@@ -144,8 +176,9 @@ def stream(
         partition: the column whose values scope stream time and watermarks (a Kafka task /
             Flink subtask each); one partition if omitted.
         watermarks: the Flink-profile watermark strategy.
-        backend: ``"reference"`` (the record-at-a-time interpreter); the default follows
-            the type of ``data``.
+        backend: ``"polars"``, ``"spark"`` or ``"reference"`` (the record-at-a-time
+            interpreter); the default follows the type of ``data``: ``"spark"`` for a Spark
+            DataFrame. Results keep the input's frame type whatever the backend.
 
     Example:
         >>> import kstreamlike as ks

@@ -1,7 +1,7 @@
 """Backends: the engines a plan runs on.
 
 ``reference`` is the record-at-a-time interpreter (the executable specification); ``polars``
-compiles plans to vectorized Polars queries.
+compiles plans to vectorized Polars queries; ``spark`` to PySpark DataFrame operations.
 """
 
 from __future__ import annotations
@@ -42,16 +42,31 @@ def _polars_unsupported(node: PlanNode) -> str | None:
     return unsupported(node)
 
 
+def _spark(node: PlanNode) -> Outputs:
+    from kstreamlike.backends.spark import execute as run
+
+    return run(node)
+
+
+def _spark_unsupported(node: PlanNode) -> str | None:
+    from kstreamlike.backends.spark import unsupported
+
+    return unsupported(node)
+
+
 BACKENDS: dict[str, Backend] = {
     "reference": Backend(_reference, lambda node: None),
     "polars": Backend(_polars, _polars_unsupported),
+    "spark": Backend(_spark, _spark_unsupported),
 }
 
 
 def resolve_backend(backend: str | None, data: object) -> str:
     """The backend to use: the one named, or the default for ``data``'s type."""
     if backend is None:
-        return "reference"
+        from kstreamlike.backends.spark._frames import is_spark_frame
+
+        return "spark" if is_spark_frame(data) else "reference"
     if backend not in BACKENDS:
         raise InvalidSpecError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     return backend

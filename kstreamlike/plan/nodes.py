@@ -72,7 +72,7 @@ class Source:
     """The recorded stream: a frame and the role of its columns.
 
     Attributes:
-        frame: the input rows (a Polars DataFrame or LazyFrame).
+        frame: the input rows (a Polars DataFrame or LazyFrame, or a Spark DataFrame).
         schema: the input columns and dtypes, in order.
         timestamp: the event-time column (integer epoch ms, or Datetime).
         time_unit: the unit of ``timestamp`` ticks.
@@ -85,7 +85,7 @@ class Source:
         watermarks: the Flink-profile watermark plan, if any.
     """
 
-    frame: pl.DataFrame | pl.LazyFrame
+    frame: object
     schema: pl.Schema
     timestamp: str
     time_unit: EventTimeUnit
@@ -95,6 +95,17 @@ class Source:
     order_by: str | None
     partition: str | None
     watermarks: WatermarkPlan | None
+
+    def polars(self) -> pl.DataFrame:
+        """The input rows as a Polars DataFrame (a Spark frame converts through Arrow)."""
+        frame = self.frame
+        if isinstance(frame, pl.LazyFrame):
+            return frame.collect()
+        if isinstance(frame, pl.DataFrame):
+            return frame
+        converted = pl.from_arrow(frame.toArrow())  # type: ignore[attr-defined]
+        assert isinstance(converted, pl.DataFrame)
+        return converted
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def _value(node: WindowedAggregate, row: dict[str, Any]) -> Any:
 def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dict[str, Any], str]]]:
     """Split the input into partitions of valid records and a list of (row, reason)."""
     source = node.source
-    frame = source.frame.collect() if isinstance(source.frame, pl.LazyFrame) else source.frame
+    frame = source.polars()
     extra = [pl.col(source.timestamp).cast(pl.Int64).alias(TICKS)]
     if isinstance(node.window, FlinkSessionWindow) and node.window.gap_column is not None:
         gap_col = pl.col(node.window.gap_column)

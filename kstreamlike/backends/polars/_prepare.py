@@ -81,7 +81,7 @@ def _duplicates(order: pl.Expr) -> pl.Expr:
 def prepare(node: WindowedAggregate) -> Prepared:
     """Classify, order and convert the input of ``node``."""
     source = node.source
-    frame = source.frame.collect() if isinstance(source.frame, pl.LazyFrame) else source.frame
+    frame = source.polars()
     columns = list(source.schema)
     part = pl.col(source.partition) if source.partition is not None else pl.lit(0)
     frame = frame.with_row_index(ROW).with_columns(

@@ -1,0 +1,75 @@
+"""The Spark backend (``backend="spark"``): plans compiled to PySpark DataFrame operations.
+
+Every step stays distributed: arrival order is a range-partitioned sort, scans in arrival
+order are parallel prefixes (:mod:`._scan`), and aggregations are ``groupBy`` or window
+functions partitioned by window. :func:`unsupported` names the plans that do not run on
+Spark yet. Results are Spark frames when the input is one, and Polars frames (converted
+through Arrow) otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kstreamlike.backends.base import Outputs
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    KafkaWindowedAggregate,
+    PlanNode,
+    windowed_aggregate,
+)
+from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
+from kstreamlike.plan.windows import KafkaTimeWindow
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["execute", "spark_session", "unsupported"]
+
+
+def unsupported(node: PlanNode) -> str | None:
+    """Why the Spark backend cannot run ``node`` yet, or None when it can."""
+    agg = windowed_aggregate(node)
+    if not isinstance(agg, KafkaWindowedAggregate):
+        return "Flink-profile windows do not run on Spark yet"
+    if not isinstance(agg.window, KafkaTimeWindow):
+        return f"Kafka {type(agg.window).__name__} windows do not run on Spark yet"
+    if not isinstance(agg.aggregation, DeclarativeAggregation):
+        return "Python aggregations do not run on Spark yet"
+    return None
+
+
+def spark_session(frame: object) -> SparkSession:
+    """The session of a Spark input frame, else the active (or a new default) session."""
+    from pyspark.sql import SparkSession
+
+    from kstreamlike.backends.spark._frames import is_spark_frame
+
+    if is_spark_frame(frame):
+        session: SparkSession = frame.sparkSession  # type: ignore[attr-defined]
+        return session
+    active = SparkSession.getActiveSession()
+    return active if active is not None else SparkSession.builder.getOrCreate()
+
+
+def execute(node: PlanNode) -> Outputs:
+    """Run ``node`` with Spark."""
+    from kstreamlike.backends.spark._frames import is_spark_frame, to_polars
+    from kstreamlike.backends.spark._output import finish_invalid
+    from kstreamlike.backends.spark._prepare import prepare
+    from kstreamlike.backends.spark.kafka import run_kafka
+
+    agg = windowed_aggregate(node)
+    assert isinstance(agg, KafkaWindowedAggregate)
+    spark = spark_session(agg.source.frame)
+    prepared = prepare(spark, agg)
+    main, late = run_kafka(node, agg, prepared.valid)
+    invalid = finish_invalid(node, prepared.invalid)
+    if is_spark_frame(agg.source.frame):
+        frames: tuple[Any, Any, Any] = (main, late, invalid)
+        return Outputs(*frames)
+    return Outputs(
+        main=to_polars(main, output_schema(node)),
+        late=to_polars(late, dict(late_schema(node))),
+        invalid=to_polars(invalid, dict(invalid_schema(node))),
+    )

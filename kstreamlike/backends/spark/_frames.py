@@ -1,0 +1,65 @@
+"""Spark frames: recognising them, their schema in Polars terms, and conversions.
+
+PySpark is imported lazily, so the package works without the ``spark`` extra until a Spark
+frame or ``backend="spark"`` is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType
+
+__all__ = ["from_polars", "is_spark_frame", "polars_schema", "spark_type", "to_polars"]
+
+
+def is_spark_frame(data: object) -> bool:
+    """Whether ``data`` is a PySpark ``DataFrame`` (without importing PySpark)."""
+    module = type(data).__module__
+    return module.startswith("pyspark.sql") and hasattr(data, "sparkSession")
+
+
+def polars_schema(frame: DataFrame) -> pl.Schema:
+    """The Polars schema of a Spark frame (through Arrow, as ``to_polars`` converts)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow = to_arrow_schema(frame.schema)
+    empty = pl.from_arrow(arrow.empty_table())
+    assert isinstance(empty, pl.DataFrame)
+    return empty.schema
+
+
+def spark_type(dtype: pl.DataType) -> DataType:
+    """The Spark type a Polars dtype is stored as (unsigned integers widen to signed)."""
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import LongType
+
+    if dtype.is_unsigned_integer():
+        return LongType()
+    arrow: pa.DataType = pl.Series([], dtype=dtype).to_arrow().type
+    return from_arrow_type(arrow)
+
+
+def from_polars(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
+    """A Spark frame with ``frame``'s rows (through Arrow)."""
+    table = frame.to_arrow()
+    if frame.is_empty():
+        from pyspark.sql.types import StructField, StructType
+
+        fields = [StructField(n, spark_type(t), True) for n, t in frame.schema.items()]
+        return spark.createDataFrame([], StructType(fields))
+    return spark.createDataFrame(table)
+
+
+def to_polars(frame: DataFrame, schema: dict[str, Any]) -> pl.DataFrame:
+    """A Spark frame's rows as Polars, cast to ``schema`` (column name to Polars dtype, or
+    None to keep the converted dtype)."""
+    table = frame.toArrow()
+    out = pl.from_arrow(table)
+    assert isinstance(out, pl.DataFrame)
+    return out.select([pl.col(n) if t is None else pl.col(n).cast(t) for n, t in schema.items()])

@@ -1,0 +1,130 @@
+"""Reading the input for the Spark backend: validity, arrival order, event-time ticks.
+
+The validity rules are the shared ones (:mod:`kstreamlike.plan.validity`). Arrival order is
+a global sort by (partition, ``order_by``): a range-partitioned sort, so it scales out. Right
+after the sort, ``monotonically_increasing_id`` numbers the rows in that order (``SEQ``:
+increasing, not dense) and ``spark_partition_id`` names the block of consecutive rows each
+one is in (``CHUNK``), which the prefix scans (:mod:`._scan`) use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kstreamlike.errors import DuplicateArrivalOrderError
+from kstreamlike.plan.nodes import WindowedAggregate
+from kstreamlike.plan.validity import (
+    EVENT_TIME,
+    AllNull,
+    Below,
+    Condition,
+    Equals,
+    NotPositive,
+    invalid_rules,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+__all__ = ["CHUNK", "PART", "REASON", "ROW", "SEQ", "TS", "Prepared", "prepare"]
+
+ROW = "__ks_row"  # position of the row in the input
+SEQ = "__ks_seq"  # arrival order: increasing in (partition, order_by)
+CHUNK = "__ks_chunk"  # the block of consecutive arrivals the row was numbered in
+PART = "__ks_part"  # the partition value (0 without a partition column)
+TS = EVENT_TIME  # event time in ticks
+REASON = "reason"
+
+_MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The input split into valid records and invalid rows.
+
+    Attributes:
+        valid: valid records sorted in arrival order, with the input columns plus ``ROW``,
+            ``SEQ``, ``CHUNK``, ``PART`` and ``TS``.
+        invalid: the other rows: the input columns plus ``reason`` and ``ROW``.
+    """
+
+    valid: DataFrame
+    invalid: DataFrame
+
+
+def _condition(condition: Condition) -> Column:
+    from pyspark.sql import functions as F
+
+    if isinstance(condition, AllNull):
+        test = F.lit(True)
+        for column in condition.columns:
+            test = test & F.col(column).isNull()
+        return test
+    if isinstance(condition, Below):
+        return F.col(condition.column) < condition.value
+    if isinstance(condition, Equals):
+        return F.col(condition.column) == condition.value
+    if isinstance(condition, NotPositive):
+        return F.col(condition.column).isNull() | (F.col(condition.column) <= 0)
+    return F.pmod(F.col(TS) - condition.offset, F.lit(condition.slide)) >= condition.size
+
+
+def _ticks(node: WindowedAggregate, frame: DataFrame) -> Column:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
+    source = node.source
+    column = F.col(source.timestamp)
+    if not isinstance(frame.schema[source.timestamp].dataType, TimestampType | TimestampNTZType):
+        return column.cast("long")
+    micros = F.unix_micros(column.cast("timestamp"))
+    unit = source.time_unit.unit
+    if unit == "ns":
+        return micros * 1_000
+    return F.floor(micros / _MICROS_PER_UNIT[unit]).cast("long")
+
+
+def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
+    """The input as a Spark frame with ``ROW`` (input order)."""
+    from pyspark.sql import functions as F
+
+    from kstreamlike.backends.spark._frames import from_polars, is_spark_frame
+
+    frame = node.source.frame
+    if is_spark_frame(frame):
+        spark_frame: DataFrame = frame  # type: ignore[assignment]
+        return spark_frame.withColumn(ROW, F.monotonically_increasing_id())
+    polars = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+    assert isinstance(polars, pl.DataFrame)
+    return from_polars(spark, polars.with_row_index(ROW).with_columns(pl.col(ROW).cast(pl.Int64)))
+
+
+def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
+    """Classify, order and convert the input of ``node``."""
+    from pyspark.sql import functions as F
+
+    source = node.source
+    frame = input_frame(spark, node)
+    part = F.col(source.partition) if source.partition is not None else F.lit(0)
+    frame = frame.withColumns({TS: _ticks(node, frame), PART: part})
+    reason = F.lit(None).cast("string")
+    for text, condition in reversed(invalid_rules(node)):
+        reason = F.when(_condition(condition), F.lit(text)).otherwise(reason)
+    frame = frame.withColumn(REASON, reason)
+    columns = list(source.schema)
+    invalid = frame.filter(F.col(REASON).isNotNull()).select(*columns, REASON, ROW)
+    valid = frame.filter(F.col(REASON).isNull()).drop(REASON)
+    order = source.order_by if source.order_by is not None else ROW
+    duplicate = valid.groupBy(PART, order).count().filter(F.col("count") > 1).limit(1).collect()
+    if duplicate:
+        raise DuplicateArrivalOrderError(
+            f"order_by column {source.order_by!r} has duplicate value "
+            f"{duplicate[0][order]!r} (within one partition): arrival order must be unique"
+        )
+    ordered = valid.orderBy(PART, order).withColumns(
+        {SEQ: F.monotonically_increasing_id(), CHUNK: F.spark_partition_id()}
+    )
+    return Prepared(valid=ordered, invalid=invalid)
