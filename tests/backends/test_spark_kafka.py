@@ -70,7 +70,11 @@ ROWS = pl.DataFrame(
 
 @pytest.mark.parametrize("partition", [None, "p"])
 @pytest.mark.parametrize("mode", ["update", "close", "suppress"])
-def test_spark_plans_stay_distributed(spark: Any, partition: str | None, mode: str) -> None:
+def test_spark_plans_stay_distributed(
+    spark: Any, partition: str | None, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without checkpoints the physical plan shows every step.
+    monkeypatch.setattr("kstreamlike.backends.spark._scan.CHECKPOINT", False)
     data = spark.createDataFrame(ROWS.to_arrow())
     windowed = (
         ks.stream(data, key="k", timestamp="ts", order_by="o", partition=partition)

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 from kstreamlike.backends.base import Outputs
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
+    FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     PlanNode,
     windowed_aggregate,
 )
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
-from kstreamlike.plan.windows import KafkaTimeWindow
+from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow, KafkaTimeWindow
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,12 +31,14 @@ __all__ = ["execute", "spark_session", "unsupported"]
 def unsupported(node: PlanNode) -> str | None:
     """Why the Spark backend cannot run ``node`` yet, or None when it can."""
     agg = windowed_aggregate(node)
-    if not isinstance(agg, KafkaWindowedAggregate):
-        return "Flink-profile windows do not run on Spark yet"
-    if not isinstance(agg.window, KafkaTimeWindow):
-        return f"Kafka {type(agg.window).__name__} windows do not run on Spark yet"
     if not isinstance(agg.aggregation, DeclarativeAggregation):
         return "Python aggregations do not run on Spark yet"
+    if isinstance(agg, KafkaWindowedAggregate):
+        if not isinstance(agg.window, KafkaTimeWindow):
+            return f"Kafka {type(agg.window).__name__} windows do not run on Spark yet"
+        return None
+    if not isinstance(agg.window, (FlinkTumblingWindow, FlinkSlidingWindow)):
+        return "Flink session windows do not run on Spark yet"
     return None
 
 
@@ -57,13 +60,17 @@ def execute(node: PlanNode) -> Outputs:
     from kstreamlike.backends.spark._frames import is_spark_frame, to_polars
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
+    from kstreamlike.backends.spark.flink import run_flink
     from kstreamlike.backends.spark.kafka import run_kafka
 
     agg = windowed_aggregate(node)
-    assert isinstance(agg, KafkaWindowedAggregate)
     spark = spark_session(agg.source.frame)
     prepared = prepare(spark, agg)
-    main, late = run_kafka(node, agg, prepared.valid)
+    if isinstance(agg, KafkaWindowedAggregate):
+        main, late = run_kafka(node, agg, prepared.valid)
+    else:
+        assert isinstance(agg, FlinkWindowedAggregate)
+        main, late = run_flink(node, agg, prepared.valid)
     invalid = finish_invalid(node, prepared.invalid)
     if is_spark_frame(agg.source.frame):
         frames: tuple[Any, Any, Any] = (main, late, invalid)

@@ -106,6 +106,8 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
     """Classify, order and convert the input of ``node``."""
     from pyspark.sql import functions as F
 
+    from kstreamlike.backends.spark._scan import numbered
+
     source = node.source
     frame = input_frame(spark, node)
     part = F.col(source.partition) if source.partition is not None else F.lit(0)
@@ -124,7 +126,4 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
             f"order_by column {source.order_by!r} has duplicate value "
             f"{duplicate[0][order]!r} (within one partition): arrival order must be unique"
         )
-    ordered = valid.orderBy(PART, order).withColumns(
-        {SEQ: F.monotonically_increasing_id(), CHUNK: F.spark_partition_id()}
-    )
-    return Prepared(valid=ordered, invalid=invalid)
+    return Prepared(valid=numbered(valid, [PART, order], SEQ), invalid=invalid)

@@ -17,11 +17,17 @@ from kstreamlike.backends.spark._prepare import CHUNK, PART, SEQ
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["dense_index", "first_position_reaching", "numbered", "running_max"]
+__all__ = ["asof", "dense_index", "first_position_reaching", "numbered", "running_max"]
 
 _CARRY = "__ks_carry"
 _SUMMARY = "__ks_summary"
-_POS = "__ks_pos"
+_POS = "__ks_scan_pos"
+
+
+# Numbered frames are checkpointed (on the executors, lazily): each is read several times
+# and its numbers must be the same every time, and cutting the lineage keeps query plans
+# small. Tests that read whole physical plans turn this off.
+CHECKPOINT = True
 
 
 def numbered(frame: DataFrame, order: list[str], position: str) -> DataFrame:
@@ -29,21 +35,25 @@ def numbered(frame: DataFrame, order: list[str], position: str) -> DataFrame:
     dense) and ``CHUNK`` (the block of consecutive rows it is in)."""
     from pyspark.sql import functions as F
 
-    return frame.orderBy(*order).withColumns(
+    out = frame.orderBy(*order).withColumns(
         {position: F.monotonically_increasing_id(), CHUNK: F.spark_partition_id()}
     )
+    return out.localCheckpoint(eager=False) if CHECKPOINT else out
 
 
-def running_max(records: DataFrame, value: str, out: str, position: str = SEQ) -> DataFrame:
+def running_max(
+    records: DataFrame, value: str, out: str, position: str = SEQ, *, inclusive: bool = True
+) -> DataFrame:
     """``records`` (numbered: ``position`` and ``CHUNK``, see :func:`numbered`) with ``out``:
-    the maximum of ``value`` over the partition's rows so far in ``position`` order."""
+    the maximum of ``value`` over the partition's rows so far in ``position`` order (rows
+    before this one only, unless ``inclusive``; null when there are none)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     block = (
         Window.partitionBy(CHUNK, PART)
         .orderBy(position)
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow if inclusive else -1)
     )
     summary = records.groupBy(CHUNK, PART).agg(F.max(value).alias(_SUMMARY))
     before = summary.alias("a").join(
@@ -56,8 +66,78 @@ def running_max(records: DataFrame, value: str, out: str, position: str = SEQ) -
     local = records.withColumn(out, F.max(value).over(block))
     return (
         local.join(F.broadcast(carry), [CHUNK, PART], "left")
-        .withColumn(out, F.greatest(F.col(out), F.coalesce(F.col(_CARRY), F.col(out))))
+        .withColumn(out, F.greatest(F.col(out), F.col(_CARRY)))
         .drop(_CARRY)
+    )
+
+
+def asof(
+    due: DataFrame,
+    due_key: str,
+    progress: DataFrame,
+    key: str,
+    take: str,
+    out: str,
+    *,
+    forward: bool,
+) -> DataFrame:
+    """``due`` with ``out``: for each row, ``take`` of the progress row of its partition
+    (``PART``) with the smallest ``key >= due_key`` (``forward``) or the largest
+    ``key <= due_key`` (backward); null when there is none. Among progress rows with equal
+    keys, the smallest ``take`` (forward) or the largest (backward) counts.
+
+    Both sides go into one frame sorted by (partition, key, side), with the progress rows of
+    an equal key on the far side of the due row; the answer is the nearest progress row
+    found within the due row's block of the sort and, past the block's edge, in the
+    summaries of the other blocks.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    kind = "__ks_kind"
+    pick = F.min if forward else F.max
+    steps = (
+        progress.groupBy(PART, key)
+        .agg(pick(take).alias(out))
+        .select(PART, F.col(key).alias(due_key), F.lit(1 if forward else -1).alias(kind), out)
+    )
+    rows = due.withColumns({kind: F.lit(0), out: F.lit(None).cast("long")})
+    merged = numbered(
+        rows.unionByName(steps, allowMissingColumns=True), [PART, due_key, kind], _POS
+    )
+    if forward:
+        frame = Window.currentRow, Window.unboundedFollowing
+        nearest_in_block = F.min_by
+    else:
+        frame = Window.unboundedPreceding, Window.currentRow
+        nearest_in_block = F.max_by
+    a_chunk, b_chunk = F.col(f"a.{CHUNK}"), F.col(f"b.{CHUNK}")
+    beyond = b_chunk > a_chunk if forward else b_chunk < a_chunk
+    scan = Window.partitionBy(CHUNK, PART).orderBy(_POS).rowsBetween(*frame)
+    summary = (
+        merged.filter(F.col(kind) != 0)
+        .groupBy(CHUNK, PART)
+        .agg(nearest_in_block(out, _POS).alias(_SUMMARY))
+    )
+    # Every block (with progress rows or not) carries the nearest progress row of the
+    # partition's blocks beyond it.
+    blocks = merged.select(CHUNK, PART).distinct()
+    carry = (
+        blocks.alias("a")
+        .join(
+            summary.alias("b"),
+            (F.col(f"a.{PART}") == F.col(f"b.{PART}")) & beyond,
+        )
+        .groupBy(F.col(f"a.{CHUNK}").alias(CHUNK), F.col(f"a.{PART}").alias(PART))
+        .agg((F.min_by if forward else F.max_by)(f"b.{_SUMMARY}", f"b.{CHUNK}").alias(_CARRY))
+    )
+    nearest = F.first if forward else F.last
+    found = merged.withColumn(out, nearest(out, ignorenulls=True).over(scan))
+    return (
+        found.filter(F.col(kind) == 0)
+        .join(F.broadcast(carry), [CHUNK, PART], "left")
+        .withColumn(out, F.coalesce(F.col(out), F.col(_CARRY)))
+        .drop(_CARRY, kind, _POS, CHUNK)
     )
 
 
@@ -71,55 +151,8 @@ def first_position_reaching(
 ) -> DataFrame:
     """``due`` with ``out``: for each row, the first ``position`` of its partition (``PART``)
     after which ``progress``'s ``time`` is at least the row's ``due_time`` (null when never).
-    ``time`` must not decrease in ``position`` order within a partition.
-
-    Both sides go into one frame sorted by (partition, time, side, arrival), due rows before
-    progress rows of equal time; the answer is the first progress row at or after each due
-    row, found within its block and, past the block's end, in the summaries of later blocks.
-    """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    kind = "__ks_kind"
-    steps = (
-        progress.groupBy(PART, time)
-        .agg(F.min(position).alias(out))
-        .select(PART, F.col(time).alias(due_time), F.lit(1).alias(kind), out)
-    )
-    rows = due.withColumns({kind: F.lit(0), out: F.lit(None).cast("long")})
-    merged = numbered(
-        rows.unionByName(steps, allowMissingColumns=True), [PART, due_time, kind, out], _POS
-    )
-    ahead = (
-        Window.partitionBy(CHUNK, PART)
-        .orderBy(_POS)
-        .rowsBetween(Window.currentRow, Window.unboundedFollowing)
-    )
-    summary = (
-        merged.filter(F.col(kind) == 1)
-        .groupBy(CHUNK, PART)
-        .agg(F.min_by(out, _POS).alias(_SUMMARY))
-    )
-    # Every block (with progress rows or not) carries the first progress row of the
-    # partition's later blocks.
-    blocks = merged.select(CHUNK, PART).distinct()
-    carry = (
-        blocks.alias("a")
-        .join(
-            summary.alias("b"),
-            (F.col(f"a.{PART}") == F.col(f"b.{PART}"))
-            & (F.col(f"b.{CHUNK}") > F.col(f"a.{CHUNK}")),
-        )
-        .groupBy(F.col(f"a.{CHUNK}").alias(CHUNK), F.col(f"a.{PART}").alias(PART))
-        .agg(F.min_by(f"b.{_SUMMARY}", f"b.{CHUNK}").alias(_CARRY))
-    )
-    found = merged.withColumn(out, F.first(out, ignorenulls=True).over(ahead))
-    return (
-        found.filter(F.col(kind) == 0)
-        .join(F.broadcast(carry), [CHUNK, PART], "left")
-        .withColumn(out, F.coalesce(F.col(out), F.col(_CARRY)))
-        .drop(_CARRY, kind, _POS, CHUNK)
-    )
+    ``time`` must not decrease in ``position`` order within a partition."""
+    return asof(due, due_time, progress, time, position, out, forward=True)
 
 
 def dense_index(frame: DataFrame, order: list[str], out: str) -> DataFrame:

@@ -1,0 +1,304 @@
+"""Flink-profile tumbling and sliding event-time windows on Spark.
+
+The strategy of the Polars backend (:mod:`kstreamlike.backends.polars.flink`), with the
+scans made distributed: the watermark before each record is a running maximum over the
+partition's earlier records (a parallel prefix), the advance that first reaches a window's
+``maxTimestamp`` is found by :func:`._scan.first_position_reaching`, and late panes are
+running aggregates per window.
+
+Emission positions within a partition are ``4 * SEQ + 1`` for the processing of a record
+(its late panes, in assigner order) and ``4 * SEQ + 2`` for the watermark advance right after
+it (timers by timestamp, key and window); the end-of-input advance shares the slot after the
+partition's last record, where it fires the remaining timers in timestamp order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike.backends.spark._aggregates import final_columns, running_columns
+from kstreamlike.backends.spark._output import finish_late, finish_main
+from kstreamlike.backends.spark._prepare import PART, SEQ, TS
+from kstreamlike.backends.spark._scan import asof, first_position_reaching, numbered, running_max
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    ExplicitWatermarks,
+    FlinkWindowedAggregate,
+    GeneratedWatermarks,
+    PlanNode,
+)
+from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["run_flink"]
+
+WM = "__ks_wm"  # the watermark when the record is processed (before it)
+SEEN = "__ks_seen"  # the largest timestamp before the record
+ADVANCE = "__ks_advance"
+SLOT = "__ks_slot"
+POS = "__ks_pos"
+TIE = "__ks_tie"
+LAST = "__ks_last"
+WSTART, WMAX, WINDEX, CLEANUP = "window_start", "__ks_wmax", "__ks_windex", "__ks_cleanup"
+TIMING, PANE = "pane_timing", "pane_index"
+FIRST = "__ks_first"  # a partition's first arrival
+ORDER = "__ks_order"  # the arrival-order value recorded watermarks refer to
+PLACED = "__ks_placed"  # the last record at or before a recorded watermark
+NUMBER = "__ks_number"
+RAISED, BEFORE = "__ks_raised", "__ks_before"
+
+
+def _java_remainder(dividend: int, divisor: int) -> int:
+    remainder = abs(dividend) % abs(divisor)
+    return -remainder if dividend < 0 else remainder
+
+
+def _size(node: FlinkWindowedAggregate) -> int:
+    window = node.window
+    assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
+    return window.size
+
+
+def _last_start(node: FlinkWindowedAggregate) -> Column:
+    """The start of the record's latest window (``TimeWindow#getWindowStartWithOffset``)."""
+    from pyspark.sql import functions as F
+
+    window = node.window
+    if isinstance(window, FlinkTumblingWindow):
+        offset, step = _java_remainder(window.offset, window.size), window.size
+    else:
+        assert isinstance(window, FlinkSlidingWindow)
+        offset, step = window.offset, window.slide
+    return F.col(TS) - F.pmod(F.col(TS) - offset, F.lit(step))
+
+
+def _cleanup_time(node: FlinkWindowedAggregate, max_timestamp: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    lateness = node.allowed_lateness
+    return F.least(max_timestamp, F.lit(LONG_MAX - lateness)) + lateness
+
+
+def _is_late(node: FlinkWindowedAggregate) -> Column:
+    """``isWindowLate`` for every window of the record (its latest one) and
+    ``isElementLate``."""
+    from pyspark.sql import functions as F
+
+    lateness = node.allowed_lateness
+    latest_max = _last_start(node) + (_size(node) - 1)
+    ts, wm = F.col(TS), F.col(WM)
+    element_late = (ts <= LONG_MAX - lateness) & (
+        F.least(ts, F.lit(LONG_MAX - lateness)) + lateness <= wm
+    )
+    return (_cleanup_time(node, latest_max) <= wm) & element_late
+
+
+def _watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """The watermark before each record (``BoundedOutOfOrdernessWatermarks``: the largest
+    timestamp so far minus the delay minus 1, emitted after every record), and the advances
+    (``PART``, ``SLOT``, ``ADVANCE``)."""
+    from pyspark.sql import functions as F
+
+    assert isinstance(node.watermarks, GeneratedWatermarks)
+    delay = node.watermarks.out_of_orderness
+    floor = LONG_MIN + delay + 1
+
+    def watermark(seen: Column) -> Column:
+        return F.coalesce(F.greatest(seen, F.lit(floor)) - delay - 1, F.lit(LONG_MIN))
+
+    records = running_max(valid, TS, SEEN, inclusive=False).withColumn(WM, watermark(F.col(SEEN)))
+    after = watermark(F.greatest(F.col(SEEN), F.col(TS)))
+    advances = records.filter(after > F.col(WM)).select(
+        PART, (F.col(SEQ) * 4 + 2).alias(SLOT), after.alias(ADVANCE)
+    )
+    return records.drop(SEEN), advances
+
+
+def _explicit_watermarks(
+    node: FlinkWindowedAggregate, plan: ExplicitWatermarks, valid: DataFrame
+) -> tuple[DataFrame, DataFrame]:
+    """The watermark before each record, and the advances, for recorded watermarks.
+
+    A row applies right after the last record whose order value is ``<= after`` (before
+    the partition's first record if there is none), in its ``partition`` or, without that
+    column, in every partition. Rows sharing a slot sweep timers once (their maximum), and
+    rows that do not raise the watermark are ignored.
+    """
+    from pyspark.sql import functions as F
+
+    from kstreamlike.backends.spark._frames import from_polars, spark_type
+    from kstreamlike.backends.spark._prepare import ROW
+
+    source = node.source
+    column = source.order_by if source.order_by is not None else ROW
+    dtype = source.schema[column] if source.order_by is not None else pl.Int64()
+    after = plan.frame.schema["after"]
+    if dtype.is_integer() and after.is_integer():
+        dtype = pl.Int64()
+    elif dtype.is_numeric() and after.is_numeric():
+        dtype = pl.Float64()
+    rows = plan.frame.filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
+    rows = rows.with_columns(pl.col("watermark").cast(pl.Int64))
+    partitions = valid.groupBy(PART).agg(F.min(SEQ).alias(FIRST))
+    spark_rows = from_polars(valid.sparkSession, rows).withColumn(
+        ORDER, F.col("after").cast(spark_type(dtype))
+    )
+    if source.partition is not None and "partition" in rows.columns:
+        part_type = spark_type(source.schema[source.partition])
+        spark_rows = spark_rows.withColumn(PART, F.col("partition").cast(part_type)).join(
+            F.broadcast(partitions), PART
+        )
+    else:
+        spark_rows = spark_rows.crossJoin(F.broadcast(partitions))
+    records = valid.withColumn(ORDER, F.col(column).cast(spark_type(dtype)))
+    placed = asof(
+        spark_rows.select(PART, ORDER, FIRST, "watermark"),
+        ORDER,
+        records.select(PART, ORDER, SEQ),
+        ORDER,
+        SEQ,
+        PLACED,
+        forward=False,
+    ).withColumn(
+        SLOT,
+        F.when(F.col(PLACED).isNull(), F.col(FIRST) * 4).otherwise(F.col(PLACED) * 4 + 2),
+    )
+    slots = numbered(
+        placed.groupBy(PART, SLOT).agg(F.max("watermark").alias(ADVANCE)), [PART, SLOT], NUMBER
+    )
+    raised = running_max(slots, ADVANCE, RAISED, NUMBER)
+    before = running_max(raised, ADVANCE, BEFORE, NUMBER, inclusive=False)
+    advances = before.filter(F.col(BEFORE).isNull() | (F.col(RAISED) > F.col(BEFORE))).select(
+        PART, SLOT, F.col(RAISED).alias(ADVANCE)
+    )
+    with_wm = asof(
+        records.withColumn(SLOT, F.col(SEQ) * 4),
+        SLOT,
+        advances,
+        SLOT,
+        ADVANCE,
+        WM,
+        forward=False,
+    ).withColumn(WM, F.coalesce(F.col(WM), F.lit(LONG_MIN)))
+    return with_wm.drop(SLOT, ORDER), advances
+
+
+def _pairs(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
+    """One row per (record, window), with the window's start, ``maxTimestamp``, cleanup time
+    and index in the assigner's list (``SlidingEventTimeWindows`` lists the latest first)."""
+    from pyspark.sql import functions as F
+
+    window = node.window
+    last_start = _last_start(node)
+    if isinstance(window, FlinkSlidingWindow):
+        count = F.floor(
+            (F.lit(window.size) - (F.col(TS) - last_start) + window.slide - 1) / window.slide
+        ).cast("long")
+        pairs = (
+            records.withColumn(WSTART, last_start)
+            .withColumn(WINDEX, F.explode(F.sequence(F.lit(0).cast("long"), count - 1)))
+            .withColumn(WSTART, F.col(WSTART) - F.col(WINDEX) * window.slide)
+        )
+    else:
+        pairs = records.withColumns({WSTART: last_start, WINDEX: F.lit(0).cast("long")})
+    max_timestamp = F.col(WSTART) + (_size(node) - 1)
+    return pairs.withColumns({WMAX: max_timestamp, CLEANUP: _cleanup_time(node, max_timestamp)})
+
+
+def _group(node: FlinkWindowedAggregate) -> list[str]:
+    partition = node.source.partition
+    return list(dict.fromkeys([PART, *([partition] if partition else []), *node.keys, WSTART]))
+
+
+def _on_time(
+    node: FlinkWindowedAggregate, pairs: DataFrame, advances: DataFrame, last: DataFrame
+) -> DataFrame:
+    """The ``ON_TIME`` pane of every window with contents when its end timer fired: the
+    records added while ``maxTimestamp > watermark``, fired at the first advance reaching
+    ``maxTimestamp`` (the end-of-input advance at the latest)."""
+    from pyspark.sql import functions as F
+
+    assert isinstance(node.aggregation, DeclarativeAggregation)
+    values = (
+        pairs.filter(F.col(WM) < F.col(WMAX))
+        .groupBy(*_group(node))
+        .agg(*final_columns(node.aggregation.exprs, node.source.schema))
+        .withColumn(WMAX, F.col(WSTART) + (_size(node) - 1))
+    )
+    fired = first_position_reaching(values, WMAX, advances, ADVANCE, POS, SLOT)
+    return fired.join(F.broadcast(last), PART).withColumns(
+        {
+            POS: F.coalesce(F.col(POS), F.col(LAST) * 4 + 2),
+            TIE: F.col(WMAX),
+            TIMING: F.lit("ON_TIME"),
+            PANE: F.lit(0).cast("long"),
+        }
+    )
+
+
+def _late(node: FlinkWindowedAggregate, pairs: DataFrame) -> DataFrame:
+    """One ``LATE`` pane per record added to a window whose end the watermark has passed,
+    over everything added to the window so far (the trigger never purges)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    assert isinstance(node.aggregation, DeclarativeAggregation)
+    group = _group(node)
+    ordered = (
+        Window.partitionBy(*group)
+        .orderBy(SEQ)
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    whole = Window.partitionBy(*group)
+    fires = F.col(WMAX) <= F.col(WM)
+    had_on_time = F.max((F.col(WM) < F.col(WMAX)).cast("long")).over(whole)
+    late_before = F.sum(fires.cast("long")).over(ordered) - 1
+    accepted = pairs.filter(F.col(CLEANUP) > F.col(WM))
+    return (
+        accepted.withColumns(
+            {
+                **running_columns(node.aggregation.exprs, ordered, node.source.schema),
+                PANE: had_on_time + late_before,
+            }
+        )
+        .filter(fires)
+        .withColumns({POS: F.col(SEQ) * 4 + 1, TIE: F.col(WINDEX), TIMING: F.lit("LATE")})
+    )
+
+
+def run_flink(
+    node: PlanNode, agg: FlinkWindowedAggregate, valid: DataFrame
+) -> tuple[DataFrame, DataFrame]:
+    """(main output, late records) of a Flink tumbling or sliding window aggregation with
+    generated watermarks."""
+    from pyspark.sql import functions as F
+
+    assert isinstance(agg.aggregation, DeclarativeAggregation)
+    if isinstance(agg.watermarks, ExplicitWatermarks):
+        records, advances = _explicit_watermarks(agg, agg.watermarks, valid)
+    else:
+        records, advances = _watermarks(agg, valid)
+    last = valid.groupBy(PART).agg(F.max(SEQ).alias(LAST))
+    pairs = _pairs(agg, records)
+    group = _group(agg)
+    names = [e.name for e in agg.aggregation.exprs]
+    columns = [*group, *names, POS, TIE, TIMING, PANE]
+    emitted = _on_time(agg, pairs, advances, last).select(columns)
+    if agg.allowed_lateness > 0:
+        emitted = emitted.unionByName(_late(agg, pairs).select(columns))
+    size = _size(agg)
+    emitted = emitted.withColumns(
+        {
+            "window_end": F.col(WSTART) + size,
+            "timestamp": F.col(WSTART) + (size - 1),
+        }
+    )
+    order = [POS, TIE, *agg.keys, WSTART]
+    return finish_main(node, emitted, order), finish_late(
+        node, records.filter(_is_late(agg)), F.col(WM)
+    )
