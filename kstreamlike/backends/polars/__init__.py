@@ -20,7 +20,6 @@ from kstreamlike.plan.nodes import (
     windowed_aggregate,
 )
 from kstreamlike.plan.windows import (
-    FlinkSessionWindow,
     KafkaSessionWindow,
     KafkaTimeWindow,
 )
@@ -37,8 +36,6 @@ def unsupported(node: PlanNode) -> str | None:
             return "Kafka session windows with Python aggregations are not vectorized yet"
         if not isinstance(agg.window, (KafkaTimeWindow, KafkaSessionWindow)):
             return f"Kafka {type(agg.window).__name__} windows are not vectorized yet"
-    if isinstance(agg, FlinkWindowedAggregate) and isinstance(agg.window, FlinkSessionWindow):
-        return "Flink session windows are not vectorized yet"
     return None
 
 
