@@ -19,7 +19,6 @@ from kstreamlike.plan.nodes import (
     windowed_aggregate,
 )
 from kstreamlike.plan.windows import (
-    FlinkSessionWindow,
     KafkaSessionWindow,
     KafkaTimeWindow,
 )
@@ -33,8 +32,6 @@ def unsupported(node: PlanNode) -> str | None:
     if isinstance(agg, KafkaWindowedAggregate):
         if not isinstance(agg.window, (KafkaTimeWindow, KafkaSessionWindow)):
             return f"Kafka {type(agg.window).__name__} windows are not vectorized yet"
-    if isinstance(agg, FlinkWindowedAggregate) and isinstance(agg.window, FlinkSessionWindow):
-        return "Flink session windows are not vectorized yet"
     return None
 
 

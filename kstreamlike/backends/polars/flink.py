@@ -44,7 +44,7 @@ from kstreamlike.plan.nodes import (
     GeneratedWatermarks,
 )
 from kstreamlike.plan.schema import aggregate_columns
-from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, FlinkTumblingWindow
 
 __all__ = ["run_flink"]
 
@@ -75,10 +75,12 @@ TIMING = "pane_timing"
 def run_flink(
     node: FlinkWindowedAggregate, valid: pl.LazyFrame
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """The main output and the late side output of a tumbling or sliding window aggregation.
+    """The main output and the late side output of a Flink window aggregation.
+
+    Session windows are handed to :mod:`.flink_session` once the watermarks are known.
 
     Args:
-        node: the plan node (a tumbling or sliding window, declarative aggregations).
+        node: the plan node.
         valid: the valid records in arrival order, with the input columns and the
             ``ROW``, ``SEQ``, ``PART`` and ``TS`` columns.
 
@@ -86,15 +88,18 @@ def run_flink(
         The main output in emission order, and the late records in arrival order, both in
         their final schemas.
     """
-    # unsupported() keeps session windows away from this module
-    assert isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow))
-
     records = valid.with_columns(pl.col(SEQ).cast(pl.Int64))
     bounds = _partition_bounds(records)
     if isinstance(node.watermarks, GeneratedWatermarks):
         records, advances = _generated_watermarks(node, records)
     else:
         records, advances = _explicit_watermarks(node, node.watermarks, records, bounds)
+    if isinstance(node.window, FlinkSessionWindow):
+        from kstreamlike.backends.polars.flink_session import run_flink_session
+
+        panes, late = run_flink_session(node, records, advances, bounds)
+        return finish_main(node, panes), finish_late(node, late, pl.col(WM))
+    assert isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow))
 
     late = records.filter(_is_late(node))
     pairs = _assign_windows(node, records)

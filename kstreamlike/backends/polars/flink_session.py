@@ -1,0 +1,642 @@
+"""Flink-profile event-time session windows, vectorized with Polars.
+
+The reference interpreter replays Flink's ``WindowOperator`` over a ``MergingWindowSet`` with
+the default ``EventTimeTrigger``, record by record. Here the whole history of every key's
+session windows is derived with columnar operations instead.
+
+**Windows of a group.** A record's window ``[t, t + gap)`` merges with the live windows it
+intersects (touching counts, so with a fixed gap two records meet when ``|t1 - t2| <= gap``,
+as Kafka's sessions do). If nothing is ever forgotten, the live windows after each arrival
+are the connected components of the windows arrived so far. Sort a group's records by
+(time, arrival) into *positions*; the boundary between two positions closes at the first
+arrival after which two arrived records on either side intersect, and a record's window at
+its arrival is the run of positions around it whose boundaries are closed by then (binary
+lifting). Fixed gaps reuse the Kafka layout (:mod:`.kafka_session`); per-record gaps use
+:mod:`._session_intervals`. The live windows a record merged ("found") are the pieces of its
+window separated by the boundaries the record itself closed.
+
+**Lineages.** Unlike Kafka, Flink forgets a window when its cleanup timer fires
+(``maxTimestamp + allowedLateness <= watermark``); a later record near it starts afresh, and
+a record whose own window is late and meets no live window is dropped (the late side output
+when ``isElementLate``). Call a *lineage* a window that is finally cleaned up together with
+every window merged into it. Within a lineage nothing is forgotten before the lineage itself,
+so the lineage's windows are the components of its records as above, and two lineages never
+meet. Records are grouped by (partition, key, *death*), the arrival position at which their
+window is cleaned up: lineages that die together never met either (had they met, they would
+have merged). Deaths and drops are found by a fixpoint:
+
+1. Start with no deaths and no drops: one group per (partition, key).
+2. In every group, find each record's window and the windows it merged. A record whose own
+   merged window is already late is dropped (``isWindowLate``); a merged window that is
+   late when the record arrives was really cleaned up before: its records (those that arrived
+   before its cleanup time) die at the first arrival whose watermark reaches that time.
+3. Regroup by death and repeat until nothing changes.
+
+Each round only adds drops and deaths, and each one is real: by induction over the arrivals,
+a group holds at least the records that are really live, so its windows are at least as wide
+as the real ones and are cleaned up no earlier; a window found late therefore holds only
+records whose real windows were gone by then, and a late merged window means the real,
+narrower one is late too. At the fixpoint no record merges a late window, so, replaying the
+arrivals one by one, the groups' windows are exactly the operator's live windows. Rounds are
+few in practice (a round is needed only when a cleanup separates records that an earlier
+round still saw together); each is a fixed number of columnar passes.
+
+**Firings** follow ``EventTimeTrigger``. A window is identified by its bounds within its
+group. It registers its end timer when it is created with ``maxTimestamp > watermark``; the
+timer fires (``ON_TIME``) at the first watermark advance reaching ``maxTimestamp``, unless a
+record extends the window first (the merge deletes the timer), with the contents as of the
+window's last record before the advance. A record whose merged window has
+``maxTimestamp <= watermark`` fires it at once (``LATE``) with everything merged so far; the
+trigger never purges and the cleanup timer never emits. The emission order is the one of
+:mod:`.flink`: position ``2 * i + 1`` for the processing of record ``i``, ``2 * i`` for the
+watermark advance before it, timers in (timestamp, key, window) order.
+
+**Aggregates.** A window's contents after record ``r`` are the records of its component at
+``r``. With a fixed gap a record merges at most two windows, and declarative aggregations
+reuse the Kafka session folds (:mod:`._session_aggregates`, computed only for the records
+whose value is emitted); with per-record gaps the emitted windows' records are listed and
+aggregated. Python aggregations (``reduce``, ``AggregateFunction``) run the user's functions
+in a loop in arrival order, as the reference calls them: the accumulator of the leftmost
+merged window absorbs the others' with ``merge``, then ``add`` folds the record in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX
+from kstreamlike.agg import AggExpr
+from kstreamlike.backends.polars._aggregates import final_exprs
+from kstreamlike.backends.polars._columns import GAP, PART, SEQ, TS
+from kstreamlike.backends.polars._python import RUNNING_VALUE, _values
+from kstreamlike.backends.polars._ranges import INF, MinTable
+from kstreamlike.backends.polars._session_aggregates import (
+    FROM,
+    POS,
+    TO,
+    arrival_index,
+    session_aggregates,
+)
+from kstreamlike.backends.polars._session_intervals import (
+    REACH,
+    E,
+    dominance_max,
+    interval_layout,
+)
+from kstreamlike.backends.polars.flink import ADVANCE, LAST, SLOT, WM
+from kstreamlike.backends.polars.kafka_session import (
+    CLOSED,
+    GROUP,
+    _group_ids,
+    _Layout,
+    _layout,
+    _merged_end,
+    _merged_start,
+    _sessions,
+    _with_links,
+    _with_writers,
+)
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    FlinkAggregateFunction,
+    FlinkWindowedAggregate,
+    ReduceAggregation,
+)
+from kstreamlike.plan.schema import aggregate_columns
+from kstreamlike.plan.windows import FlinkSessionWindow
+
+__all__ = ["run_flink_session"]
+
+START = "window_start"
+END = "window_end"
+# Internal columns of this module.
+KEYG = "__ks_keyg"  # id of (partition, key): one merging window set
+DEATH = "__ks_death"  # arrival position at which the record's window is cleaned up
+CLEANUP = "__ks_cleanup_at"  # cleanupTime of a window
+FOUND_AT = "__ks_found_at"  # the record that found a window
+LO = "__ks_lo"  # first position of a found window
+HI = "__ks_hi"  # last position of a found window
+WSTART = "__ks_wstart"  # window start
+WEND = "__ks_wend"  # window end (exclusive)
+WMAX = "__ks_wmax"  # window maxTimestamp
+FIRST_SEQ = "__ks_first_seq"  # the record that created a window
+FIRST_WM = "__ks_first_wm"  # the watermark then
+SUPERSEDED = "__ks_superseded"  # the record that merged a window into a larger one
+FIRE = "__ks_fire"  # emission position of a window's end timer
+POSITION = "__ks_emit_pos"  # emission position of a pane
+TIE = "__ks_tie"  # order within a position: the timer's timestamp
+PANE = "pane_index"
+TIMING = "pane_timing"
+UPDATE = "__ks_update"
+WRITER = "__ks_writer"  # the record whose window a found window was
+
+_NEVER = LONG_MAX  # death of a record whose window outlives the input
+
+
+def _cleanup(node: FlinkWindowedAggregate, max_timestamp: pl.Expr) -> pl.Expr:
+    """``WindowOperator#cleanupTime``: ``maxTimestamp + lateness``, saturating."""
+    lateness = node.allowed_lateness
+    return max_timestamp.clip(upper_bound=LONG_MAX - lateness) + lateness
+
+
+@dataclass(frozen=True)
+class _World:
+    """Records grouped by (partition, key, death), each with its window at its arrival.
+
+    Attributes:
+        frame: the records in position order (row ``i`` at ``POS`` ``i``: by group, time,
+            arrival), with ``FROM``/``TO`` (the record's window holds the records at
+            positions ``FROM + 1 .. TO`` that arrived by then), ``WSTART`` and ``WEND``.
+        arrival: range minima of the arrival positions (``SEQ``) over the positions.
+        closed: per boundary between positions ``q`` and ``q + 1``, the arrival that closes
+            it (:data:`~._ranges.INF` if none).
+        kafka: the Kafka layout (static gaps only), for the declarative aggregates.
+    """
+
+    frame: pl.DataFrame
+    arrival: MinTable
+    closed: pl.Series
+    kafka: _Layout | None
+
+
+def _world(node: FlinkWindowedAggregate, records: pl.DataFrame) -> _World:
+    grouped = records.with_columns(_group_ids(records, [KEYG, DEATH]).alias(GROUP))
+    window = node.window
+    assert isinstance(window, FlinkSessionWindow)
+    if window.gap is not None and window.gap_column is None:
+        layout = _layout(grouped, window.gap)
+        frame = layout.frame
+        frame = frame.with_columns(
+            (_merged_start(layout, frame) - 1).alias(FROM), _merged_end(layout, frame).alias(TO)
+        )
+        ts = pl.col(TS)
+        frame = frame.with_columns(
+            ts.gather(pl.col(FROM) + 1).alias(WSTART),
+            (ts.gather(pl.col(TO)) + window.gap).alias(WEND),
+        )
+        return _World(frame, layout.arrival, frame[CLOSED], layout)
+    frame, arrival, closed = interval_layout(
+        grouped.with_columns((pl.col(TS) + pl.col(GAP)).alias(E))
+    )
+    frame = frame.with_columns(
+        pl.col(TS).gather(pl.col(FROM) + 1).alias(WSTART), pl.col(REACH).alias(WEND)
+    )
+    return _World(frame, arrival, closed, None)
+
+
+def _found(node: FlinkWindowedAggregate, world: _World) -> pl.DataFrame:
+    """The live windows each record merged (``MergingWindowSet#addWindow``), one row each:
+    ``FOUND_AT`` (the record), ``GROUP``, ``PART``, the window's bounds (``WSTART``,
+    ``WEND``) and positions (``LO``..``HI``), in ascending start order per record.
+
+    The record's window spans positions ``FROM + 1 .. TO``; the boundaries in it that the
+    record itself closed separate the windows it merged. A piece holding no record that
+    arrived before it (only the record itself, or records still to come) is no window.
+    """
+    frame = world.frame
+    seq = frame[SEQ].cast(pl.Int64)
+    by_seq = pl.DataFrame({SEQ: seq, "__ks_row": frame[POS]})
+    cuts = pl.concat(
+        [
+            frame.select(pl.col(SEQ).cast(pl.Int64), pl.col(FROM).alias("__ks_cut")),
+            frame.select(pl.col(SEQ).cast(pl.Int64), pl.col(TO).alias("__ks_cut")),
+            pl.DataFrame({"__ks_cut": pl.int_range(frame.height, dtype=pl.Int64, eager=True)})
+            .with_columns(world.closed.alias(SEQ))
+            .filter(pl.col(SEQ) < INF)
+            .select(SEQ, "__ks_cut"),
+        ]
+    ).sort(SEQ, "__ks_cut")
+    runs = (
+        cuts.with_columns((pl.col("__ks_cut").shift(1).over(SEQ) + 1).alias(LO))
+        .filter(pl.col(LO).is_not_null())
+        .select(SEQ, LO, pl.col("__ks_cut").alias(HI))
+        .join(by_seq, on=SEQ)
+    )
+    runs_seq = runs[SEQ]
+    first = world.arrival.first_below(runs[LO], runs[HI], runs_seq)
+    runs = runs.with_columns(first.alias("__ks_firstpos")).filter(
+        pl.col("__ks_firstpos").is_not_null()
+    )
+    row = runs["__ks_row"]
+    ts = frame[TS]
+    window = node.window
+    assert isinstance(window, FlinkSessionWindow)
+    if window.gap is not None and window.gap_column is None:
+        last = world.arrival.last_below(runs[LO], runs[HI], runs[SEQ])
+        end = ts.gather(last) + window.gap
+    else:
+        points = frame.select(
+            pl.col(GROUP).alias("g"),
+            seq.alias("a"),
+            pl.col(POS).alias("p"),
+            (pl.col(TS) + pl.col(GAP)).alias("v"),
+        )
+        end = dominance_max(
+            points,
+            pl.DataFrame({"g": frame[GROUP].gather(row), "a": runs[SEQ], "p": runs[HI]}),
+        )
+    return runs.select(
+        pl.col(SEQ).alias(FOUND_AT),
+        frame[GROUP].gather(row).alias(GROUP),
+        frame[PART].gather(row).alias(PART),
+        frame[WM].gather(row).alias(WM),
+        ts.gather(runs["__ks_firstpos"]).alias(WSTART),
+        end.alias(WEND),
+        LO,
+        HI,
+    ).sort(FOUND_AT, LO)
+
+
+def _first_reaching(cleanup: pl.DataFrame, progress: pl.DataFrame) -> pl.Series:
+    """For each row of ``cleanup`` (``PART``, ``CLEANUP``): the first arrival position of
+    its partition whose watermark is ``>= CLEANUP`` (null when none)."""
+    steps = progress.sort(WM)
+    found = (
+        cleanup.with_row_index("__ks_i")
+        .sort(CLEANUP)
+        .join_asof(
+            steps,
+            left_on=CLEANUP,
+            right_on=WM,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .sort("__ks_i")
+    )
+    return found[SEQ]
+
+
+def _late_window(node: FlinkWindowedAggregate) -> pl.Expr:
+    """``WindowOperator#isWindowLate`` of the window (``WEND``) against ``WM``."""
+    return _cleanup(node, pl.col(WEND) - 1) <= pl.col(WM)
+
+
+def _round(
+    node: FlinkWindowedAggregate, records: pl.DataFrame, progress: pl.DataFrame
+) -> tuple[pl.Series, pl.DataFrame, _World, pl.DataFrame]:
+    """One round of the fixpoint: the records to drop, (``SEQ``, ``DEATH``) bounds, and the
+    round's world and found windows."""
+    world = _world(node, records)
+    frame = world.frame
+    drops = frame.filter(_late_window(node))[SEQ]
+    found = _found(node, world)
+    dead = found.filter(_late_window(node))
+    if dead.is_empty():
+        return drops, pl.DataFrame(schema={SEQ: pl.Int64, DEATH: pl.Int64}), world, found
+    cleanup = dead.select(PART, _cleanup(node, pl.col(WEND) - 1).alias(CLEANUP))
+    dead = dead.with_columns(_first_reaching(cleanup, progress).cast(pl.Int64).alias(DEATH))
+    # the dead window's records, those that arrived before its cleanup time (the others
+    # joined it later, so their own arrival judges them)
+    spans = dead.select(DEATH, pl.int_ranges(LO, pl.col(HI) + 1).alias(POS)).explode(POS)
+    seqs = frame[SEQ].cast(pl.Int64)
+    members = (
+        spans.with_columns(seqs.gather(spans[POS]).alias(SEQ))
+        .filter(pl.col(SEQ) < pl.col(DEATH))
+        .group_by(SEQ)
+        .agg(pl.col(DEATH).min())
+    )
+    return drops, members, world, found
+
+
+def _fixpoint(
+    node: FlinkWindowedAggregate, frame: pl.DataFrame
+) -> tuple[pl.Series, _World, pl.DataFrame]:
+    """Which records are accepted, the final world and its found windows (module
+    docstring)."""
+    progress = frame.select(PART, WM, pl.col(SEQ).cast(pl.Int64))
+    extra = [GAP] if GAP in frame.columns else []
+    base = frame.select(pl.col(SEQ).cast(pl.Int64), TS, PART, WM, KEYG, *extra)
+    death = pl.repeat(_NEVER, frame.height, dtype=pl.Int64, eager=True)
+    accepted = pl.repeat(True, frame.height, eager=True)
+    while True:
+        records = base.with_columns(death.alias(DEATH)).filter(accepted)
+        drops, deaths, world, found = _round(node, records, progress)
+        lowered = deaths.filter(pl.col(DEATH) < death.gather(deaths[SEQ]))
+        if drops.is_empty() and lowered.is_empty():
+            return accepted, world, found
+        accepted = accepted.scatter(drops.cast(pl.Int64), False)
+        if not lowered.is_empty():
+            death = death.scatter(lowered[SEQ], lowered[DEATH])
+
+
+# ---------------------------------------------------------------------------------------------
+# Firings
+# ---------------------------------------------------------------------------------------------
+
+
+def _versions(world: _World) -> pl.DataFrame:
+    """Every accepted record with the window it was added to (its merged window)."""
+    return world.frame.select(
+        pl.col(SEQ).cast(pl.Int64), GROUP, PART, WM, WSTART, WEND, (pl.col(WEND) - 1).alias(WMAX)
+    )
+
+
+def _superseded(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
+    """Per window, the first record that merges it into a larger window (the merge deletes
+    its timers): a record that found it and whose own window differs."""
+    merged = versions.select(
+        pl.col(SEQ).alias(FOUND_AT), pl.col(WSTART).alias("__ks_ms"), pl.col(WEND).alias("__ks_me")
+    )
+    return (
+        found.join(merged, on=FOUND_AT)
+        .filter((pl.col(WSTART) != pl.col("__ks_ms")) | (pl.col(WEND) != pl.col("__ks_me")))
+        .group_by(GROUP, WSTART, WEND)
+        .agg(pl.col(FOUND_AT).min().alias(SUPERSEDED))
+    )
+
+
+def _firings(
+    world: _World, found: pl.DataFrame, advances: pl.DataFrame, bounds: pl.DataFrame
+) -> pl.DataFrame:
+    """Every pane: ``UPDATE`` (the record after which the contents are read), window,
+    ``POSITION``, ``TIE``, timing and index (module docstring)."""
+    window = [GROUP, WSTART, WEND]
+    versions = _versions(world)
+    windows = (
+        versions.sort(SEQ)
+        .group_by(window)
+        .agg(
+            pl.col(SEQ).first().alias(FIRST_SEQ),
+            pl.col(WM).first().alias(FIRST_WM),
+            pl.col(PART).first(),
+            pl.col(WMAX).first(),
+        )
+        .join(_superseded(found, versions), on=window, how="left")
+        # EventTimeTrigger#onElement/onMerge: the end timer is set when the window is
+        # created before the watermark passes its end
+        .filter(pl.col(FIRST_WM) < pl.col(WMAX))
+        .sort(WMAX)
+        .join_asof(
+            advances.sort(ADVANCE),
+            left_on=WMAX,
+            right_on=ADVANCE,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .join(bounds, on=PART)
+        .with_columns(pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2).alias(FIRE))
+        # fires unless a record extends the window before the advance reaching its end
+        .filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
+    )
+    on_time = (
+        versions.join(windows.select(*window, FIRE), on=window)
+        .filter(2 * pl.col(SEQ) + 1 < pl.col(FIRE))
+        .group_by(window)
+        .agg(
+            pl.col(SEQ).max().alias(UPDATE),
+            pl.col(FIRE).first().alias(POSITION),
+            pl.col(WMAX).first().alias(TIE),
+            pl.col(PART).first(),
+        )
+        .select(
+            PART,
+            *window,
+            UPDATE,
+            POSITION,
+            TIE,
+            pl.lit("ON_TIME").alias(TIMING),
+            pl.lit(0, dtype=pl.Int64).alias(PANE),
+        )
+    )
+    fired = on_time.select(*window).with_columns(pl.lit(1, dtype=pl.Int64).alias("__ks_had"))
+    late = (
+        versions.filter(pl.col(WMAX) <= pl.col(WM))
+        .sort(SEQ)
+        .join(fired, on=window, how="left", maintain_order="left")
+        .select(
+            PART,
+            *window,
+            pl.col(SEQ).alias(UPDATE),
+            (2 * pl.col(SEQ) + 1).alias(POSITION),
+            pl.lit(0, dtype=pl.Int64).alias(TIE),
+            pl.lit("LATE").alias(TIMING),
+            (
+                pl.col("__ks_had").fill_null(0)
+                + pl.int_range(pl.len(), dtype=pl.Int64).over(window)
+            ).alias(PANE),
+        )
+    )
+    return pl.concat([on_time, late], how="vertical_relaxed")
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Fold:
+    """A Flink Python aggregation as (create, add, merge, result)."""
+
+    create: Callable[[], Any]
+    add: Callable[[Any, Any], Any]  # (value, accumulator) -> accumulator
+    merge: Callable[[Any, Any], Any]
+    result: Callable[[Any], Any]
+
+
+def _fold_for(node: FlinkWindowedAggregate) -> _Fold:
+    aggregation = node.aggregation
+    if isinstance(aggregation, ReduceAggregation):
+        reducer = aggregation.reducer
+        return _Fold(
+            lambda: None,
+            lambda value, acc: value if acc is None else reducer(acc, value),
+            lambda a, b: b if a is None else (a if b is None else reducer(a, b)),
+            lambda acc: acc,
+        )
+    assert isinstance(aggregation, FlinkAggregateFunction)
+    fn = aggregation.function
+    return _Fold(fn.create_accumulator, fn.add, fn.merge, fn.get_result)
+
+
+def _writers(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
+    """``found`` with ``WRITER``: the last record before the finder whose window was the
+    found window (the one whose accumulator it holds)."""
+    stores = versions.select(GROUP, WSTART, WEND, pl.col(SEQ).alias(WRITER)).sort(WRITER)
+    return (
+        found.sort(FOUND_AT)
+        .join_asof(
+            stores,
+            left_on=FOUND_AT,
+            right_on=WRITER,
+            by=[GROUP, WSTART, WEND],
+            strategy="backward",
+            allow_exact_matches=False,
+            check_sortedness=False,
+        )
+        .sort(FOUND_AT, LO)
+    )
+
+
+def _python_values(
+    node: FlinkWindowedAggregate,
+    world: _World,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    needed: pl.Series,
+) -> pl.DataFrame:
+    """The slow path: the user's functions in arrival order, as the reference calls them.
+
+    A record's merged window keeps the accumulator of the leftmost window it merged (the
+    state window ``MergingWindowSet`` keeps); the others' accumulators are merged together
+    in start order and then into it (``mergeNamespaces``), then the record is added. A
+    record that merged no window starts a new accumulator.
+    """
+    fold = _fold_for(node)
+    versions = _versions(world)
+    merged = (
+        _writers(found, versions)
+        .group_by(FOUND_AT, maintain_order=True)
+        .agg(pl.col(WRITER))
+        .rename({FOUND_AT: SEQ})
+    )
+    links = versions.select(SEQ).sort(SEQ).join(merged, on=SEQ, how="left", maintain_order="left")
+    values = _values(node.source, frame)
+    wanted = set(needed.to_list())
+    accumulators: dict[int, Any] = {}
+    out_seq: list[int] = []
+    out_value: list[Any] = []
+    for seq, writers in links.iter_rows():
+        if not writers:
+            acc = fold.create()
+        else:
+            acc = accumulators.pop(writers[0])
+            if len(writers) > 1:
+                sources = accumulators.pop(writers[1])
+                for writer in writers[2:]:
+                    sources = fold.merge(sources, accumulators.pop(writer))
+                acc = fold.merge(acc, sources)
+        acc = fold.add(values[seq], acc)
+        accumulators[seq] = acc
+        if seq in wanted:
+            out_seq.append(seq)
+            out_value.append(fold.result(acc))
+    return pl.DataFrame(
+        {
+            UPDATE: pl.Series(out_seq, dtype=pl.Int64),
+            RUNNING_VALUE: pl.Series(out_value, dtype=pl.Object),
+        }
+    )
+
+
+def _listed_values(
+    exprs: Sequence[AggExpr], world: _World, frame: pl.DataFrame, needed: pl.Series
+) -> pl.DataFrame:
+    """Declarative aggregates of the ``needed`` records' windows, from their listed
+    contents: the records at positions ``FROM + 1 .. TO`` that arrived by then."""
+    rows = world.frame.filter(pl.col(SEQ).is_in(needed.implode())).select(
+        pl.col(SEQ).cast(pl.Int64).alias(UPDATE),
+        pl.int_ranges(pl.col(FROM) + 1, pl.col(TO) + 1).alias(POS),
+    )
+    listed = rows.explode(POS)
+    seqs = world.frame[SEQ].cast(pl.Int64)
+    listed = listed.with_columns(seqs.gather(listed[POS]).alias(SEQ)).filter(
+        pl.col(SEQ) <= pl.col(UPDATE)
+    )
+    columns = sorted({e.column for e in exprs if e.column is not None})
+    contents = listed.select(UPDATE, SEQ).with_columns(
+        frame[column].gather(listed[SEQ]) for column in columns
+    )
+    return contents.group_by(UPDATE).agg(final_exprs(exprs, frame.schema))
+
+
+def _values_of(
+    node: FlinkWindowedAggregate,
+    world: _World,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    needed: pl.Series,
+) -> pl.DataFrame:
+    """The aggregate columns after each ``needed`` record, keyed by ``UPDATE``."""
+    aggregation = node.aggregation
+    if not isinstance(aggregation, DeclarativeAggregation):
+        return _python_values(node, world, found, frame, needed)
+    if world.kafka is None:
+        return _listed_values(aggregation.exprs, world, frame, needed)
+    window = node.window
+    assert isinstance(window, FlinkSessionWindow) and window.gap is not None
+    sessions = _sessions(world.kafka, window.gap)
+    columns = {e.column for e in aggregation.exprs if e.column is not None}
+    sessions = sessions.with_columns(
+        frame[column].gather(sessions[SEQ]) for column in sorted(columns - {TS})
+    )
+    index = arrival_index(sessions, frame.height)
+    sessions = _with_links(_with_writers(sessions, index), index)
+    return session_aggregates(aggregation.exprs, sessions, index, world.arrival, frame, needed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------------
+
+
+def _element_late(node: FlinkWindowedAggregate) -> pl.Expr:
+    """``WindowOperator#isElementLate``: ``timestamp + lateness <= watermark``, exactly."""
+    lateness = node.allowed_lateness
+    ts = pl.col(TS)
+    return (ts <= LONG_MAX - lateness) & (
+        ts.clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
+    )
+
+
+def run_flink_session(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The panes and the late records of a session-window aggregation.
+
+    Args:
+        node: the plan node (an event-time session window).
+        records: the valid records in arrival order (``SEQ`` = row number), with the
+            watermark before each (``WM``).
+        advances: the watermark advances (``PART``, ``SLOT``, ``ADVANCE``).
+        bounds: per partition, its first and last arrival positions.
+
+    Returns:
+        The panes in emission order (``PART``, key columns, window bounds and
+        ``maxTimestamp``, aggregates, ``POSITION``, ``TIE``, timing and index), and the late
+        records in arrival order (with ``WM``).
+    """
+    frame = records.collect()
+    stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
+    frame = frame.with_columns(_group_ids(frame, stores).alias(KEYG))
+    accepted, world, found = _fixpoint(node, frame)
+    panes = _firings(world, found, advances.collect(), bounds.collect())
+    needed = panes[UPDATE].unique().sort()
+    values = _values_of(node, world, found, frame, needed)
+    if node.keys:
+        panes = pl.concat([panes, frame.select(node.keys)[panes[UPDATE]]], how="horizontal")
+    emitted = panes.join(values, on=UPDATE, how="left", maintain_order="left").sort(
+        [PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True
+    )
+    late = frame.filter(~accepted).filter(_element_late(node))
+    return _output_columns(node, emitted).lazy(), late.lazy()
+
+
+def _output_columns(node: FlinkWindowedAggregate, emitted: pl.DataFrame) -> pl.DataFrame:
+    """The output columns (window bounds and ``timestamp`` in ticks, aggregates in the
+    output dtypes); ``WindowOperator#emitWindowContents`` stamps ``window.maxTimestamp()``."""
+    partition = node.source.partition
+    extra = [] if partition is None or partition in node.keys else [pl.col(PART).alias(partition)]
+    dtypes = aggregate_columns(node.aggregation, node.source.schema)
+    return emitted.select(
+        *extra,
+        *node.keys,
+        pl.col(WSTART).alias(START),
+        pl.col(WEND).alias(END),
+        (pl.col(WEND) - 1).alias("timestamp"),
+        *(
+            pl.col(name).cast(dtype) if dtype is not None else pl.col(name)
+            for name, dtype in dtypes.items()
+        ),
+        pl.col(TIMING).cast(pl.String),
+        pl.col(PANE).cast(pl.Int64),
+    )

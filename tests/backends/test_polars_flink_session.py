@@ -1,0 +1,382 @@
+"""The Polars backend equals the reference interpreter on Flink event-time session windows.
+
+The strategies aim at what makes Flink sessions hard: records close together so windows grow
+and merge; stragglers and bursts from behind the watermark that re-fire a window (allowed
+lateness), bridge two windows, or arrive after a window was cleaned up and start a new one
+over its time range; equal timestamps; watermark jumps; several keys and partitions.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import assume, event, given
+from hypothesis import strategies as st
+
+import kstreamlike as ks
+from kstreamlike._time import LONG_MAX
+from tests.backends.differential import assert_same_as_reference
+from tests.backends.test_polars_flink import AGGREGATIONS, _dated, explicit_watermarks
+
+SCHEMA = {
+    "o": pl.Int64,
+    "k": pl.String,
+    "j": pl.Int64,
+    "ts": pl.Int64,
+    "gap": pl.Int64,
+    "v": pl.Int64,
+    "f": pl.Float64,
+    "s": pl.String,
+    "p": pl.Int64,
+}
+
+
+@st.composite
+def timestamps(draw: st.DrawFn, n: int) -> list[int | None]:
+    """A clock that mostly advances in small steps, with repeats, stragglers, jumps and
+    bursts of records from well behind the clock."""
+    clock = draw(st.integers(-20, 30))
+    out: list[int | None] = []
+    burst = 0
+    for _ in range(n):
+        move = draw(
+            st.sampled_from(["step", "step", "step", "same", "behind", "burst", "jump", "none"])
+        )
+        if burst > 0:
+            burst -= 1
+            out.append(clock - draw(st.integers(3, 60)))
+            continue
+        if move == "step":
+            clock += draw(st.integers(0, 8))
+        elif move == "jump":
+            clock += draw(st.integers(10, 60))
+        elif move == "burst":
+            burst = draw(st.integers(1, 5))
+        if move == "behind":
+            out.append(clock - draw(st.integers(1, 30)))
+        elif move == "none":
+            out.append(None)
+        else:
+            out.append(clock)
+    return out
+
+
+@st.composite
+def session_frames(draw: st.DrawFn) -> pl.DataFrame:
+    """Records of up to three keys (some null) over up to three partitions; ``o`` is a
+    gappy arrival order, ``gap`` a per-record gap (sometimes invalid)."""
+    n = draw(st.integers(0, 50))
+    keys = draw(st.sampled_from([["a"], ["a", "b"], ["a", "b", None]]))
+    times = draw(timestamps(n))
+    orders = draw(st.permutations(range(0, 3 * n, 3))) if n else []
+    # arrival order follows the rows most of the time (timestamps then tell the story)
+    ordered = draw(st.booleans())
+    rows = [
+        {
+            "o": 3 * i if ordered else orders[i],
+            "k": draw(st.sampled_from(keys)),
+            "j": draw(st.sampled_from([1, 2, None])),
+            "ts": times[i],
+            "gap": draw(st.one_of(st.integers(1, 25), st.sampled_from([None, 0, -3]))),
+            "v": draw(st.one_of(st.integers(-5, 9), st.none())),
+            "f": draw(st.one_of(st.sampled_from([0.5, -1.25, 3.0, 0.1]), st.none())),
+            "s": draw(st.one_of(st.sampled_from(["x", "y", "z"]), st.none())),
+            "p": draw(st.sampled_from([0, 1, 2])),
+        }
+        for i in range(n)
+    ]
+    return pl.DataFrame(rows, schema=SCHEMA)
+
+
+def assigners() -> st.SearchStrategy[Any]:
+    """Static gaps (small and large) and the per-record gap column."""
+    return st.one_of(
+        st.builds(ks.EventTimeSessionWindows.with_gap, st.integers(1, 30)),
+        st.just(ks.EventTimeSessionWindows.with_dynamic_gap("gap")),
+    )
+
+
+def _pipeline(
+    frame: pl.DataFrame,
+    assigner: Any,
+    watermarks: ks.WatermarkStrategy,
+    *,
+    lateness: int,
+    keys: list[str],
+    partition: bool,
+    order_by: bool,
+    aggregations: list[ks.agg.AggExpr],
+) -> ks.SingleOutputStreamOperator[pl.DataFrame]:
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o" if order_by else None,
+        partition="p" if partition else None,
+        watermarks=watermarks,
+    )
+    return (
+        stream.key_by(keys[0] if len(keys) == 1 else keys)
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .side_output_late_data(ks.OutputTag("late"))
+        .aggregate(*aggregations)
+    )
+
+
+def _check(result: Any) -> None:
+    """Compare with the reference; plans the reference itself rejects are not examples."""
+    try:
+        result.collect()
+    except RuntimeError as error:
+        # the reference raises Flink's merge check when a window that never gets a cleanup
+        # timer (lateness near Long.MAX_VALUE) merges after a Long.MAX_VALUE watermark
+        assume("cannot become earlier than the current watermark" not in str(error))
+        raise
+    out = result.collect()
+    event(f"pane timings: {sorted(set(out['pane_timing'].to_list()))}")
+    event(f"late records: {min(result.late_records().height, 3)}")
+    assert_same_as_reference(result, "polars")
+
+
+KEYS = st.sampled_from([["k"], ["k", "j"]])
+AGG_LISTS = st.lists(
+    st.sampled_from(AGGREGATIONS), min_size=1, max_size=4, unique_by=lambda e: e.name
+)
+LATENESS = st.one_of(st.just(0), st.integers(0, 40), st.just(LONG_MAX))
+
+
+@given(
+    frame=session_frames(),
+    assigner=assigners(),
+    delay=st.integers(0, 25),
+    lateness=LATENESS,
+    keys=KEYS,
+    partition=st.booleans(),
+    order_by=st.booleans(),
+    aggregations=AGG_LISTS,
+)
+def test_generated_watermarks_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    delay: int,
+    lateness: int,
+    keys: list[str],
+    partition: bool,
+    order_by: bool,
+    aggregations: list[ks.agg.AggExpr],
+) -> None:
+    result = _pipeline(
+        frame,
+        assigner,
+        ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
+        lateness=lateness,
+        keys=keys,
+        partition=partition,
+        order_by=order_by,
+        aggregations=aggregations,
+    )
+    _check(result)
+
+
+@st.composite
+def explicit_cases(draw: st.DrawFn) -> tuple[bool, bool, pl.DataFrame]:
+    partition = draw(st.booleans())
+    order_by = draw(st.booleans())
+    per_partition = partition and draw(st.booleans())
+    return partition, order_by, draw(explicit_watermarks(per_partition, order_by))
+
+
+@given(
+    frame=session_frames(),
+    assigner=assigners(),
+    case=explicit_cases(),
+    lateness=st.one_of(LATENESS, st.sampled_from([LONG_MAX - 100])),
+    keys=KEYS,
+    aggregations=AGG_LISTS,
+)
+def test_explicit_watermarks_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    case: tuple[bool, bool, pl.DataFrame],
+    lateness: int,
+    keys: list[str],
+    aggregations: list[ks.agg.AggExpr],
+) -> None:
+    partition, order_by, watermark_frame = case
+    result = _pipeline(
+        frame,
+        assigner,
+        ks.WatermarkStrategy.explicit(watermark_frame),
+        lateness=lateness,
+        keys=keys,
+        partition=partition,
+        order_by=order_by,
+        aggregations=aggregations,
+    )
+    _check(result)
+
+
+class _Collect(ks.AggregateFunction[Any, list[Any], str]):
+    """Order-sensitive and mutating: the accumulator list is changed in place; ``merge``
+    keeps its arguments' order."""
+
+    def create_accumulator(self) -> list[Any]:
+        return []
+
+    def add(self, value: Any, accumulator: list[Any]) -> list[Any]:
+        accumulator.append(value)
+        return accumulator
+
+    def get_result(self, accumulator: list[Any]) -> str:
+        return ",".join(map(str, accumulator))
+
+    def merge(self, a: list[Any], b: list[Any]) -> list[Any]:
+        return [*a, "|", *b]
+
+
+@given(
+    frame=session_frames(),
+    assigner=assigners(),
+    delay=st.integers(0, 30),
+    lateness=st.integers(0, 40),
+    partition=st.booleans(),
+    kind=st.sampled_from(["reduce", "aggregate_function", "row_reduce", "sum", "max"]),
+)
+def test_python_aggregations_match_reference(
+    frame: pl.DataFrame, assigner: Any, delay: int, lateness: int, partition: bool, kind: str
+) -> None:
+    stream = ks.stream(
+        frame,
+        key="k",
+        value=None if kind == "row_reduce" else "v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
+    if kind == "reduce":
+        result = windowed.reduce(lambda a, b: None if a is None or b is None else a * 3 + b)
+    elif kind == "row_reduce":
+        result = windowed.reduce(lambda a, b: {**a, "o": (a["o"] * 100 + b["o"]) % 1_000_003})
+    elif kind == "sum":
+        result = windowed.sum("v")
+    elif kind == "max":
+        result = windowed.max("v")
+    else:
+        result = windowed.aggregate(_Collect())
+    _check(result)
+
+
+@pytest.mark.parametrize("gap", [7, "gap"])
+def test_larger_stream_with_every_aggregation(gap: int | str) -> None:
+    """A few thousand disordered records: long sessions, cascades of merges and cleanups."""
+    n = 3000
+    frame = pl.DataFrame(
+        {
+            "o": list(range(n)),
+            "k": [["a", "b", "c", None][(i * 7) % 4] for i in range(n)],
+            "j": [[1, 2, None][(i * 5) % 3] for i in range(n)],
+            "ts": [i + ((i * 37) % 101) - 50 if i % 13 else None for i in range(n)],
+            "gap": [1 + (i * 11) % 9 for i in range(n)],
+            "v": [(i * 11) % 17 - 4 if i % 5 else None for i in range(n)],
+            "f": [[0.5, -1.25, 3.0, None][i % 4] for i in range(n)],
+            "s": [["x", "y", "z", None][(i * 3) % 4] for i in range(n)],
+            "p": [i % 3 for i in range(n)],
+        },
+        schema=SCHEMA,
+    )
+    assigner = (
+        ks.EventTimeSessionWindows.with_gap(gap)
+        if isinstance(gap, int)
+        else ks.EventTimeSessionWindows.with_dynamic_gap(gap)
+    )
+    result = _pipeline(
+        frame,
+        assigner,
+        ks.WatermarkStrategy.for_bounded_out_of_orderness(20),
+        lateness=40,
+        keys=["k", "j"],
+        partition=True,
+        order_by=True,
+        aggregations=AGGREGATIONS,
+    )
+    assert_same_as_reference(result, "polars")
+
+
+def test_window_cleaned_up_then_reopened_over_its_range() -> None:
+    """A record arriving after its neighbour's window was cleaned up starts a new window
+    that covers the old one's records' times without their contents; a later straggler
+    joins the new window (a LATE pane with the whole new contents)."""
+    frame = pl.DataFrame(
+        {"o": [0, 1, 2, 3], "k": ["a"] * 4, "ts": [0, 20, 1, -5], "v": [1, 2, 3, 4]},
+        schema={"o": pl.Int64, "k": pl.String, "ts": pl.Int64, "v": pl.Int64},
+    )
+    result = (
+        ks.stream(
+            frame,
+            timestamp="ts",
+            order_by="o",
+            watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(0),
+        )
+        .key_by("k")
+        .window(ks.EventTimeSessionWindows.with_gap(10))
+        .aggregate(ks.agg.collect_list("v").alias("vs"))
+    )
+    assert_same_as_reference(result, "polars")
+
+
+@given(
+    frame=session_frames(),
+    gap=st.integers(1, 30),
+    dynamic=st.booleans(),
+    delay=st.integers(0, 25),
+    lateness=st.integers(0, 30),
+)
+def test_datetime_event_time_matches_reference(
+    frame: pl.DataFrame, gap: int, dynamic: bool, delay: int, lateness: int
+) -> None:
+    """Datetime event time (with a time zone), gaps as durations."""
+    dated = frame.with_columns(_dated(frame), pl.duration(milliseconds=pl.col("gap")).alias("gap"))
+    assigner = (
+        ks.EventTimeSessionWindows.with_dynamic_gap("gap")
+        if dynamic
+        else ks.EventTimeSessionWindows.with_gap(timedelta(milliseconds=gap))
+    )
+    result = _pipeline(
+        dated,
+        assigner,
+        ks.WatermarkStrategy.for_bounded_out_of_orderness(timedelta(milliseconds=delay)),
+        lateness=lateness,
+        keys=["k"],
+        partition=True,
+        order_by=True,
+        aggregations=[ks.agg.count(), ks.agg.min("ts").alias("earliest"), ks.agg.sum("v")],
+    )
+    _check(result)
+
+
+def test_long_window_merges_several_windows_in_start_order() -> None:
+    """A record with a long dynamic gap bridges three windows: the leftmost window's
+    accumulator absorbs the others', merged together first (``mergeNamespaces``)."""
+    frame = pl.DataFrame(
+        {"o": [0, 1, 2, 3, 4], "k": ["a"] * 5, "ts": [10, 0, 5, -1, 30], "gap": [1, 1, 1, 20, 1]},
+        schema={"o": pl.Int64, "k": pl.String, "ts": pl.Int64, "gap": pl.Int64},
+    )
+    result = (
+        ks.stream(
+            frame,
+            value="o",
+            timestamp="ts",
+            order_by="o",
+            watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(100),
+        )
+        .key_by("k")
+        .window(ks.EventTimeSessionWindows.with_dynamic_gap("gap"))
+        .aggregate(_Collect())
+    )
+    assert result.collect()["value"].to_list() == ["1,|,2,|,0,3", "4"]
+    assert_same_as_reference(result, "polars")
