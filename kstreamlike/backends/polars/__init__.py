@@ -22,7 +22,6 @@ from kstreamlike.plan.nodes import (
 from kstreamlike.plan.windows import (
     FlinkSessionWindow,
     KafkaSessionWindow,
-    KafkaTimeWindow,
 )
 
 __all__ = ["execute", "unsupported"]
@@ -35,8 +34,6 @@ def unsupported(node: PlanNode) -> str | None:
     if isinstance(agg, KafkaWindowedAggregate):
         if isinstance(agg.window, KafkaSessionWindow) and python:
             return "Kafka session windows with Python aggregations are not vectorized yet"
-        if not isinstance(agg.window, (KafkaTimeWindow, KafkaSessionWindow)):
-            return f"Kafka {type(agg.window).__name__} windows are not vectorized yet"
     if isinstance(agg, FlinkWindowedAggregate) and isinstance(agg.window, FlinkSessionWindow):
         return "Flink session windows are not vectorized yet"
     return None
