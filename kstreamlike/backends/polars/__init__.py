@@ -1,8 +1,10 @@
 """The Polars backend (``backend="polars"``): plans compiled to vectorized Polars queries.
 
 Each window type has a module that turns the prepared input into the emitted rows with
-columnar operations only (no Python loop over rows); :func:`unsupported` names the plans
-that are not vectorized yet.
+columnar operations only (no Python loop over rows, except around calls of the user's
+Python functions). One case is replayed record by record: a Python aggregation that deletes
+a session or sliding window (returns None), because what later records find then depends on
+the user's function.
 """
 
 from __future__ import annotations
@@ -18,20 +20,12 @@ from kstreamlike.plan.nodes import (
     PlanNode,
     windowed_aggregate,
 )
-from kstreamlike.plan.windows import (
-    KafkaSessionWindow,
-    KafkaTimeWindow,
-)
 
 __all__ = ["execute", "unsupported"]
 
 
 def unsupported(node: PlanNode) -> str | None:
-    """Why the Polars backend cannot run ``node`` yet, or None when it can."""
-    agg = windowed_aggregate(node)
-    if isinstance(agg, KafkaWindowedAggregate):
-        if not isinstance(agg.window, (KafkaTimeWindow, KafkaSessionWindow)):
-            return f"Kafka {type(agg.window).__name__} windows are not vectorized yet"
+    """Why the Polars backend cannot run ``node``, or None when it can: it runs every plan."""
     return None
 
 
@@ -40,13 +34,13 @@ def execute(node: PlanNode) -> Outputs:
     agg = windowed_aggregate(node)
     prepared = prepare(agg)
     if isinstance(agg, KafkaWindowedAggregate):
-        from kstreamlike.backends.polars._session_python import SessionDeleted
+        from kstreamlike.backends.polars._python import WindowDeleted
         from kstreamlike.backends.polars.kafka import run_kafka
 
         try:
             main, late = run_kafka(node, prepared.valid.lazy())
-        except SessionDeleted:
-            # A Python aggregation deleted a session: what later records find depends on
+        except WindowDeleted:
+            # A Python aggregation deleted a window: what later records find depends on
             # the user's function, so this plan runs record by record.
             from kstreamlike.reference import execute as run_reference
 

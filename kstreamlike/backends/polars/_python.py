@@ -23,11 +23,23 @@ from kstreamlike.plan.nodes import (
     Source,
 )
 
-__all__ = ["DELETED", "RUNNING_TS", "RUNNING_VALUE", "python_values", "running_python_values"]
+__all__ = [
+    "DELETED",
+    "RUNNING_TS",
+    "RUNNING_VALUE",
+    "WindowDeleted",
+    "python_values",
+    "running_python_values",
+]
 
 RUNNING_VALUE = "value"
 RUNNING_TS = "__ks_running_ts"
 DELETED = "__ks_deleted"
+
+
+class WindowDeleted(Exception):
+    """A Python aggregation returned None for a session or sliding window: Kafka deletes the
+    window, which changes what later records find, so the plan runs record by record."""
 
 
 @dataclass(frozen=True)

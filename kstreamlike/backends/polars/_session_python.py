@@ -8,7 +8,7 @@ each found session's aggregate in store order, then the aggregator with the reco
 
 An aggregate of None deletes the session in Kafka, which changes what later records find.
 The structure cannot be known before the user's functions have run, so such a plan is
-reported (:class:`SessionDeleted`) and the caller runs it record by record.
+reported (:class:`~._python.WindowDeleted`) and the caller runs it record by record.
 """
 
 from __future__ import annotations
@@ -18,17 +18,13 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.backends.polars._columns import SEQ, TS
-from kstreamlike.backends.polars._python import RUNNING_VALUE, python_values
+from kstreamlike.backends.polars._python import RUNNING_VALUE, WindowDeleted, python_values
 from kstreamlike.backends.polars._session_aggregates import UPDATE
 from kstreamlike.plan.nodes import Aggregation, Source
 from kstreamlike.reference._input import Record
 from kstreamlike.reference.aggregates import folding_for
 
-__all__ = ["SessionDeleted", "session_python_values"]
-
-
-class SessionDeleted(Exception):
-    """A Python aggregation returned None for a session (Kafka deletes the session)."""
+__all__ = ["session_python_values"]
 
 
 def session_python_values(
@@ -53,7 +49,7 @@ def session_python_values(
         needed: arrival positions of the updates to report.
 
     Raises:
-        SessionDeleted: an aggregate was None.
+        WindowDeleted: an aggregate was None.
     """
     folding = folding_for(aggregation)
     ordered = updates.select(pl.col(SEQ).cast(pl.Int64), *writers).sort(SEQ)
@@ -75,7 +71,7 @@ def session_python_values(
                 agg = folding.merge(key, agg, folding.copy(stored.pop(writer)))
         agg = folding.add(key, Record(seq, {}, stamps[i], key, values[i], seq), agg)
         if agg is None:
-            raise SessionDeleted
+            raise WindowDeleted
         stored[seq] = agg
         if seq in wanted:
             reported.append(seq)

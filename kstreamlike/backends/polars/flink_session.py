@@ -71,8 +71,8 @@ import polars as pl
 from kstreamlike._time import LONG_MAX
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs
-from kstreamlike.backends.polars._columns import GAP, PART, SEQ, TS
-from kstreamlike.backends.polars._python import RUNNING_VALUE, _values
+from kstreamlike.backends.polars._columns import GAP, GROUP, PART, SEQ, TS
+from kstreamlike.backends.polars._python import RUNNING_VALUE, python_values
 from kstreamlike.backends.polars._ranges import INF, MinTable
 from kstreamlike.backends.polars._session_aggregates import (
     FROM,
@@ -90,7 +90,6 @@ from kstreamlike.backends.polars._session_intervals import (
 from kstreamlike.backends.polars.flink import ADVANCE, LAST, SLOT, WM
 from kstreamlike.backends.polars.kafka_session import (
     CLOSED,
-    GROUP,
     _group_ids,
     _Layout,
     _layout,
@@ -168,7 +167,7 @@ def _world(node: FlinkWindowedAggregate, records: pl.DataFrame) -> _World:
     window = node.window
     assert isinstance(window, FlinkSessionWindow)
     if window.gap is not None and window.gap_column is None:
-        layout = _layout(grouped, window.gap)
+        layout = _layout(grouped.sort(GROUP, TS, SEQ), window.gap)
         frame = layout.frame
         frame = frame.with_columns(
             (_merged_start(layout, frame) - 1).alias(FROM), _merged_end(layout, frame).alias(TO)
@@ -497,7 +496,7 @@ def _python_values(
         .rename({FOUND_AT: SEQ})
     )
     links = versions.select(SEQ).sort(SEQ).join(merged, on=SEQ, how="left", maintain_order="left")
-    values = _values(node.source, frame)
+    values = python_values(node.source, frame)
     wanted = set(needed.to_list())
     accumulators: dict[int, Any] = {}
     out_seq: list[int] = []

@@ -6,7 +6,9 @@ whose end plus grace is still after stream time; it is late when even its last w
 one with the greatest end) is closed. Every-update output is a running aggregate per window
 in arrival order; on-window-close output is each window's final value, emitted at the first
 record after which stream time reaches its end plus grace (an as-of search);
-``suppress(until_window_closes())`` is derived from the changelog.
+``suppress(until_window_closes())`` is derived from the changelog. Sliding windows
+(:mod:`.kafka_sliding`) and session windows (:mod:`.kafka_session`) have their own modules,
+dispatched from :func:`run_kafka`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from kstreamlike.plan.nodes import (
     Suppress,
     ToStream,
 )
-from kstreamlike.plan.windows import KafkaSessionWindow, KafkaTimeWindow
+from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
 __all__ = ["run_kafka"]
 
@@ -166,6 +168,12 @@ def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.Laz
 
         duration = table.duration if isinstance(table, Suppress) else None
         emitted, late = run_session(agg, records, ST, duration)
+        return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
+    if isinstance(window, KafkaSlidingWindow):
+        from kstreamlike.backends.polars.kafka_sliding import run_sliding
+
+        duration = table.duration if isinstance(table, Suppress) else None
+        emitted, late = run_sliding(agg, records, ST, duration)
         return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
     assert isinstance(window, KafkaTimeWindow)
     contributions = _contributions(agg, records)
