@@ -83,18 +83,30 @@ def spending(frame: pl.DataFrame, backend: str | None) -> ks.KTable[pl.DataFrame
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", default=None, help="reference (default: follows the data)")
+    parser.add_argument(
+        "--backend", default=None, help="polars, spark or reference (default: follows the data)"
+    )
     parser.add_argument("--cards", type=int, default=400, help="number of cards (default 400)")
     parser.add_argument("--seed", type=int, default=11, help="random seed (default 11)")
-    parser.add_argument("--max-payments", type=int, default=4,
-                        help="alert above this many payments in 5 minutes (default 4)")
-    parser.add_argument("--max-total", type=float, default=1500.0,
-                        help="alert above this total in 5 minutes (default 1500)")
+    parser.add_argument(
+        "--max-payments",
+        type=int,
+        default=4,
+        help="alert above this many payments in 5 minutes (default 4)",
+    )
+    parser.add_argument(
+        "--max-total",
+        type=float,
+        default=1500.0,
+        help="alert above this total in 5 minutes (default 1500)",
+    )
     args = parser.parse_args(argv)
 
     frame, stolen = payments(args.cards, args.seed)
-    print(f"{frame.height:,} payments on {args.cards} cards on {DAY:%Y-%m-%d}; "
-          f"{len(stolen)} cards were tested by fraudsters: {', '.join(stolen)}\n")
+    print(
+        f"{frame.height:,} payments on {args.cards} cards on {DAY:%Y-%m-%d}; "
+        f"{len(stolen)} cards were tested by fraudsters: {', '.join(stolen)}\n"
+    )
 
     table = spending(frame, args.backend)
     updates = table.collect().filter(~pl.col("is_tombstone"))
@@ -103,32 +115,47 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     # One alert per card: the first update that crossed a threshold, in emission order.
     alerts = suspicious.sort("emit_order").group_by("card", maintain_order=True).first()
-    print(f"Sliding windows of 5 min (grace 1 min): {updates.height:,} updates; alerts when a "
-          f"window holds more than {args.max_payments} payments or more than "
-          f"{args.max_total:,.0f} in total:")
-    print(alerts.select("card", "window_start", "window_end", "payments",
-                        pl.col("total").round(2), "largest"))
+    print(
+        f"Sliding windows of 5 min (grace 1 min): {updates.height:,} updates; alerts when a "
+        f"window holds more than {args.max_payments} payments or more than "
+        f"{args.max_total:,.0f} in total:"
+    )
+    print(
+        alerts.select(
+            "card", "window_start", "window_end", "payments", pl.col("total").round(2), "largest"
+        )
+    )
 
     flagged = set(alerts["card"].to_list())
     found = [c for c in stolen if c in flagged]
     false_alarms = sorted(flagged - set(stolen))
-    print(f"\nfound {len(found)} of {len(stolen)} tested cards; "
-          f"{len(false_alarms)} false alarm{'s' if len(false_alarms) != 1 else ''}"
-          f"{': ' + ', '.join(false_alarms) if false_alarms else ''}")
+    print(
+        f"\nfound {len(found)} of {len(stolen)} tested cards; "
+        f"{len(false_alarms)} false alarm{'s' if len(false_alarms) != 1 else ''}"
+        f"{': ' + ', '.join(false_alarms) if false_alarms else ''}"
+    )
 
     late = table.late_records()
-    print(f"late side output: {late.height} payments arrived after every window they belong "
-          "to had closed (more than the 1-minute grace out of order):")
+    print(
+        f"late side output: {late.height} payments arrived after every window they belong "
+        "to had closed (more than the 1-minute grace out of order):"
+    )
     print(late.select("card", "ts", "amount", "received", "stream_time").head(5))
 
     if stolen:
         card = stolen[0]
-        print(f"\nThe changelog of {card}'s windows: each payment updates every sliding window "
-              "it falls in;\nwindows starting 1 ms after a payment hold the payments that "
-              "follow it (KIP-450)")
-        print(updates.filter(pl.col("card") == card)
-              .select("window_start", "window_end", "payments", pl.col("total").round(2),
-                      "emit_order").head(12))
+        print(
+            f"\nThe changelog of {card}'s windows: each payment updates every sliding window "
+            "it falls in;\nwindows starting 1 ms after a payment hold the payments that "
+            "follow it (KIP-450)"
+        )
+        print(
+            updates.filter(pl.col("card") == card)
+            .select(
+                "window_start", "window_end", "payments", pl.col("total").round(2), "emit_order"
+            )
+            .head(12)
+        )
 
 
 if __name__ == "__main__":

@@ -87,15 +87,19 @@ def sessions(frame: pl.DataFrame, backend: str | None) -> ks.KTable[pl.DataFrame
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", default=None, help="reference (default: follows the data)")
+    parser.add_argument(
+        "--backend", default=None, help="polars, spark or reference (default: follows the data)"
+    )
     parser.add_argument("--users", type=int, default=300, help="number of users (default 300)")
     parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     args = parser.parse_args(argv)
 
     frame = clicks(args.users, args.seed)
     disorder = frame.filter(pl.col("received") - pl.col("ts") > timedelta(minutes=1)).height
-    print(f"{frame.height:,} clicks of {args.users} users on {DAY:%Y-%m-%d}; "
-          f"{disorder:,} reached the collector more than a minute late\n")
+    print(
+        f"{frame.height:,} clicks of {args.users} users on {DAY:%Y-%m-%d}; "
+        f"{disorder:,} reached the collector more than a minute late\n"
+    )
 
     changelog = sessions(frame, args.backend)
     final = changelog.suppress(ks.Suppressed.until_window_closes())
@@ -105,12 +109,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         .alias("minutes")
     )
     print("Sessions (gap 30 min, grace 10 min), final values only: the longest")
-    print(out.sort("minutes", "clicks", descending=True).head(6)
-          .select("user", "window_start", "window_end", "minutes", "clicks", "pages",
-                  "landing", "exit"))
+    print(
+        out.sort("minutes", "clicks", descending=True)
+        .head(6)
+        .select(
+            "user", "window_start", "window_end", "minutes", "clicks", "pages", "landing", "exit"
+        )
+    )
 
-    print(f"\n{out.height:,} sessions; median {out['minutes'].median():.1f} min, "
-          f"median {out['clicks'].median():.0f} clicks; landing pages:")
+    print(
+        f"\n{out.height:,} sessions; median {out['minutes'].median():.1f} min, "
+        f"median {out['clicks'].median():.0f} clicks; landing pages:"
+    )
     print(out.group_by("landing").len("sessions").sort("sessions", descending=True).head(4))
 
     updates = changelog.collect()
@@ -120,8 +130,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     ).agg(pl.col("is_tombstone").sum().alias("deleted"))
     bridged = per_click.filter(pl.col("deleted") >= 2).height
     tombstones = updates.filter(pl.col("is_tombstone")).height
-    print(f"\nEvery-update changelog: {updates.height:,} updates, {tombstones:,} of them "
-          "tombstones (a click that extends a session replaces its window);")
+    print(
+        f"\nEvery-update changelog: {updates.height:,} updates, {tombstones:,} of them "
+        "tombstones (a click that extends a session replaces its window);"
+    )
     print(f"{bridged} clicks bridged two or more sessions into one")
 
     late = final.late_records()
@@ -133,8 +145,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     still_open = live.filter(
         [(u, s) not in closed for u, s in live.select("user", "window_start").rows()]
     )
-    print(f"\n{still_open.height} sessions were still open when the input ended: suppress "
-          "never emits them; the changelog holds their current values.")
+    print(
+        f"\n{still_open.height} sessions were still open when the input ended: suppress "
+        "never emits them; the changelog holds their current values."
+    )
 
 
 if __name__ == "__main__":

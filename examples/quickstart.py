@@ -19,9 +19,16 @@ T0 = datetime(2024, 5, 1, 9, 0)
 def clicks() -> pl.DataFrame:
     """Clicks in arrival order (`offset`); some arrive late, one very late."""
     events = [
-        ("alice", 0, 3.0), ("bob", 20, 1.0), ("alice", 50, 2.5), ("alice", 70, 4.0),
-        ("bob", 65, 8.0), ("alice", 40, 1.0), ("bob", 130, 2.0), ("alice", 190, 6.0),
-        ("alice", 100, 9.9), ("bob", 400, 1.5),
+        ("alice", 0, 3.0),
+        ("bob", 20, 1.0),
+        ("alice", 50, 2.5),
+        ("alice", 70, 4.0),
+        ("bob", 65, 8.0),
+        ("alice", 40, 1.0),
+        ("bob", 130, 2.0),
+        ("alice", 190, 6.0),
+        ("alice", 100, 9.9),
+        ("bob", 400, 1.5),
     ]
     return pl.DataFrame(
         {
@@ -35,10 +42,13 @@ def clicks() -> pl.DataFrame:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--backend", default=None, help="reference (default: follows the data)")
+    parser.add_argument(
+        "--backend", default=None, help="polars, spark or reference (default: follows the data)"
+    )
     args = parser.parse_args(argv)
-    stream = ks.stream(clicks(), key="user", timestamp="ts", order_by="offset",
-                       backend=args.backend)
+    stream = ks.stream(
+        clicks(), key="user", timestamp="ts", order_by="offset", backend=args.backend
+    )
 
     print("Kafka Streams: 1-minute tumbling windows, 30 s grace, final results only")
     per_minute = (

@@ -66,7 +66,7 @@ def resolve_backend(backend: str | None, data: object) -> str:
     if backend is None:
         from kstreamlike.backends.spark._frames import is_spark_frame
 
-        return "spark" if is_spark_frame(data) else "reference"
+        return "spark" if is_spark_frame(data) else "polars"
     if backend not in BACKENDS:
         raise InvalidSpecError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     return backend
