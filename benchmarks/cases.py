@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import polars as pl
 
@@ -17,12 +18,72 @@ MINUTE = 60_000
 
 @dataclass(frozen=True)
 class Case:
-    """A named pipeline, the event count it runs on, and its baseline."""
+    """A named pipeline, the event count it runs on, and its baseline.
+
+    ``prepare`` turns the generated events into the input both receive (untimed); Spark
+    cases build a cached Spark DataFrame, and run with their baseline in one session.
+    """
 
     name: str
     events: int
-    run: Callable[[pl.DataFrame], object]
-    baseline: Callable[[pl.DataFrame], object]
+    run: Callable[[Any], object]
+    baseline: Callable[[Any], object]
+    prepare: Callable[[pl.DataFrame], Any] | None = None
+
+
+def spark_input(df: pl.DataFrame) -> Any:
+    """The events as a cached Spark DataFrame on a local[2] session."""
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "12g")
+        .config("spark.sql.shuffle.partitions", "8")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    frame = spark.createDataFrame(df.to_arrow()).repartition(8).cache()
+    frame.count()
+    return frame
+
+
+def _run_spark(frame: Any) -> None:
+    """Run a Spark frame's whole query (the noop sink computes every row)."""
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def _spark_time_windows(windows: ks.TimeWindows) -> Callable[[Any], object]:
+    def run(sdf: Any) -> object:
+        table = (
+            ks.stream(sdf, key="key", timestamp="ts", order_by="offset")
+            .group_by_key()
+            .windowed_by(windows)
+            .emit_strategy(ks.EmitStrategy.on_window_close())
+            .aggregate(ks.agg.count(), ks.agg.sum("amount"))
+        )
+        _run_spark(table.collect())
+        _run_spark(table.late_records())
+        return None
+
+    return run
+
+
+def _spark_window_baseline(size: str, slide: str | None) -> Callable[[Any], object]:
+    def run(sdf: Any) -> object:
+        """``F.window`` + groupBy, no lateness handling."""
+        from pyspark.sql import functions as F
+
+        window = F.window(F.timestamp_millis("ts"), size, slide)
+        _run_spark(
+            sdf.groupBy("key", window.alias("w")).agg(
+                F.count(F.lit(1)).alias("count"), F.sum("amount").alias("amount")
+            )
+        )
+        return None
+
+    return run
 
 
 def _time_windows(
@@ -174,5 +235,19 @@ CASES = [
         100_000,
         _time_windows("polars", TUMBLING, True),
         tumbling_baseline,
+    ),
+    Case(
+        "spark tumbling 1 min, grace 10 s, on close",
+        10_000_000,
+        _spark_time_windows(TUMBLING),
+        _spark_window_baseline("1 minute", None),
+        spark_input,
+    ),
+    Case(
+        "spark hopping 5 min / 1 min, grace 10 s, on close",
+        10_000_000,
+        _spark_time_windows(HOPPING),
+        _spark_window_baseline("5 minutes", "1 minute"),
+        spark_input,
     ),
 ]

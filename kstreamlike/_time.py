@@ -69,3 +69,9 @@ class EventTimeUnit:
             tz = f", {self.time_zone}" if self.time_zone else ""
             return f"Datetime[{self.unit}{tz}]"
         return "integer epoch milliseconds"
+
+
+def java_remainder(dividend: int, divisor: int) -> int:
+    """Java's ``%`` on longs: the remainder has the sign of the dividend."""
+    remainder = abs(dividend) % abs(divisor)
+    return -remainder if dividend < 0 else remainder

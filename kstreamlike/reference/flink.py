@@ -33,7 +33,7 @@ from enum import Enum
 from functools import partial
 from typing import Any
 
-from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate
 from kstreamlike.plan.windows import (
@@ -87,12 +87,6 @@ class TimeWindow:
         return TimeWindow(min(self.start, other.start), max(self.end, other.end))
 
 
-def _java_remainder(dividend: int, divisor: int) -> int:
-    """Java's ``dividend % divisor``: the remainder takes the sign of the dividend."""
-    remainder = abs(dividend) % abs(divisor)
-    return -remainder if dividend < 0 else remainder
-
-
 def window_start_with_offset(timestamp: int, offset: int, size: int) -> int:
     """The start of the ``size``-long window containing ``timestamp``, aligned to ``offset``.
 
@@ -106,7 +100,7 @@ def window_start_with_offset(timestamp: int, offset: int, size: int) -> int:
     Returns:
         The window start.
     """
-    remainder = _java_remainder(timestamp - offset, size)
+    remainder = java_remainder(timestamp - offset, size)
     if remainder < 0:
         return timestamp - (remainder + size)
     return timestamp - remainder
@@ -168,7 +162,7 @@ class TumblingEventTimeWindows(WindowAssigner):
         # Flink rejects Long.MIN_VALUE (its "no timestamp" marker); such rows are invalid
         # records and never reach the assigner.
         # (globalOffset + staggerOffset) % size, with the ALIGNED stagger offset 0
-        offset = _java_remainder(self.offset, self.size)
+        offset = java_remainder(self.offset, self.size)
         start = window_start_with_offset(record.ts, offset, self.size)
         return [TimeWindow(start, start + self.size)]
 

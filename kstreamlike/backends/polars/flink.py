@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
 from kstreamlike.backends.polars._columns import PART, ROW, SEQ, TS
@@ -236,12 +236,6 @@ def _explicit_watermarks(
 # ---------------------------------------------------------------------------------------------
 
 
-def _java_remainder(dividend: int, divisor: int) -> int:
-    """Java's ``%``: the remainder has the sign of the dividend."""
-    remainder = abs(dividend) % abs(divisor)
-    return -remainder if dividend < 0 else remainder
-
-
 def _last_start(node: FlinkWindowedAggregate) -> pl.Expr:
     """The start of the record's latest window (``TimeWindow#getWindowStartWithOffset``).
 
@@ -250,7 +244,7 @@ def _last_start(node: FlinkWindowedAggregate) -> pl.Expr:
     """
     window = node.window
     if isinstance(window, FlinkTumblingWindow):
-        offset, step = _java_remainder(window.offset, window.size), window.size
+        offset, step = java_remainder(window.offset, window.size), window.size
     else:
         assert isinstance(window, FlinkSlidingWindow)
         offset, step = window.offset, window.slide

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
 from kstreamlike.backends.spark._aggregates import final_columns, running_columns
 from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._prepare import PART, SEQ, TS
@@ -53,11 +53,6 @@ NUMBER = "__ks_number"
 RAISED, BEFORE = "__ks_raised", "__ks_before"
 
 
-def _java_remainder(dividend: int, divisor: int) -> int:
-    remainder = abs(dividend) % abs(divisor)
-    return -remainder if dividend < 0 else remainder
-
-
 def _size(node: FlinkWindowedAggregate) -> int:
     window = node.window
     assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
@@ -70,7 +65,7 @@ def _last_start(node: FlinkWindowedAggregate) -> Column:
 
     window = node.window
     if isinstance(window, FlinkTumblingWindow):
-        offset, step = _java_remainder(window.offset, window.size), window.size
+        offset, step = java_remainder(window.offset, window.size), window.size
     else:
         assert isinstance(window, FlinkSlidingWindow)
         offset, step = window.offset, window.slide
