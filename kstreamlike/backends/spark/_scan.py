@@ -35,7 +35,9 @@ def numbered(frame: DataFrame, order: list[str], position: str) -> DataFrame:
     dense) and ``CHUNK`` (the block of consecutive rows it is in)."""
     from pyspark.sql import functions as F
 
-    out = frame.orderBy(*order).withColumns(
+    # Nulls sort last, as in the other backends (a null key orders after every key).
+    columns = [F.col(c).asc_nulls_last() for c in order]
+    out = frame.orderBy(*columns).withColumns(
         {position: F.monotonically_increasing_id(), CHUNK: F.spark_partition_id()}
     )
     return out.localCheckpoint(eager=False) if CHECKPOINT else out
