@@ -32,7 +32,7 @@ class Case:
 
 
 def spark_input(df: pl.DataFrame) -> Any:
-    """The events as a cached Spark DataFrame on a local[2] session."""
+    """The events as a Spark DataFrame held by the executors of a local[2] session."""
     from pyspark.sql import SparkSession
 
     spark = (
@@ -44,9 +44,8 @@ def spark_input(df: pl.DataFrame) -> Any:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    frame = spark.createDataFrame(df.to_arrow()).repartition(8).cache()
-    frame.count()
-    return frame
+    # Checkpointed, so that query plans refer to the rows instead of carrying them.
+    return spark.createDataFrame(df.to_arrow()).repartition(8).localCheckpoint(eager=True)
 
 
 def _run_spark(frame: Any) -> None:

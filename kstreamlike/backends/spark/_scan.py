@@ -24,9 +24,11 @@ _SUMMARY = "__ks_summary"
 _POS = "__ks_scan_pos"
 
 
-# Numbered frames are checkpointed (on the executors, lazily): each is read several times
-# and its numbers must be the same every time, and cutting the lineage keeps query plans
-# small. Tests that read whole physical plans turn this off.
+# Numbered frames are checkpointed on the executors as soon as they are built: each is read
+# several times and its numbers must be the same every time, and a materialized frame keeps
+# the later steps from re-running it (with adaptive execution, even building a lazily
+# checkpointed frame runs its upstream stages). Tests that read whole physical plans turn
+# this off.
 CHECKPOINT = True
 
 
@@ -40,7 +42,7 @@ def numbered(frame: DataFrame, order: list[str], position: str) -> DataFrame:
     out = frame.orderBy(*columns).withColumns(
         {position: F.monotonically_increasing_id(), CHUNK: F.spark_partition_id()}
     )
-    return out.localCheckpoint(eager=False) if CHECKPOINT else out
+    return out.localCheckpoint(eager=True) if CHECKPOINT else out
 
 
 def running_max(
@@ -107,15 +109,17 @@ def asof(
     merged = numbered(
         rows.unionByName(steps, allowMissingColumns=True), [PART, due_key, kind], _POS
     )
-    if forward:
-        frame = Window.currentRow, Window.unboundedFollowing
-        nearest_in_block = F.min_by
-    else:
-        frame = Window.unboundedPreceding, Window.currentRow
-        nearest_in_block = F.max_by
+    nearest_in_block = F.min_by if forward else F.max_by
     a_chunk, b_chunk = F.col(f"a.{CHUNK}"), F.col(f"b.{CHUNK}")
     beyond = b_chunk > a_chunk if forward else b_chunk < a_chunk
-    scan = Window.partitionBy(CHUNK, PART).orderBy(_POS).rowsBetween(*frame)
+    # A running frame, walked away from the due row's side: Spark evaluates running frames
+    # incrementally (a frame reaching to the partition's end would be quadratic).
+    walk = F.col(_POS).desc() if forward else F.col(_POS).asc()
+    scan = (
+        Window.partitionBy(CHUNK, PART)
+        .orderBy(walk)
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
     summary = (
         merged.filter(F.col(kind) != 0)
         .groupBy(CHUNK, PART)
@@ -131,10 +135,9 @@ def asof(
             (F.col(f"a.{PART}") == F.col(f"b.{PART}")) & beyond,
         )
         .groupBy(F.col(f"a.{CHUNK}").alias(CHUNK), F.col(f"a.{PART}").alias(PART))
-        .agg((F.min_by if forward else F.max_by)(f"b.{_SUMMARY}", f"b.{CHUNK}").alias(_CARRY))
+        .agg(nearest_in_block(f"b.{_SUMMARY}", f"b.{CHUNK}").alias(_CARRY))
     )
-    nearest = F.first if forward else F.last
-    found = merged.withColumn(out, nearest(out, ignorenulls=True).over(scan))
+    found = merged.withColumn(out, F.last(out, ignorenulls=True).over(scan))
     return (
         found.filter(F.col(kind) == 0)
         .join(F.broadcast(carry), [CHUNK, PART], "left")
