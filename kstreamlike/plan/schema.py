@@ -22,6 +22,7 @@ from kstreamlike.plan.nodes import (
 )
 
 __all__ = [
+    "adding_dtype",
     "aggregate_columns",
     "event_time_dtype",
     "invalid_schema",
@@ -95,6 +96,19 @@ def validate_aggregation(aggregation: Aggregation, schema: pl.Schema) -> None:
                 f"aggregation name {expr.name!r} is reserved for an output column; use .alias(name)"
             )
         seen.add(expr.name)
+
+
+def adding_dtype(expr: AggExpr, schema: pl.Schema) -> pl.DataType | None:
+    """The dtype a ``sum`` or ``mean`` adds its column in on every backend: Int64 for
+    integers and booleans, Float64 for floats and every mean; None to add as is."""
+    if expr.kind not in ("sum", "mean") or expr.column is None:
+        return None
+    dtype = schema[expr.column]
+    if dtype.is_float() or expr.kind == "mean":
+        return pl.Float64()
+    if dtype.is_integer() or dtype == pl.Boolean:
+        return pl.Int64()
+    return None
 
 
 def aggregate_columns(aggregation: Aggregation, schema: pl.Schema) -> dict[str, pl.DataType | None]:

@@ -21,23 +21,17 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._columns import SEQ
+from kstreamlike.plan.schema import adding_dtype
 
 __all__ = ["final_exprs", "running_exprs"]
 
 
 def _column(expr: AggExpr, schema: pl.Schema | None) -> pl.Expr:
-    """The aggregated column, widened for adding (sum, mean): Int64 for integers and
-    booleans, Float64 for floats."""
+    """The aggregated column, widened for adding (:func:`~kstreamlike.plan.schema.adding_dtype`)."""
     assert expr.column is not None
     col = pl.col(expr.column)
-    if expr.kind not in ("sum", "mean") or schema is None:
-        return col
-    dtype = schema[expr.column]
-    if dtype.is_float() or expr.kind == "mean":
-        return col.cast(pl.Float64)
-    if dtype.is_integer() or dtype == pl.Boolean:
-        return col.cast(pl.Int64)
-    return col
+    dtype = adding_dtype(expr, schema) if schema is not None else None
+    return col if dtype is None else col.cast(dtype)
 
 
 def final_exprs(exprs: Sequence[AggExpr], schema: pl.Schema | None = None) -> list[pl.Expr]:

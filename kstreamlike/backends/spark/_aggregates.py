@@ -15,6 +15,7 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.spark._prepare import SEQ
+from kstreamlike.plan.schema import adding_dtype
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, WindowSpec
@@ -23,20 +24,15 @@ __all__ = ["final_columns", "running_columns"]
 
 
 def _column(expr: AggExpr, schema: pl.Schema) -> Column:
-    """The aggregated column, widened for adding: long for integers and booleans, double
-    for floats and means."""
+    """The aggregated column, widened for adding (:func:`~kstreamlike.plan.schema.adding_dtype`)."""
     from pyspark.sql import functions as F
+
+    from kstreamlike.backends.spark._frames import spark_type
 
     assert expr.column is not None
     col = F.col(expr.column)
-    if expr.kind not in ("sum", "mean"):
-        return col
-    dtype = schema[expr.column]
-    if dtype.is_float() or expr.kind == "mean":
-        return col.cast("double")
-    if dtype.is_integer() or dtype == pl.Boolean:
-        return col.cast("long")
-    return col
+    dtype = adding_dtype(expr, schema)
+    return col if dtype is None else col.cast(spark_type(dtype))
 
 
 def _in_arrival_order(values: Column, column: str) -> Column:
