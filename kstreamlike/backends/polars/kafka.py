@@ -19,6 +19,7 @@ from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
 from kstreamlike.backends.polars._columns import END, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
 from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.backends.polars._packing import Packing, Range, column_ranges, packing
 from kstreamlike.backends.polars._python import (
     DELETED,
     RUNNING_TS,
@@ -38,6 +39,7 @@ from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, Kaf
 __all__ = ["run_kafka"]
 
 ST = "__ks_st"
+PACKED = "__ks_window"
 TOMBSTONE = "is_tombstone"
 
 
@@ -99,22 +101,31 @@ def _python_running(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -
     )
 
 
-def _changelog(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
+def _changelog(
+    node: KafkaWindowedAggregate, records: pl.LazyFrame, contributions: pl.LazyFrame
+) -> pl.LazyFrame:
     """Every window update, in forward order (arrival, then window start)."""
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
         return _python_running(node, contributions).drop(SEQ)
     group = _window_id(node)
+    over = group
+    packed = _packed_window_id(node, records)
+    if packed is not None:
+        contributions = contributions.with_columns(packed.pack())
+        over = [packed.name]
     return contributions.select(
         *group,
         END,
-        *running_exprs(aggregation.exprs, group, node.source.schema),
-        pl.col(TS).cum_max().over(group).alias(TIMESTAMP),
+        *running_exprs(aggregation.exprs, over, node.source.schema),
+        pl.col(TS).cum_max().over(over).alias(TIMESTAMP),
         pl.lit(False).alias(TOMBSTONE),
     )
 
 
-def _finals(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
+def _finals(
+    node: KafkaWindowedAggregate, records: pl.LazyFrame, contributions: pl.LazyFrame
+) -> pl.LazyFrame:
     """Each window's final value and timestamp (deleted windows left out)."""
     group = _window_id(node)
     aggregation = node.aggregation
@@ -123,11 +134,34 @@ def _finals(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.Laz
         return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ)
     window = node.window
     assert isinstance(window, KafkaTimeWindow)
-    return (
-        contributions.group_by(group)
-        .agg(*final_exprs(aggregation.exprs, node.source.schema), pl.col(TS).max().alias(TIMESTAMP))
-        .with_columns((pl.col(START) + window.size).alias(END))
-    )
+    values = [
+        *final_exprs(aggregation.exprs, node.source.schema),
+        pl.col(TS).max().alias(TIMESTAMP),
+    ]
+    packed = _packed_window_id(node, records)
+    if packed is None:
+        finals = contributions.group_by(group).agg(*values)
+    else:
+        finals = (
+            contributions.group_by(packed.pack())
+            .agg(*values)
+            .select(*packed.unpack(), *(v.meta.output_name() for v in values))
+        )
+    return finals.with_columns((pl.col(START) + window.size).alias(END))
+
+
+def _packed_window_id(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> Packing | None:
+    """The window id (partition, keys, start) packed into one Int64, when it fits."""
+    window = node.window
+    assert isinstance(window, KafkaTimeWindow)
+    columns = _window_id(node)[:-1]
+    *ranges, ts = column_ranges(records, [*columns, TS])
+    if ts is None:
+        return None
+    # Every window start is a multiple of the advance in (ts - size, ts].
+    low = (ts.low - window.size) // window.advance * window.advance
+    start = Range(START, pl.col(START), pl.Int64(), low, ts.high, False, window.advance)
+    return packing(PACKED, [*ranges, start])
 
 
 def _on_close(
@@ -137,7 +171,7 @@ def _on_close(
     window = node.window
     assert isinstance(window, KafkaTimeWindow)
     part = _partition(node)
-    finals = _finals(node, contributions)
+    finals = _finals(node, records, contributions)
     closed = first_position_reaching(
         finals.with_columns((pl.col(END) + window.grace).alias(DUE)),
         records.select(*part, pl.col(ST).alias(TIME), SEQ),
@@ -180,7 +214,7 @@ def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.Laz
     if agg.emit_on_close:
         emitted = _on_close(agg, records, contributions)
     else:
-        emitted = _changelog(agg, contributions)
+        emitted = _changelog(agg, records, contributions)
     if isinstance(table, Suppress):
         emitted = suppress(emitted, part, agg.keys, table.duration, TOMBSTONE)
     late = records.filter(_is_late(window))
