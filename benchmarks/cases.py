@@ -22,6 +22,7 @@ class Case:
 
     ``prepare`` turns the generated events into the input both receive (untimed); Spark
     cases build a cached Spark DataFrame, and run with their baseline in one session.
+    ``target`` is the highest acceptable ratio to the baseline (None: no ratio target).
     """
 
     name: str
@@ -29,6 +30,7 @@ class Case:
     run: Callable[[Any], object]
     baseline: Callable[[Any], object]
     prepare: Callable[[pl.DataFrame], Any] | None = None
+    target: float | None = None
 
 
 def spark_input(df: pl.DataFrame) -> Any:
@@ -198,12 +200,14 @@ CASES = [
         10_000_000,
         _time_windows("polars", TUMBLING, True),
         tumbling_baseline,
+        target=1.5,
     ),
     Case(
         "polars hopping 5 min / 1 min, grace 10 s, on close",
         10_000_000,
         _time_windows("polars", HOPPING, True),
         hopping_baseline,
+        target=1.5,
     ),
     Case(
         "polars tumbling 1 min, every update",
@@ -216,12 +220,14 @@ CASES = [
         10_000_000,
         _sessions("polars"),
         session_baseline,
+        target=2.0,
     ),
     Case(
         "polars KIP-450 sliding 5 minutes, final results (100k)",
         100_000,
         _sliding("polars"),
         sliding_baseline,
+        target=2.0,
     ),
     Case(
         "reference tumbling 1 min, grace 10 s, on close",
@@ -241,6 +247,7 @@ CASES = [
         _spark_time_windows(TUMBLING),
         _spark_window_baseline("1 minute", None),
         spark_input,
+        target=1.3,
     ),
     Case(
         "spark hopping 5 min / 1 min, grace 10 s, on close",
@@ -248,5 +255,6 @@ CASES = [
         _spark_time_windows(HOPPING),
         _spark_window_baseline("5 minutes", "1 minute"),
         spark_input,
+        target=1.3,
     ),
 ]

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _measure(name: str, which: str, repeat: int) -> dict[str, float]:
@@ -55,6 +56,20 @@ def _child(name: str, which: str, repeat: int) -> dict[str, float]:
         text=True,
     )
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _merged(path: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of an earlier results file with this run's rows replacing theirs, in the
+    order of ``CASES`` (so a filtered run updates only the cases it measured)."""
+    from benchmarks.cases import CASES
+
+    by_case = {row["case"]: row for row in json.loads(path.read_text())} if path.exists() else {}
+    by_case.update({row["case"]: row for row in rows})
+    for case in CASES:
+        if case.name in by_case:
+            by_case[case.name]["target"] = case.target
+    order = {case.name: i for i, case in enumerate(CASES)}
+    return sorted(by_case.values(), key=lambda row: order.get(row["case"], len(order)))
 
 
 def main() -> None:
@@ -96,6 +111,7 @@ def main() -> None:
             "peak_mib": ours["peak_mib"],
             "baseline_median_s": base["median_s"],
             "ratio": ours["median_s"] / base["median_s"],
+            "target": case.target,
         }
         rows.append(row)
         print(
@@ -105,7 +121,7 @@ def main() -> None:
         )
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(rows, indent=2))
+    path.write_text(json.dumps(_merged(path, rows), indent=2))
     print(f"\nwritten to {path}")
 
 
