@@ -1,4 +1,5 @@
-"""User-function interfaces of the Flink profile: ``AggregateFunction`` and ``OutputTag``.
+"""User-function interfaces of the Flink profile: ``AggregateFunction``,
+``ProcessWindowFunction`` (with its :class:`ProcessWindowContext`) and ``OutputTag``.
 
 Example:
     >>> import kstreamlike as ks
@@ -18,12 +19,13 @@ Example:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from kstreamlike.errors import InvalidSpecError
 
-__all__ = ["AggregateFunction", "OutputTag"]
+__all__ = ["AggregateFunction", "OutputTag", "ProcessWindowContext", "ProcessWindowFunction"]
 
 IN = TypeVar("IN")
 ACC = TypeVar("ACC")
@@ -84,3 +86,81 @@ class OutputTag:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise InvalidSpecError(f"OutputTag name must be a non-empty string, got {self.name!r}")
+
+
+@dataclass
+class ProcessWindowContext:
+    """What a :class:`ProcessWindowFunction` sees of the window it evaluates (Flink
+    ``ProcessWindowFunction.Context``).
+
+    Times are event-time ticks (epoch milliseconds for integer timestamps).
+
+    Attributes:
+        window_start: the window's start, or None for a global window.
+        window_end: the window's (exclusive) end, or None for a global window.
+        max_timestamp: the window's largest timestamp, ``window_end - 1`` (``Long.MAX_VALUE``
+            for a global window): the timestamp of every result of this firing.
+        current_watermark: the operator's watermark when the window fires.
+        current_processing_time: the processing time when the window fires (None without a
+            ``processing_time`` column).
+        window_state: state kept for this key and window across firings
+            (``windowState()``); dropped when the window is cleaned up.
+        global_state: state kept for this key across all its windows (``globalState()``).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> ctx = ks.ProcessWindowContext(0, 10, 9, 12, None, {}, {})
+        >>> ctx.max_timestamp
+        9
+    """
+
+    window_start: int | None
+    window_end: int | None
+    max_timestamp: int
+    current_watermark: int
+    current_processing_time: int | None
+    window_state: dict[str, Any] = field(default_factory=dict)
+    global_state: dict[str, Any] = field(default_factory=dict)
+
+
+class ProcessWindowFunction(ABC, Generic[IN, OUT]):
+    """Flink's ``ProcessWindowFunction``: called on every firing with the key, a context and
+    the window's elements in arrival order; each value it returns is one result row (column
+    ``value``).
+
+    Used alone (:meth:`~kstreamlike.WindowedStream.process`) it receives every element
+    value; after ``reduce(fn, window_function=...)`` or ``aggregate(fn,
+    window_function=...)`` it receives the one pre-aggregated value.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> class Span(ks.ProcessWindowFunction[int, str]):
+        ...     def process(self, key, context, elements):
+        ...         fired = context.window_state.get("fired", 0) + 1
+        ...         context.window_state["fired"] = fired
+        ...         yield f"{key}: {min(elements)}..{max(elements)} (firing {fired})"
+        >>> rows = [{"k": "a", "ts": t, "v": t} for t in (3, 1, 4)]
+        >>> s = ks.stream(rows, key="k", value="v", timestamp="ts")
+        >>> w = s.key_by("k").window(ks.GlobalWindows.create()).trigger(ks.CountTrigger.of(2))
+        >>> w.process(Span()).collect()["value"].to_list()
+        ['a: 1..3 (firing 1)']
+    """
+
+    @abstractmethod
+    def process(self, key: Any, context: ProcessWindowContext, elements: list[IN]) -> Iterable[OUT]:
+        """The results of one firing (``process(key, context, elements, out)``).
+
+        ``key`` is the key value (a tuple for several key columns).
+        """
+
+    def clear(self, context: ProcessWindowContext) -> None:
+        """Called when the window is cleaned up (``clear(context)``); ``window_state`` is
+        dropped right after. Does nothing unless overridden.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> class Echo(ks.ProcessWindowFunction[int, int]):
+            ...     def process(self, key, context, elements):
+            ...         return elements
+            >>> Echo().clear(ks.ProcessWindowContext(None, None, 0, 0, None))
+        """
