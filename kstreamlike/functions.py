@@ -37,7 +37,8 @@ class AggregateFunction(ABC, Generic[IN, ACC, OUT]):
 
     ``add`` folds each value (in arrival order) into the accumulator, ``get_result`` turns it
     into the emitted ``value``, and ``merge`` combines two accumulators when session windows
-    merge.
+    merge. ``merge`` is only needed for session windows: a function without it is rejected
+    when a session-window pipeline is built.
 
     Example:
         >>> import kstreamlike as ks
@@ -66,9 +67,45 @@ class AggregateFunction(ABC, Generic[IN, ACC, OUT]):
     def get_result(self, accumulator: ACC) -> OUT:
         """The window's result for ``accumulator``."""
 
-    @abstractmethod
     def merge(self, a: ACC, b: ACC) -> ACC:
-        """Combine two accumulators (session windows)."""
+        """Combine two accumulators (session windows). Override it to use the function with
+        session windows; without an override, the pipeline is rejected when built.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> class First(ks.AggregateFunction[int, list[int], int]):
+            ...     def create_accumulator(self) -> list[int]:
+            ...         return []
+            ...     def add(self, value: int, accumulator: list[int]) -> list[int]:
+            ...         return accumulator or [value]
+            ...     def get_result(self, accumulator: list[int]) -> int:
+            ...         return accumulator[0]
+            >>> try:
+            ...     First().merge([1], [2])
+            ... except ks.InvalidSpecError as e:
+            ...     print(e)
+            First does not implement merge(), which session windows need
+        """
+        raise InvalidSpecError(
+            f"{type(self).__name__} does not implement merge(), which session windows need"
+        )
+
+    def implements_merge(self) -> bool:
+        """Whether the class overrides :meth:`merge`.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> class Count(ks.AggregateFunction[object, int, int]):
+            ...     def create_accumulator(self) -> int:
+            ...         return 0
+            ...     def add(self, value: object, accumulator: int) -> int:
+            ...         return accumulator + 1
+            ...     def get_result(self, accumulator: int) -> int:
+            ...         return accumulator
+            >>> Count().implements_merge()
+            False
+        """
+        return type(self).merge is not AggregateFunction.merge
 
 
 @dataclass(frozen=True)

@@ -387,6 +387,23 @@ def test_process_on_session_windows_merges_element_lists() -> None:
     assert out == [("a:0:[1]",), ("a:0:[1, 2, 3]",)]
 
 
+def test_aggregate_function_without_merge_runs_on_time_windows() -> None:
+    class Total(ks.AggregateFunction[int, int, int]):
+        def create_accumulator(self) -> int:
+            return 0
+
+        def add(self, value: int, accumulator: int) -> int:
+            return accumulator + value
+
+        def get_result(self, accumulator: int) -> int:
+            return accumulator
+
+    assert not Total().implements_merge() and Average().implements_merge()
+    rows = _rows([(1, 2), (2, 6), (12, 1)])
+    w = _stream(rows, monotonous=True).key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+    assert _out(w.aggregate(Total()), "value") == [(8,), (1,)]
+
+
 def test_aggregate_function_merges_on_sessions() -> None:
     rows = _rows([(0, 1), (8, 2), (4, 6)])
     w = _stream(rows, watermarks=[]).key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))

@@ -315,6 +315,17 @@ class _Echo(ks.ProcessWindowFunction[Any, Any]):
         return elements
 
 
+class _NoMerge(ks.AggregateFunction[Any, int, int]):
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add(self, value: Any, accumulator: int) -> int:
+        return accumulator + 1
+
+    def get_result(self, accumulator: int) -> int:
+        return accumulator
+
+
 SESSION = ks.EventTimeSessionWindows.with_gap(5)
 TUMBLING = ks.TumblingEventTimeWindows.of(10)
 GLOBAL = ks.GlobalWindows.create()
@@ -352,6 +363,11 @@ GLOBAL = ks.GlobalWindows.create()
             "global windows have none",
         ),
         (lambda: _windowed(GLOBAL).allowed_lateness(5), "no effect on GlobalWindows"),
+        (lambda: _windowed(SESSION).aggregate(_NoMerge()), "must implement merge"),
+        (
+            lambda: _windowed(SESSION).aggregate(_NoMerge(), window_function=_Echo()),
+            "_NoMerge cannot aggregate session windows",
+        ),
         (lambda: _windowed(TUMBLING).trigger(ks.CountEvictor.of(2)), "trigger must be"),
         (lambda: _windowed(TUMBLING).evictor(ks.CountTrigger.of(2)), "evictor must be"),
         (lambda: _windowed(TUMBLING).process(lambda k, c, e: e), "ks.ProcessWindowFunction"),

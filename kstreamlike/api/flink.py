@@ -357,6 +357,15 @@ class WindowedStream(Generic[FrameT]):
                 f"window_function must be a ks.ProcessWindowFunction, got {window_function!r}"
             )
         spec = self._spec
+        if (
+            isinstance(spec.window, FlinkSessionWindow)
+            and isinstance(aggregation, FlinkAggregateFunction)
+            and not aggregation.function.implements_merge()
+        ):
+            raise InvalidSpecError(
+                f"{type(aggregation.function).__name__} cannot aggregate session windows: "
+                "sessions merge, so the AggregateFunction must implement merge(a, b)"
+            )
         watermarks = self._source.watermarks
         if watermarks is None:
             watermarks = _no_watermarks()
