@@ -117,6 +117,20 @@ def test_processing_time_trigger_fires_when_a_later_record_arrives() -> None:
     assert _out(w.sum("v"), "v", "pane_index") == [(1, 0), (3, 1), (7, 2)]
 
 
+def test_processing_time_trigger_on_merging_sessions() -> None:
+    rows = [
+        {"k": "a", "ts": 0, "v": 1, "pt": 0},
+        {"k": "a", "ts": 3, "v": 2, "pt": 1},
+        {"k": "a", "ts": 20, "v": 4, "pt": 100},
+    ]
+    s = _stream(rows, processing_time="pt", monotonous=True)
+    w = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
+    out = _out(w.trigger(ks.ProcessingTimeTrigger.create()).sum("v"), "window_start", "v")
+    # [0,5) and [3,8) merge; the merged window's timer at 7 fires when processing time
+    # reaches 100; the last session's timer (24) is pending when the input ends
+    assert out == [(0, 3)]
+
+
 def test_processing_time_timers_do_not_fire_at_the_end_of_input() -> None:
     rows = [{"k": "a", "ts": 1, "v": 1, "pt": 1}]
     s = _stream(rows, processing_time="pt", monotonous=True)
