@@ -27,6 +27,7 @@ from kstreamlike.api.result import StreamResult
 from kstreamlike.api.stream import KStream, stream
 from kstreamlike.assigners import (
     EventTimeSessionWindows,
+    GlobalWindows,
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
 )
@@ -38,7 +39,22 @@ from kstreamlike.errors import (
     SchemaError,
     UnsupportedPlanError,
 )
-from kstreamlike.functions import AggregateFunction, OutputTag
+from kstreamlike.evictors import CountEvictor, DeltaEvictor, TimeEvictor
+from kstreamlike.functions import (
+    AggregateFunction,
+    OutputTag,
+    ProcessWindowContext,
+    ProcessWindowFunction,
+)
+from kstreamlike.triggers import (
+    ContinuousEventTimeTrigger,
+    ContinuousProcessingTimeTrigger,
+    CountTrigger,
+    DeltaTrigger,
+    EventTimeTrigger,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+)
 from kstreamlike.watermarks import WatermarkStrategy
 from kstreamlike.windows import SessionWindows, SlidingWindows, TimeWindows
 
@@ -46,9 +62,17 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AggregateFunction",
+    "ContinuousEventTimeTrigger",
+    "ContinuousProcessingTimeTrigger",
+    "CountEvictor",
+    "CountTrigger",
+    "DeltaEvictor",
+    "DeltaTrigger",
     "DuplicateArrivalOrderError",
     "EmitStrategy",
     "EventTimeSessionWindows",
+    "EventTimeTrigger",
+    "GlobalWindows",
     "InvalidSpecError",
     "KGroupedStream",
     "KStream",
@@ -56,6 +80,10 @@ __all__ = [
     "KTable",
     "KeyedStream",
     "OutputTag",
+    "ProcessWindowContext",
+    "ProcessWindowFunction",
+    "ProcessingTimeTrigger",
+    "PurgingTrigger",
     "SchemaError",
     "SessionWindowedKStream",
     "SessionWindows",
@@ -64,6 +92,7 @@ __all__ = [
     "SlidingWindows",
     "StreamResult",
     "Suppressed",
+    "TimeEvictor",
     "TimeWindowedKStream",
     "TimeWindows",
     "TumblingEventTimeWindows",

@@ -1,4 +1,5 @@
-"""Flink window assigners: tumbling, sliding and session event-time windows.
+"""Flink window assigners: tumbling, sliding and session event-time windows, and global
+windows.
 
 Flink windows are half-open ``[start, end)``; every result a window emits is stamped
 ``end - 1`` (``TimeWindow.maxTimestamp()``). Durations are ``datetime.timedelta`` or integer
@@ -17,9 +18,20 @@ from dataclasses import dataclass
 
 from kstreamlike._time import Duration, EventTimeUnit, format_micros, to_micros
 from kstreamlike.errors import InvalidSpecError
-from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.plan.firing import FlinkEndOfStreamTrigger, FlinkNeverTrigger, FlinkTrigger
+from kstreamlike.plan.windows import (
+    FlinkGlobalWindow,
+    FlinkSessionWindow,
+    FlinkSlidingWindow,
+    FlinkTumblingWindow,
+)
 
-__all__ = ["EventTimeSessionWindows", "SlidingEventTimeWindows", "TumblingEventTimeWindows"]
+__all__ = [
+    "EventTimeSessionWindows",
+    "GlobalWindows",
+    "SlidingEventTimeWindows",
+    "TumblingEventTimeWindows",
+]
 
 MAX_WINDOWS_PER_ELEMENT = 10_000_000
 
@@ -182,3 +194,59 @@ class EventTimeSessionWindows:
         if self.gap_us is None:
             return f"EventTimeSessionWindows(gap=column {self.gap_column!r})"
         return f"EventTimeSessionWindows(gap={format_micros(self.gap_us)})"
+
+
+@dataclass(frozen=True, repr=False)
+class GlobalWindows:
+    """Flink ``GlobalWindows``: one window per key that holds every element.
+
+    Global windows have no bounds (``window_start`` and ``window_end`` are null and every
+    result carries ``timestamp`` ``Long.MAX_VALUE``), are never late, and need no watermarks.
+    With :meth:`create` the window never fires unless a trigger is set
+    (:meth:`~kstreamlike.WindowedStream.trigger`); with
+    :meth:`create_with_end_of_stream_trigger` it fires once, at the end of the input.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> rows = [{"k": "a", "ts": 5}, {"k": "a", "ts": 1}, {"k": "b", "ts": 2}]
+        >>> s = ks.stream(rows, key="k", timestamp="ts")
+        >>> w = s.key_by("k").window(ks.GlobalWindows.create_with_end_of_stream_trigger())
+        >>> w.count().collect().select("k", "window_start", "count", "timestamp").rows()
+        [('a', None, 2, 9223372036854775807), ('b', None, 1, 9223372036854775807)]
+    """
+
+    end_of_stream: bool = False
+
+    @classmethod
+    def create(cls) -> GlobalWindows:
+        """Global windows whose default trigger never fires (``GlobalWindows.create()``).
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> ks.GlobalWindows.create()
+            GlobalWindows.create()
+        """
+        return cls(False)
+
+    @classmethod
+    def create_with_end_of_stream_trigger(cls) -> GlobalWindows:
+        """Global windows that fire once, when the input ends
+        (``GlobalWindows.createWithEndOfStreamTrigger()``).
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> ks.GlobalWindows.create_with_end_of_stream_trigger()
+            GlobalWindows.create_with_end_of_stream_trigger()
+        """
+        return cls(True)
+
+    def _resolve(self, unit: EventTimeUnit) -> FlinkGlobalWindow:
+        return FlinkGlobalWindow()
+
+    def _default_trigger(self) -> FlinkTrigger:
+        return FlinkEndOfStreamTrigger() if self.end_of_stream else FlinkNeverTrigger()
+
+    def __repr__(self) -> str:
+        if self.end_of_stream:
+            return "GlobalWindows.create_with_end_of_stream_trigger()"
+        return "GlobalWindows.create()"

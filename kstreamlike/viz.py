@@ -28,7 +28,9 @@ from kstreamlike._timeline import (
     timeline_data,
 )
 from kstreamlike.api.result import StreamResult
+from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.nodes import windowed_aggregate
+from kstreamlike.plan.windows import FlinkGlobalWindow
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -106,7 +108,8 @@ def timeline(
 
     Raises:
         ImportError: matplotlib is not installed (``pip install "kstreamlike[viz]"``).
-        kstreamlike.InvalidSpecError: the input has more than ``max_records`` rows.
+        kstreamlike.InvalidSpecError: the input has more than ``max_records`` rows, or the
+            windows are ``GlobalWindows`` (count windows), which have no bounds to draw.
 
     Example:
         >>> import tempfile
@@ -131,6 +134,11 @@ def timeline(
     from matplotlib.figure import Figure
 
     node = result.plan
+    if isinstance(windowed_aggregate(node).window, FlinkGlobalWindow):
+        raise InvalidSpecError(
+            "timeline() draws windows on the event-time axis; GlobalWindows (and count "
+            "windows) have no bounds to draw"
+        )
     source = windowed_aggregate(node).source
     per_ms = _PER_MS[source.time_unit.unit]
     data = timeline_data(result, max_records)

@@ -303,3 +303,92 @@ def test_duplicate_order_by_in_different_partitions_is_fine(backend: str) -> Non
         .count()
     )
     assert table.collect().height == 2
+
+
+def _windowed(assigner: Any, **kwargs: Any) -> Any:
+    s = ks.stream(ROWS, key="k", timestamp="ts", watermarks=MONO, **kwargs)
+    return s.key_by("k").window(assigner)
+
+
+class _Echo(ks.ProcessWindowFunction[Any, Any]):
+    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> Any:
+        return elements
+
+
+class _NoMerge(ks.AggregateFunction[Any, int, int]):
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add(self, value: Any, accumulator: int) -> int:
+        return accumulator + 1
+
+    def get_result(self, accumulator: int) -> int:
+        return accumulator
+
+
+SESSION = ks.EventTimeSessionWindows.with_gap(5)
+TUMBLING = ks.TumblingEventTimeWindows.of(10)
+GLOBAL = ks.GlobalWindows.create()
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: ks.CountTrigger.of(0), "count must be an integer >= 1"),
+        (lambda: ks.CountTrigger.of(True), "count must be an integer >= 1"),
+        (lambda: ks.ContinuousEventTimeTrigger.of(0), "interval must be > 0"),
+        (lambda: ks.ContinuousProcessingTimeTrigger.of(-1), "interval must be > 0"),
+        (lambda: ks.DeltaTrigger.of("2", lambda a, b: 0.0), "threshold must be a number"),
+        (lambda: ks.DeltaTrigger.of(2, 3), "delta_function must be callable"),
+        (lambda: ks.PurgingTrigger.of(ks.CountEvictor.of(1)), "nested must be a trigger"),
+        (lambda: ks.CountEvictor.of(0), "max_count must be an integer >= 1"),
+        (lambda: ks.CountEvictor.of(2, do_evict_after=1), "do_evict_after must be True or False"),
+        (lambda: ks.TimeEvictor.of(-1), "interval must be >= 0"),
+        (lambda: ks.DeltaEvictor.of(1, None), "delta_function must be callable"),
+        (lambda: _windowed(SESSION).trigger(ks.DeltaTrigger.of(1, lambda a, b: b - a)), "merg"),
+        (
+            lambda: _windowed(SESSION).trigger(
+                ks.PurgingTrigger.of(ks.DeltaTrigger.of(1, lambda a, b: b - a))
+            ),
+            r"PurgingTrigger\(DeltaTrigger\(1\)\) cannot be used with EventTimeSessionWindows",
+        ),
+        (
+            lambda: _windowed(TUMBLING).trigger(ks.ProcessingTimeTrigger.create()),
+            "needs processing time",
+        ),
+        (
+            lambda: _windowed(GLOBAL, processing_time="ts").trigger(
+                ks.ProcessingTimeTrigger.create()
+            ),
+            "global windows have none",
+        ),
+        (lambda: _windowed(GLOBAL).allowed_lateness(5), "no effect on GlobalWindows"),
+        (lambda: _windowed(SESSION).aggregate(_NoMerge()), "must implement merge"),
+        (
+            lambda: _windowed(SESSION).aggregate(_NoMerge(), window_function=_Echo()),
+            "_NoMerge cannot aggregate session windows",
+        ),
+        (lambda: _windowed(TUMBLING).trigger(ks.CountEvictor.of(2)), "trigger must be"),
+        (lambda: _windowed(TUMBLING).evictor(ks.CountTrigger.of(2)), "evictor must be"),
+        (lambda: _windowed(TUMBLING).process(lambda k, c, e: e), "ks.ProcessWindowFunction"),
+        (
+            lambda: _windowed(TUMBLING).aggregate(ks.agg.count(), window_function=_Echo()),
+            "window_function goes with a ks.AggregateFunction",
+        ),
+        (lambda: _windowed(TUMBLING).reduce(max, window_function=max), "window_function must"),
+        (
+            lambda: ks.stream(ROWS, key="k", timestamp="ts").key_by("k").count_window(0),
+            "size must be an integer >= 1",
+        ),
+        (
+            lambda: ks.stream(ROWS, key="k", timestamp="ts").count_window_all(3, slide=0),
+            "slide must be an integer >= 1",
+        ),
+        (lambda: ks.stream(ROWS, timestamp="ts", processing_time="pt"), "'pt' is not in"),
+        (lambda: ks.stream(ROWS, timestamp="ts", processing_time="v"), "integer epoch millis"),
+        (lambda: ks.stream(ROWS, timestamp="ts", bounded="yes"), "bounded must be True or False"),
+    ],
+)
+def test_invalid_firing_model(build: Any, message: str) -> None:
+    with pytest.raises(ks.KStreamLikeError, match=message):
+        build()

@@ -156,3 +156,10 @@ def test_large_inputs_are_refused() -> None:
 def test_importing_kstreamlike_does_not_import_matplotlib() -> None:
     code = "import sys, kstreamlike; assert 'matplotlib' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_global_windows_have_no_timeline() -> None:
+    rows = [{"k": "a", "ts": t} for t in range(4)]
+    result = ks.stream(rows, key="k", timestamp="ts").key_by("k").count_window(2).count()
+    with pytest.raises(ks.InvalidSpecError, match="GlobalWindows"):
+        ks.viz.timeline(result)

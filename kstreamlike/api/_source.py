@@ -83,6 +83,23 @@ def _time_unit(schema: pl.Schema, timestamp: str) -> EventTimeUnit:
     )
 
 
+def _check_processing_time(schema: pl.Schema, column: str, timestamp: str) -> None:
+    if not isinstance(column, str):
+        raise InvalidSpecError(f"processing_time must be a column name, got {column!r}")
+    require_columns(schema, [column], "processing_time")
+    dtype, event = schema[column], schema[timestamp]
+    if event.is_integer() and not dtype.is_integer():
+        raise SchemaError(
+            f"processing_time column {column!r} must hold integer epoch milliseconds like "
+            f"the timestamp column {timestamp!r}, got {dtype}"
+        )
+    if isinstance(event, pl.Datetime) and not isinstance(dtype, pl.Datetime):
+        raise SchemaError(
+            f"processing_time column {column!r} must be a Datetime like the timestamp "
+            f"column {timestamp!r}, got {dtype}"
+        )
+
+
 def build_source(
     data: StreamData,
     *,
@@ -92,6 +109,8 @@ def build_source(
     order_by: str | None,
     partition: str | None,
     watermarks: WatermarkStrategy | None,
+    processing_time: str | None = None,
+    bounded: bool = True,
 ) -> Source:
     """Validate the roles of the columns and build the plan's source node."""
     frame = _frame(data)
@@ -109,6 +128,10 @@ def build_source(
             if not isinstance(column, str):
                 raise InvalidSpecError(f"{role} must be a column name, got {column!r}")
             require_columns(schema, [column], role)
+    if processing_time is not None:
+        _check_processing_time(schema, processing_time, timestamp)
+    if not isinstance(bounded, bool):
+        raise InvalidSpecError(f"bounded must be True or False, got {bounded!r}")
     value_is_row = len(values) != 1
     if not values:
         values = tuple(c for c in schema if c not in keys)
@@ -123,6 +146,8 @@ def build_source(
         order_by=order_by,
         partition=partition,
         watermarks=None,
+        processing_time=processing_time,
+        bounded=bounded,
     )
     if watermarks is None:
         return source

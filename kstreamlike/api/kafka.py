@@ -51,7 +51,7 @@ class KGroupedStream(Generic[FrameT]):
         'SessionWindowedKStream'
     """
 
-    def __init__(self, source: Source, keys: tuple[str, ...], backend: str) -> None:
+    def __init__(self, source: Source, keys: tuple[str, ...], backend: str | None) -> None:
         check_keys(source, keys, "stream_time")
         self._source = source
         self._keys = keys
@@ -96,7 +96,7 @@ class _WindowedKStreamBase(Generic[FrameT]):
         keys: tuple[str, ...],
         window: KafkaWindow,
         emit_on_close: bool,
-        backend: str,
+        backend: str | None,
     ) -> None:
         self._source = source
         self._keys = keys

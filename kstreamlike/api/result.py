@@ -6,7 +6,7 @@ from typing import Generic, TypeVar, cast
 
 import polars as pl
 
-from kstreamlike.backends import Outputs, check_supported, execute
+from kstreamlike.backends import Outputs, check_supported, execute, resolve_backend
 from kstreamlike.plan.explain import explain
 from kstreamlike.plan.nodes import PlanNode
 from kstreamlike.plan.schema import output_schema
@@ -20,7 +20,9 @@ class StreamResult(Generic[FrameT]):
     """The outputs of a windowed pipeline: the main stream and its side outputs.
 
     Outputs are computed once, on first access, and cached. ``FrameT`` is the frame type of
-    the backend (a ``polars.DataFrame`` for Polars, Arrow and list inputs).
+    the backend (a ``polars.DataFrame`` for Polars, Arrow and list inputs). ``backend`` is
+    None for the default backend of the input (see
+    :func:`kstreamlike.backends.resolve_backend`).
 
     Example:
         >>> import kstreamlike as ks
@@ -35,7 +37,8 @@ class StreamResult(Generic[FrameT]):
         [('a', 0, 1), ('a', 10, 1)]
     """
 
-    def __init__(self, node: PlanNode, backend: str) -> None:
+    def __init__(self, node: PlanNode, backend: str | None) -> None:
+        backend = resolve_backend(backend, node)
         check_supported(node, backend)
         self._node = node
         self._backend = backend

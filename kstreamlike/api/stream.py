@@ -9,10 +9,10 @@ import polars as pl
 
 from kstreamlike.api._source import StreamData, build_source, columns_arg, require_columns
 from kstreamlike.api._source import with_watermarks as _with_watermarks
-from kstreamlike.api.flink import KeyedStream
+from kstreamlike.api.flink import KeyedStream, WindowedStream, count_windowed
 from kstreamlike.api.kafka import KGroupedStream
 from kstreamlike.api.result import FrameT
-from kstreamlike.backends import resolve_backend
+from kstreamlike.backends import validate_backend
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.plan.nodes import Source
 from kstreamlike.watermarks import WatermarkStrategy
@@ -36,7 +36,7 @@ class KStream(Generic[FrameT]):
         ('user',)
     """
 
-    def __init__(self, source: Source, backend: str) -> None:
+    def __init__(self, source: Source, backend: str | None) -> None:
         self._source = source
         self._backend = backend
 
@@ -102,6 +102,19 @@ class KStream(Generic[FrameT]):
         keys = self._keys(columns, "key_by")
         return KeyedStream(self._source, keys, self._backend)
 
+    def count_window_all(self, size: int, slide: int | None = None) -> WindowedStream[FrameT]:
+        """Count windows over the whole stream, without a key (Flink ``countWindowAll``):
+        see :meth:`KeyedStream.count_window`. The result has no key columns.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": k, "ts": t, "v": t} for t, k in enumerate("abab")]
+            >>> s = ks.stream(rows, timestamp="ts")
+            >>> s.count_window_all(2).sum("v").collect().select("v", "timestamp").rows()
+            [(1, 9223372036854775807), (5, 9223372036854775807)]
+        """
+        return count_windowed(self._source, (), size, slide, self._backend)
+
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> KStream[FrameT]:
         """Set the watermark strategy (Flink ``assignTimestampsAndWatermarks``).
 
@@ -133,6 +146,8 @@ def stream(
     order_by: str | None = None,
     partition: str | None = None,
     watermarks: WatermarkStrategy | None = None,
+    processing_time: str | None = None,
+    bounded: bool = True,
     backend: str | None = None,
 ) -> KStream[SparkDataFrame]: ...
 
@@ -147,6 +162,8 @@ def stream(
     order_by: str | None = None,
     partition: str | None = None,
     watermarks: WatermarkStrategy | None = None,
+    processing_time: str | None = None,
+    bounded: bool = True,
     backend: str | None = None,
 ) -> KStream[pl.DataFrame]: ...
 
@@ -160,6 +177,8 @@ def stream(
     order_by: str | None = None,
     partition: str | None = None,
     watermarks: WatermarkStrategy | None = None,
+    processing_time: str | None = None,
+    bounded: bool = True,
     backend: str | None = None,
 ) -> KStream[Any]:
     """A recorded stream from a frame: the entry point of every pipeline.
@@ -176,9 +195,17 @@ def stream(
         partition: the column whose values scope stream time and watermarks (a Kafka task /
             Flink subtask each); one partition if omitted.
         watermarks: the Flink-profile watermark strategy.
+        processing_time: Flink profile: the column holding each record's processing time
+            (integer epoch milliseconds, or a Datetime like ``timestamp``), read by
+            processing-time triggers; the clock advances as records arrive.
+        bounded: Flink profile: True (the default) replays a bounded source, whose end
+            advances the watermark to ``Long.MAX_VALUE`` and fires every event-time timer
+            still set; False replays a recording of an unbounded stream, which stops after
+            the last record and watermark (as Flink's operator test harness does).
         backend: ``"polars"``, ``"spark"`` or ``"reference"`` (the record-at-a-time
             interpreter); the default follows the type of ``data``: ``"spark"`` for a Spark
-            DataFrame. Results keep the input's frame type whatever the backend.
+            DataFrame, else ``"polars"``, or ``"reference"`` for a plan the Polars backend
+            cannot run. Results keep the input's frame type whatever the backend.
 
     Example:
         >>> import kstreamlike as ks
@@ -204,5 +231,7 @@ def stream(
         order_by=order_by,
         partition=partition,
         watermarks=watermarks,
+        processing_time=processing_time,
+        bounded=bounded,
     )
-    return KStream(source, resolve_backend(backend, data))
+    return KStream(source, validate_backend(backend))

@@ -11,9 +11,17 @@ from dataclasses import dataclass
 
 from kstreamlike.backends.base import Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
-from kstreamlike.plan.nodes import PlanNode
+from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
 
-__all__ = ["BACKENDS", "Backend", "Outputs", "check_supported", "execute", "resolve_backend"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "Outputs",
+    "check_supported",
+    "execute",
+    "resolve_backend",
+    "validate_backend",
+]
 
 
 @dataclass(frozen=True)
@@ -61,15 +69,31 @@ BACKENDS: dict[str, Backend] = {
 }
 
 
-def resolve_backend(backend: str | None, data: object) -> str:
-    """The backend to use: the one named, or the default for ``data``'s type."""
-    if backend is None:
-        from kstreamlike.backends.spark._frames import is_spark_frame
-
-        return "spark" if is_spark_frame(data) else "polars"
-    if backend not in BACKENDS:
+def validate_backend(backend: str | None) -> str | None:
+    """``backend`` if it names a backend (or is None, the default), else an error."""
+    if backend is not None and backend not in BACKENDS:
         raise InvalidSpecError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     return backend
+
+
+def resolve_backend(backend: str | None, node: PlanNode) -> str:
+    """The backend that runs ``node``: the one named, or else the default for the input.
+
+    The default is ``"spark"`` for a Spark input frame and ``"polars"`` otherwise. When the
+    Polars default cannot run the plan (a feature only the reference interpreter has, such
+    as a custom trigger), the default is ``"reference"``. An explicit choice is kept as is
+    (and fails in :func:`check_supported` if the backend cannot run the plan); so is the
+    Spark default, which must not pull a distributed input onto one machine unasked.
+    """
+    if backend is not None:
+        return backend
+    from kstreamlike.backends.spark._frames import is_spark_frame
+
+    if is_spark_frame(windowed_aggregate(node).source.frame):
+        return "spark"
+    if BACKENDS["polars"].unsupported(node) is not None:
+        return "reference"
+    return "polars"
 
 
 def check_supported(node: PlanNode, backend: str) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from kstreamlike.plan.firing import trigger_name
 from kstreamlike.plan.nodes import (
     Aggregation,
     DeclarativeAggregation,
+    ElementsAggregation,
     ExplicitWatermarks,
     FlinkAggregateFunction,
     FlinkWindowedAggregate,
@@ -33,6 +35,8 @@ def _aggregation(agg: Aggregation) -> str:
     if isinstance(agg, KafkaAggregate):
         merger = "" if agg.merger is None else ", merger"
         return f"aggregate(initializer, aggregator{merger})"
+    if isinstance(agg, ElementsAggregation):
+        return "every element"
     assert isinstance(agg, FlinkAggregateFunction)
     return f"aggregate({type(agg.function).__name__})"
 
@@ -68,12 +72,19 @@ def _lines(node: PlanNode, indent: str) -> list[str]:
         return lines + _source(node.source, indent + "  ")
     assert isinstance(node, FlinkWindowedAggregate)
     lines = [
-        f"{indent}FlinkWindowedAggregate keys={list(node.keys)} trigger=EventTimeTrigger",
+        f"{indent}FlinkWindowedAggregate keys={list(node.keys)} "
+        f"trigger={trigger_name(node.trigger)}",
         f"{indent}  window={node.window}",
         f"{indent}  allowed_lateness={node.allowed_lateness} late_tag={node.late_tag!r}",
         f"{indent}  watermarks={_watermarks(node.watermarks)}",
         f"{indent}  aggregate={_aggregation(node.aggregation)}",
     ]
+    if node.evictor is not None:
+        lines.append(f"{indent}  evictor={node.evictor}")
+    if node.window_function is not None:
+        lines.append(f"{indent}  window_function={type(node.window_function).__name__}")
+    if not node.source.bounded:
+        lines.append(f"{indent}  unbounded: no end-of-input flush")
     return lines + _source(node.source, indent + "  ")
 
 

@@ -8,13 +8,14 @@ event-time unit of the source (see :class:`~kstreamlike._time.EventTimeUnit`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from kstreamlike._time import EventTimeUnit
 from kstreamlike.agg import AggExpr
+from kstreamlike.plan.firing import FlinkEventTimeTrigger, FlinkEvictor, FlinkTrigger
 from kstreamlike.plan.windows import (
     FlinkSessionWindow,
     FlinkWindow,
@@ -24,11 +25,12 @@ from kstreamlike.plan.windows import (
 )
 
 if TYPE_CHECKING:
-    from kstreamlike.functions import AggregateFunction
+    from kstreamlike.functions import AggregateFunction, ProcessWindowFunction
 
 __all__ = [
     "Aggregation",
     "DeclarativeAggregation",
+    "ElementsAggregation",
     "ExplicitWatermarks",
     "FlinkAggregateFunction",
     "FlinkWindowedAggregate",
@@ -83,6 +85,11 @@ class Source:
         order_by: the arrival-order column; None means frame row order.
         partition: the column that scopes stream time / watermarks; None means one partition.
         watermarks: the Flink-profile watermark plan, if any.
+        processing_time: the column holding each record's processing time (Flink profile),
+            in event-time ticks once read; None when the stream has none.
+        bounded: Flink profile: whether the input ends like a bounded source (the watermark
+            jumps to ``Long.MAX_VALUE``) or is a recording of an unbounded stream that simply
+            stops after its last record and watermark.
     """
 
     frame: object
@@ -95,6 +102,8 @@ class Source:
     order_by: str | None
     partition: str | None
     watermarks: WatermarkPlan | None
+    processing_time: str | None = None
+    bounded: bool = True
 
     def polars(self) -> pl.DataFrame:
         """The input rows as a Polars DataFrame (a Spark frame converts through Arrow)."""
@@ -142,7 +151,19 @@ class FlinkAggregateFunction:
     function: AggregateFunction[Any, Any, Any]
 
 
-Aggregation = DeclarativeAggregation | ReduceAggregation | KafkaAggregate | FlinkAggregateFunction
+@dataclass(frozen=True)
+class ElementsAggregation:
+    """Flink ``process(ProcessWindowFunction)`` without pre-aggregation: the window keeps
+    every element value, in arrival order (Flink's list state)."""
+
+
+Aggregation = (
+    DeclarativeAggregation
+    | ReduceAggregation
+    | KafkaAggregate
+    | FlinkAggregateFunction
+    | ElementsAggregation
+)
 
 
 @dataclass(frozen=True)
@@ -185,8 +206,13 @@ class ToStream:
 
 @dataclass(frozen=True)
 class FlinkWindowedAggregate:
-    """Flink-profile windowed aggregation (``key_by...window...aggregate``) with the default
-    event-time trigger."""
+    """Flink-profile windowed aggregation (``key_by...window...aggregate``).
+
+    ``trigger`` decides when windows fire (the assigner's default unless set);
+    ``evictor``, if any, trims the window's elements at each firing; ``window_function``,
+    if any, turns the aggregation's result (or, for :class:`ElementsAggregation`, the
+    elements) into the emitted ``value`` rows.
+    """
 
     source: Source
     keys: tuple[str, ...]
@@ -195,6 +221,9 @@ class FlinkWindowedAggregate:
     allowed_lateness: int
     late_tag: str | None
     aggregation: Aggregation
+    trigger: FlinkTrigger = field(default_factory=FlinkEventTimeTrigger)
+    evictor: FlinkEvictor | None = None
+    window_function: ProcessWindowFunction[Any, Any] | None = None
 
 
 WindowedAggregate = KafkaWindowedAggregate | FlinkWindowedAggregate

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kstreamlike._time import LONG_MIN
+from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, KafkaSlidingWindow
 
@@ -102,4 +103,6 @@ def invalid_rules(node: WindowedAggregate) -> list[tuple[str, Condition]]:
             )
         if isinstance(window, FlinkSessionWindow) and window.gap_column is not None:
             rules.append(("invalid session gap", NotPositive(SESSION_GAP)))
+        if source.processing_time is not None and uses_processing_time(node.trigger):
+            rules.append(("null processing time", AllNull((source.processing_time,))))
     return rules

@@ -67,4 +67,12 @@ class FlinkSessionWindow:
     gap_column: str | None = None
 
 
-FlinkWindow = FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow
+@dataclass(frozen=True)
+class FlinkGlobalWindow:
+    """Flink ``GlobalWindows``: one window per key holding every element; null bounds.
+
+    Global windows are not event-time windows: they are never late and have no cleanup.
+    """
+
+
+FlinkWindow = FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow | FlinkGlobalWindow

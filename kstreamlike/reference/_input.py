@@ -32,6 +32,7 @@ __all__ = ["Partition", "Record", "read_input", "sort_key"]
 ROW = "__kstreamlike_row__"
 TICKS = "__kstreamlike_ticks__"
 GAP = "__kstreamlike_gap__"
+PROCESSING = "__kstreamlike_processing__"
 
 
 @dataclass
@@ -46,6 +47,8 @@ class Record:
         value: what Python functions receive (a scalar, or a dict of value columns).
         order: the arrival-order value (``order_by`` value, or row position).
         gap: the dynamic session gap in ticks (Flink ``with_dynamic_gap``), else None.
+        processing_time: the record's processing time in event-time ticks (Flink profile,
+            when the stream names a ``processing_time`` column), else None.
     """
 
     seq: int
@@ -55,6 +58,7 @@ class Record:
     value: Any
     order: Any
     gap: int | None = None
+    processing_time: int | None = None
 
 
 @dataclass
@@ -111,6 +115,11 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
                 // {"ms": 1_000_000, "us": 1_000, "ns": 1}[source.time_unit.unit]
             )
         extra.append(gap_col.cast(pl.Int64).alias(GAP))
+    if source.processing_time is not None:
+        processing = pl.col(source.processing_time)
+        if frame.schema[source.processing_time].is_temporal():
+            processing = processing.dt.cast_time_unit(source.time_unit.unit)
+        extra.append(processing.cast(pl.Int64).alias(PROCESSING))
     frame = frame.with_columns(extra).with_row_index(ROW)
     columns = list(source.schema)
 
@@ -142,6 +151,7 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
             value=value,
             order=order,
             gap=gap,
+            processing_time=full.get(PROCESSING),
         )
         partitions.setdefault(part_value, Partition(part_value)).records.append(record)
 

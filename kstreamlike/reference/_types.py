@@ -16,17 +16,18 @@ class Emission:
 
     Attributes:
         key: the grouping key tuple.
-        start: ``window_start`` in ticks (the anchor's convention).
-        end: ``window_end`` in ticks (the anchor's convention).
+        start: ``window_start`` in ticks (the anchor's convention); None for a Flink global
+            window.
+        end: ``window_end`` in ticks (the anchor's convention); None for a global window.
         agg: the aggregate columns, or None for a Kafka tombstone.
         timestamp: the output record's event time in ticks.
-        pane_timing: Flink profile: ``"ON_TIME"`` or ``"LATE"``.
+        pane_timing: Flink profile: ``"EARLY"``, ``"ON_TIME"`` or ``"LATE"``.
         pane_index: Flink profile: the firing's number within its window, from 0.
     """
 
     key: tuple[Any, ...]
-    start: int
-    end: int
+    start: int | None
+    end: int | None
     agg: dict[str, Any] | None
     timestamp: int
     pane_timing: str | None = None

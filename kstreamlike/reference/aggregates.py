@@ -18,6 +18,7 @@ from kstreamlike.agg import AggExpr
 from kstreamlike.plan.nodes import (
     Aggregation,
     DeclarativeAggregation,
+    ElementsAggregation,
     FlinkAggregateFunction,
     KafkaAggregate,
     ReduceAggregation,
@@ -105,6 +106,25 @@ class _FlinkAggregate(Folding):
 
     def result(self, agg: Any) -> dict[str, Any]:
         return {"value": self.fn.get_result(agg)}
+
+
+class _Elements(Folding):
+    """Every element value, in arrival order (Flink's list state)."""
+
+    def initial(self) -> Any:
+        return ()
+
+    def add(self, key: tuple[Any, ...], record: Record, agg: Any) -> Any:
+        return (*agg, record.value)
+
+    def merge(self, key: tuple[Any, ...], a: Any, b: Any) -> Any:
+        return a + b
+
+    def result(self, agg: Any) -> dict[str, Any]:
+        return {"value": list(agg)}
+
+    def copy(self, agg: Any) -> Any:
+        return agg
 
 
 # Declarative states, one per expression (all immutable):
@@ -217,4 +237,6 @@ def folding_for(aggregation: Aggregation) -> Folding:
         return _Reduce(aggregation.reducer)
     if isinstance(aggregation, KafkaAggregate):
         return _KafkaAggregate(aggregation)
+    if isinstance(aggregation, ElementsAggregation):
+        return _Elements()
     return _FlinkAggregate(aggregation)

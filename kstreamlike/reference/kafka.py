@@ -89,6 +89,7 @@ class _CloseEmitter:
                 self.pending.pop(window_id, None)
                 continue
             if window_id not in self.pending:
+                assert change.end is not None  # Kafka windows always have bounds
                 heapq.heappush(self.by_end, (change.end, next(self.counter), window_id))
             self.pending[window_id] = change
 

@@ -26,7 +26,7 @@ def suppress_partition(changelog: list[Emission], duration: int) -> list[Emissio
         buffer[(change.key, change.start, change.end)] = change
         stream_time = max(stream_time, change.timestamp)
         expired = sorted(
-            (e for e in buffer.values() if e.end <= stream_time - duration),
+            (e for e in buffer.values() if e.end is not None and e.end <= stream_time - duration),
             key=lambda e: (e.end, sort_key(e.key), e.start),
         )
         for entry in expired:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kstreamlike.backends._firing import firing_model_gap
 from kstreamlike.backends.base import Outputs
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -31,6 +32,9 @@ __all__ = ["execute", "spark_session", "unsupported"]
 def unsupported(node: PlanNode) -> str | None:
     """Why the Spark backend cannot run ``node`` yet, or None when it can."""
     agg = windowed_aggregate(node)
+    gap = firing_model_gap(node)
+    if gap is not None:
+        return gap
     if not isinstance(agg.aggregation, DeclarativeAggregation):
         return "Python aggregations do not run on Spark yet"
     if isinstance(agg, KafkaWindowedAggregate):

@@ -1,0 +1,158 @@
+"""Resolved triggers and evictors: the firing part of a Flink plan, in event-time ticks.
+
+The user-facing specs (:mod:`kstreamlike.triggers`, :mod:`kstreamlike.evictors`) hold
+durations; when a pipeline is built they resolve to these frozen forms, which are all a
+backend sees. Names follow Flink's classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "FlinkContinuousEventTimeTrigger",
+    "FlinkContinuousProcessingTimeTrigger",
+    "FlinkCountEvictor",
+    "FlinkCountTrigger",
+    "FlinkDeltaEvictor",
+    "FlinkDeltaTrigger",
+    "FlinkEndOfStreamTrigger",
+    "FlinkEventTimeTrigger",
+    "FlinkEvictor",
+    "FlinkNeverTrigger",
+    "FlinkProcessingTimeTrigger",
+    "FlinkPurgingTrigger",
+    "FlinkTimeEvictor",
+    "FlinkTrigger",
+    "can_merge",
+    "trigger_name",
+    "uses_processing_time",
+]
+
+DeltaFunction = Callable[[Any, Any], float]
+
+
+@dataclass(frozen=True)
+class FlinkEventTimeTrigger:
+    """``EventTimeTrigger``: fire when the watermark passes the window's end."""
+
+
+@dataclass(frozen=True)
+class FlinkProcessingTimeTrigger:
+    """``ProcessingTimeTrigger``: fire when processing time passes the window's end."""
+
+
+@dataclass(frozen=True)
+class FlinkCountTrigger:
+    """``CountTrigger``: fire every ``count`` elements of a window."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class FlinkContinuousEventTimeTrigger:
+    """``ContinuousEventTimeTrigger``: fire every ``interval`` of event time."""
+
+    interval: int
+
+
+@dataclass(frozen=True)
+class FlinkContinuousProcessingTimeTrigger:
+    """``ContinuousProcessingTimeTrigger``: fire every ``interval`` of processing time."""
+
+    interval: int
+
+
+@dataclass(frozen=True)
+class FlinkDeltaTrigger:
+    """``DeltaTrigger``: fire when ``delta_function(last fired, element) > threshold``."""
+
+    threshold: float
+    delta_function: DeltaFunction
+
+
+@dataclass(frozen=True)
+class FlinkNeverTrigger:
+    """``GlobalWindows.NeverTrigger``: the default trigger of global windows."""
+
+
+@dataclass(frozen=True)
+class FlinkEndOfStreamTrigger:
+    """``GlobalWindows.EndOfStreamTrigger``: fire once, at the end of the input."""
+
+
+@dataclass(frozen=True)
+class FlinkPurgingTrigger:
+    """``PurgingTrigger``: ``nested``, with every firing turned into FIRE_AND_PURGE."""
+
+    nested: FlinkTrigger
+
+
+FlinkTrigger = (
+    FlinkEventTimeTrigger
+    | FlinkProcessingTimeTrigger
+    | FlinkCountTrigger
+    | FlinkContinuousEventTimeTrigger
+    | FlinkContinuousProcessingTimeTrigger
+    | FlinkDeltaTrigger
+    | FlinkNeverTrigger
+    | FlinkEndOfStreamTrigger
+    | FlinkPurgingTrigger
+)
+
+
+@dataclass(frozen=True)
+class FlinkCountEvictor:
+    """``CountEvictor``: keep the last ``max_count`` elements."""
+
+    max_count: int
+    do_evict_after: bool
+
+
+@dataclass(frozen=True)
+class FlinkTimeEvictor:
+    """``TimeEvictor``: drop elements at least ``window_size`` older than the newest."""
+
+    window_size: int
+    do_evict_after: bool
+
+
+@dataclass(frozen=True)
+class FlinkDeltaEvictor:
+    """``DeltaEvictor``: drop elements with ``delta_function(element, last) >= threshold``."""
+
+    threshold: float
+    delta_function: DeltaFunction
+    do_evict_after: bool
+
+
+FlinkEvictor = FlinkCountEvictor | FlinkTimeEvictor | FlinkDeltaEvictor
+
+
+def can_merge(trigger: FlinkTrigger) -> bool:
+    """Whether ``trigger`` supports merging (session) windows (``Trigger#canMerge``)."""
+    if isinstance(trigger, FlinkPurgingTrigger):
+        return can_merge(trigger.nested)
+    return not isinstance(trigger, (FlinkDeltaTrigger, FlinkEndOfStreamTrigger))
+
+
+def uses_processing_time(trigger: FlinkTrigger) -> bool:
+    """Whether ``trigger`` sets processing-time timers."""
+    if isinstance(trigger, FlinkPurgingTrigger):
+        return uses_processing_time(trigger.nested)
+    return isinstance(trigger, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger))
+
+
+def trigger_name(trigger: FlinkTrigger) -> str:
+    """Flink's name for ``trigger``, e.g. ``PurgingTrigger(CountTrigger(4))``."""
+    if isinstance(trigger, FlinkPurgingTrigger):
+        return f"PurgingTrigger({trigger_name(trigger.nested)})"
+    if isinstance(trigger, FlinkCountTrigger):
+        return f"CountTrigger({trigger.count})"
+    if isinstance(trigger, (FlinkContinuousEventTimeTrigger, FlinkContinuousProcessingTimeTrigger)):
+        return f"{type(trigger).__name__[5:]}({trigger.interval})"
+    if isinstance(trigger, FlinkDeltaTrigger):
+        return f"DeltaTrigger({trigger.threshold})"
+    return type(trigger).__name__[5:]
