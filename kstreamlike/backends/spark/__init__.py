@@ -71,7 +71,7 @@ def execute(node: PlanNode) -> Outputs:
     spark = spark_session(agg.source.frame)
     prepared = prepare(spark, agg)
     if isinstance(agg, KafkaWindowedAggregate):
-        main, late = run_kafka(node, agg, prepared.valid)
+        main, late = run_kafka(node, agg, prepared)
     else:
         assert isinstance(agg, FlinkWindowedAggregate)
         main, late = run_flink(node, agg, prepared.valid)

@@ -2,8 +2,8 @@
 
 The same two forms and the same semantics as the Polars backend's: a window's final value
 (for ``groupBy().agg``) and its value after each record (window functions ordered by
-arrival). Arrival order is ``SEQ``; ``collect_list`` keeps nulls by collecting
-(arrival, value) structs and sorting them.
+arrival). Arrival order is a column (``SEQ`` unless told); ``collect_list`` keeps nulls by
+collecting (arrival, value) structs and sorting them.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ def _in_arrival_order(values: Column, column: str) -> Column:
     return F.transform(F.array_sort(values), lambda item: item[column])
 
 
-def _final(kind: str, col: Column) -> Column:
+def _final(kind: str, col: Column, order: str) -> Column:
     from pyspark.sql import functions as F
 
-    seq = F.col(SEQ)
+    seq = F.col(order)
     if kind == "count":
         return F.count(col)
     if kind == "sum":
@@ -65,7 +65,7 @@ def _final(kind: str, col: Column) -> Column:
     return F.count_distinct(col)
 
 
-def _running(kind: str, col: Column, window: WindowSpec) -> Column:
+def _running(kind: str, col: Column, window: WindowSpec, order: str) -> Column:
     from pyspark.sql import functions as F
 
     if kind == "last":
@@ -73,15 +73,15 @@ def _running(kind: str, col: Column, window: WindowSpec) -> Column:
     if kind == "first":
         return F.first(col).over(window)
     if kind == "collect_list":
-        pairs = F.collect_list(F.struct(F.col(SEQ).alias("s"), col.alias("v")))
+        pairs = F.collect_list(F.struct(F.col(order).alias("s"), col.alias("v")))
         return _in_arrival_order(pairs.over(window), "v")
     if kind == "count_distinct":
         return F.size(F.collect_set(col).over(window))
-    return _final(kind, col).over(window)
+    return _final(kind, col, order).over(window)
 
 
-def final_columns(exprs: Sequence[AggExpr], schema: pl.Schema) -> list[Column]:
-    """Each window's value, for ``groupBy(...).agg(...)``."""
+def final_columns(exprs: Sequence[AggExpr], schema: pl.Schema, order: str = SEQ) -> list[Column]:
+    """Each window's value, for ``groupBy(...).agg(...)``; ``order`` is the arrival order."""
     from pyspark.sql import functions as F
 
     out: list[Column] = []
@@ -89,15 +89,15 @@ def final_columns(exprs: Sequence[AggExpr], schema: pl.Schema) -> list[Column]:
         if e.column is None:
             out.append(F.count(F.lit(1)).cast("long").alias(e.name))
         else:
-            out.append(_final(e.kind, _column(e, schema)).alias(e.name))
+            out.append(_final(e.kind, _column(e, schema), order).alias(e.name))
     return out
 
 
 def running_columns(
-    exprs: Sequence[AggExpr], window: WindowSpec, schema: pl.Schema
+    exprs: Sequence[AggExpr], window: WindowSpec, schema: pl.Schema, order: str = SEQ
 ) -> dict[str, Column]:
     """Each window's value after each of its records; ``window`` orders a window's records
-    by arrival, from the first to the current one."""
+    by arrival (column ``order``), from the first to the current one."""
     from pyspark.sql import functions as F
 
     out: dict[str, Column] = {}
@@ -105,5 +105,5 @@ def running_columns(
         if e.column is None:
             out[e.name] = F.count(F.lit(1)).over(window).cast("long")
         else:
-            out[e.name] = _running(e.kind, _column(e, schema), window)
+            out[e.name] = _running(e.kind, _column(e, schema), window, order)
     return out

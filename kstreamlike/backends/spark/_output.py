@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kstreamlike.backends.spark._frames import spark_type
@@ -49,15 +50,17 @@ def finish_main(node: PlanNode, emitted: DataFrame, order: list[str]) -> DataFra
     return numbered.select(columns)
 
 
-def finish_late(node: PlanNode, late: DataFrame, judged: Column) -> DataFrame:
-    """The late side output in arrival order (partition-major, as every backend): input
-    columns, ``reason``, the judged time."""
+def finish_late(
+    node: PlanNode, late: DataFrame, judged: Column, order: Sequence[str] = (SEQ,)
+) -> DataFrame:
+    """The late side output in arrival order (``order``: partition-major, as every
+    backend): input columns, ``reason``, the judged time."""
     from pyspark.sql import functions as F
 
     schema = late_schema(node)
     judged_name = list(schema)[-1]
     source = [c for c in schema if c not in (REASON, judged_name)]
-    return late.orderBy(SEQ).select(
+    return late.orderBy(*order).select(
         *source, F.lit("late").alias(REASON), ticks_to_time(judged, node).alias(judged_name)
     )
 

@@ -10,6 +10,7 @@ one is in (``CHUNK``), which the prefix scans (:mod:`._scan`) use.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -46,13 +47,27 @@ class Prepared:
     """The input split into valid records and invalid rows.
 
     Attributes:
-        valid: valid records sorted in arrival order, with the input columns plus ``ROW``,
-            ``SEQ``, ``CHUNK``, ``PART`` and ``TS``.
+        records: the valid records, in no particular order, with the input columns plus
+            ``ROW``, ``PART`` and ``TS``; ``order`` is the column giving their arrival
+            order within a partition (unique there).
         invalid: the other rows: the input columns plus ``reason`` and ``ROW``.
+        count: how many valid records there are.
+        ticks: the smallest and largest event time of the valid records (None without).
     """
 
-    valid: DataFrame
+    records: DataFrame
     invalid: DataFrame
+    order: str
+    count: int
+    ticks: tuple[int, int] | None
+
+    @cached_property
+    def valid(self) -> DataFrame:
+        """The valid records sorted in arrival order, with ``SEQ`` and ``CHUNK`` too
+        (:func:`._scan.numbered`), built when first asked for."""
+        from kstreamlike.backends.spark._scan import numbered
+
+        return numbered(self.records, [PART, self.order], SEQ)
 
 
 def _condition(condition: Condition) -> Column:
@@ -106,8 +121,6 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
     """Classify, order and convert the input of ``node``."""
     from pyspark.sql import functions as F
 
-    from kstreamlike.backends.spark._scan import numbered
-
     source = node.source
     frame = input_frame(spark, node)
     part = F.col(source.partition) if source.partition is not None else F.lit(0)
@@ -120,10 +133,23 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
     invalid = frame.filter(F.col(REASON).isNotNull()).select(*columns, REASON, ROW)
     valid = frame.filter(F.col(REASON).isNull()).drop(REASON)
     order = source.order_by if source.order_by is not None else ROW
-    duplicate = valid.groupBy(PART, order).count().filter(F.col("count") > 1).limit(1).collect()
-    if duplicate:
+    # One job checks that arrival positions are unique and measures the valid records.
+    per_position = valid.groupBy(PART, order).agg(
+        F.count(F.lit(1)).alias("n"), F.min(TS).alias("low"), F.max(TS).alias("high")
+    )
+    stats = per_position.agg(
+        F.max("n").alias("most"),
+        F.sum("n").alias("count"),
+        F.min("low").alias("low"),
+        F.max("high").alias("high"),
+    ).collect()[0]
+    if stats["most"] is not None and stats["most"] > 1:
+        duplicate = per_position.filter(F.col("n") > 1).limit(1).collect()[0]
         raise DuplicateArrivalOrderError(
             f"order_by column {source.order_by!r} has duplicate value "
-            f"{duplicate[0][order]!r} (within one partition): arrival order must be unique"
+            f"{duplicate[order]!r} (within one partition): arrival order must be unique"
         )
-    return Prepared(valid=numbered(valid, [PART, order], SEQ), invalid=invalid)
+    ticks = None if stats["low"] is None else (int(stats["low"]), int(stats["high"]))
+    return Prepared(
+        records=valid, invalid=invalid, order=order, count=int(stats["count"] or 0), ticks=ticks
+    )

@@ -17,7 +17,14 @@ from kstreamlike.backends.spark._prepare import CHUNK, PART, SEQ
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["asof", "dense_index", "first_position_reaching", "numbered", "running_max"]
+__all__ = [
+    "asof",
+    "dense_index",
+    "first_position_reaching",
+    "numbered",
+    "running_max",
+    "running_min",
+]
 
 _CARRY = "__ks_carry"
 _SUMMARY = "__ks_summary"
@@ -51,26 +58,40 @@ def running_max(
     """``records`` (numbered: ``position`` and ``CHUNK``, see :func:`numbered`) with ``out``:
     the maximum of ``value`` over the partition's rows so far in ``position`` order (rows
     before this one only, unless ``inclusive``; null when there are none)."""
+    return _running(records, value, out, position, inclusive=inclusive, smallest=False)
+
+
+def running_min(
+    records: DataFrame, value: str, out: str, position: str = SEQ, *, inclusive: bool = True
+) -> DataFrame:
+    """Like :func:`running_max`, with the minimum."""
+    return _running(records, value, out, position, inclusive=inclusive, smallest=True)
+
+
+def _running(
+    records: DataFrame, value: str, out: str, position: str, *, inclusive: bool, smallest: bool
+) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    pick, combine = (F.min, F.least) if smallest else (F.max, F.greatest)
     block = (
         Window.partitionBy(CHUNK, PART)
         .orderBy(position)
         .rowsBetween(Window.unboundedPreceding, Window.currentRow if inclusive else -1)
     )
-    summary = records.groupBy(CHUNK, PART).agg(F.max(value).alias(_SUMMARY))
+    summary = records.groupBy(CHUNK, PART).agg(pick(value).alias(_SUMMARY))
     before = summary.alias("a").join(
         summary.alias("b"),
         (F.col(f"a.{PART}") == F.col(f"b.{PART}")) & (F.col(f"b.{CHUNK}") < F.col(f"a.{CHUNK}")),
     )
     carry = before.groupBy(F.col(f"a.{CHUNK}").alias(CHUNK), F.col(f"a.{PART}").alias(PART)).agg(
-        F.max(f"b.{_SUMMARY}").alias(_CARRY)
+        pick(f"b.{_SUMMARY}").alias(_CARRY)
     )
-    local = records.withColumn(out, F.max(value).over(block))
+    local = records.withColumn(out, pick(value).over(block))
     return (
         local.join(F.broadcast(carry), [CHUNK, PART], "left")
-        .withColumn(out, F.greatest(F.col(out), F.col(_CARRY)))
+        .withColumn(out, combine(F.col(out), F.col(_CARRY)))
         .drop(_CARRY)
     )
 

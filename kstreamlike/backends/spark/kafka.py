@@ -1,11 +1,14 @@
 """Kafka-profile ``TimeWindows`` (tumbling, hopping) on Spark.
 
-The same strategy as the Polars backend (:mod:`kstreamlike.backends.polars.kafka`): stream
-time is a running maximum per partition (a parallel prefix, :func:`._scan.running_max`);
-a record goes into its windows whose end plus grace is still after stream time; every-update
-output is a running aggregate per window in arrival order; on-window-close output is each
-window's final value at the first arrival after which stream time reaches its end plus grace
-(:func:`._scan.first_position_reaching`).
+The rules of the Polars backend (:mod:`kstreamlike.backends.polars.kafka`), answered
+without sorting the records (:mod:`._arrivals`). A window ``[s, s + size)`` closes at the
+first arrival of a record with event time ``>= s + size + grace`` (stream time reaches its
+end plus grace there): the first arrival among the records whose closing-time bucket
+``(ts - size - grace) // advance`` is at least the window's index ``s // advance``. A record
+updates the windows that close after it arrives, and is late when its last window closed
+before it arrived. Every-update output is a running aggregate per window in arrival order;
+on-window-close output is each window's final value, emitted where it closes. Only the
+output is sorted (into emission order), and the late records' stream time is looked up.
 """
 
 from __future__ import annotations
@@ -13,9 +16,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kstreamlike.backends.spark._aggregates import final_columns, running_columns
+from kstreamlike.backends.spark._arrivals import (
+    BUCKET,
+    FIRST,
+    first_arrivals,
+    floor_div,
+    stream_time_at,
+)
 from kstreamlike.backends.spark._output import finish_late, finish_main
-from kstreamlike.backends.spark._prepare import PART, SEQ, TS
-from kstreamlike.backends.spark._scan import first_position_reaching, running_max
+from kstreamlike.backends.spark._prepare import PART, TS, Prepared
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -33,7 +42,6 @@ __all__ = ["run_kafka"]
 
 ST = "__ks_st"
 START, END, TIMESTAMP, TOMBSTONE = "window_start", "window_end", "timestamp", "is_tombstone"
-DUE, FIRST = "__ks_due", "__ks_first"
 
 
 def _window_id(node: KafkaWindowedAggregate) -> list[str]:
@@ -47,23 +55,30 @@ def _starts(window: KafkaTimeWindow) -> Column:
     """The start of every window containing the record (``TimeWindows#windowsFor``)."""
     from pyspark.sql import functions as F
 
-    ts = F.col(TS)
-    last = F.floor(ts / window.advance).cast("long") * window.advance
+    last = floor_div(f"`{TS}`", window.advance) * window.advance
     if window.advance == window.size:
         return last
-    first = F.floor(F.greatest(ts - window.size + window.advance, F.lit(0)) / window.advance)
-    return F.explode(F.sequence(first.cast("long") * window.advance, last, F.lit(window.advance)))
+    first = floor_div(f"greatest(`{TS}` - {window.size - window.advance}, 0)", window.advance)
+    return F.explode(F.sequence(first * window.advance, last, F.lit(window.advance)))
 
 
-def _is_late(window: KafkaTimeWindow) -> Column:
-    from pyspark.sql import functions as F
+def _closing_bucket(window: KafkaTimeWindow) -> Column:
+    """The index of the last window that a record's arrival closes (stream time reaches
+    that window's end plus grace when the record arrives, if not before)."""
+    return floor_div(f"`{TS}` - {window.size + window.grace}", window.advance)
 
-    last = F.floor(F.col(TS) / window.advance).cast("long") * window.advance
-    return last + window.size + window.grace <= F.col(ST)
+
+def _granularity(prepared: Prepared) -> int:
+    """Event-time buckets holding about 64 records on average (for the late records'
+    stream time)."""
+    if prepared.ticks is None or prepared.count == 0:
+        return 1
+    low, high = prepared.ticks
+    return max(1, (high - low + 1) * 64 // prepared.count)
 
 
 def run_kafka(
-    node: PlanNode, agg: KafkaWindowedAggregate, valid: DataFrame
+    node: PlanNode, agg: KafkaWindowedAggregate, prepared: Prepared
 ) -> tuple[DataFrame, DataFrame]:
     """(main output, late records) of a Kafka time-window plan over prepared records."""
     from pyspark.sql import Window
@@ -73,45 +88,50 @@ def run_kafka(
     assert isinstance(window, KafkaTimeWindow)
     assert isinstance(aggregation, DeclarativeAggregation)
     schema = agg.source.schema
-    records = running_max(valid, TS, ST)
+    records, order = prepared.records, prepared.order
+    windows = records.withColumn(START, _starts(window)).withColumn(
+        BUCKET, floor_div(f"`{START}`", window.advance)
+    )
+    closes = first_arrivals(
+        records, _closing_bucket(window), order, windows.select(PART, BUCKET).distinct()
+    )
     contributions = (
-        records.withColumn(START, _starts(window))
-        .filter(F.col(START) + window.size + window.grace > F.col(ST))
+        windows.join(closes, [PART, BUCKET])
+        .filter(F.col(FIRST).isNull() | (F.col(FIRST) > F.col(order)))
         .withColumn(END, F.col(START) + window.size)
     )
     group = _window_id(agg)
     if agg.emit_on_close:
-        finals = (
-            contributions.groupBy(*group)
-            .agg(*final_columns(aggregation.exprs, schema), F.max(TS).alias(TIMESTAMP))
-            .withColumns(
-                {
-                    END: F.col(START) + window.size,
-                    DUE: F.col(START) + window.size + window.grace,
-                    TOMBSTONE: F.lit(False),
-                }
-            )
+        emitted = (
+            contributions.filter(F.col(FIRST).isNotNull())
+            .groupBy(*group, FIRST)
+            .agg(*final_columns(aggregation.exprs, schema, order), F.max(TS).alias(TIMESTAMP))
+            .withColumns({END: F.col(START) + window.size, TOMBSTONE: F.lit(False)})
         )
-        progress = records.select(PART, SEQ, ST)
-        closed = first_position_reaching(finals, DUE, progress, ST, FIRST)
-        emitted = closed.filter(F.col(FIRST).isNotNull())
-        order = [FIRST, START, *agg.keys]
+        output_order = [PART, FIRST, START, *agg.keys]
     else:
         ordered = (
             Window.partitionBy(*group)
-            .orderBy(SEQ)
+            .orderBy(order)
             .rowsBetween(Window.unboundedPreceding, Window.currentRow)
         )
         emitted = contributions.withColumns(
             {
-                **running_columns(aggregation.exprs, ordered, schema),
+                **running_columns(aggregation.exprs, ordered, schema, order),
                 TIMESTAMP: F.max(TS).over(ordered),
                 TOMBSTONE: F.lit(False),
             }
         )
-        order = [SEQ, START]
+        output_order = [PART, order, START]
     table = node.table if isinstance(node, ToStream) else node
     if isinstance(table, Suppress):
-        emitted, order = suppress(emitted, order, group, agg.keys, table.duration, TOMBSTONE)
-    late = records.filter(_is_late(window))
-    return finish_main(node, emitted, order), finish_late(node, late, F.col(ST))
+        emitted, output_order = suppress(
+            emitted, output_order, group, agg.keys, table.duration, TOMBSTONE
+        )
+    last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
+    late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < F.col(order)).drop(BUCKET, FIRST)
+    late = stream_time_at(records, late, order, _granularity(prepared), ST)
+    return (
+        finish_main(node, emitted, output_order),
+        finish_late(node, late, F.col(ST), [PART, order]),
+    )

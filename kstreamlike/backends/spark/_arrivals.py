@@ -1,0 +1,93 @@
+"""Stream time answered without sorting the records (Kafka time windows on Spark).
+
+Stream time is the running maximum of event time in arrival order, so it first reaches a
+time ``t`` at the first arrival of a record with event time ``>= t``. Questions about when
+stream time passes a set of times are therefore answered from a small table: the records
+are grouped into event-time buckets, each bucket keeps its first arrival (the smallest
+arrival position, an aggregate that needs no order), and a suffix minimum over the buckets
+(a parallel prefix over the bucket table, :func:`._scan.running_min`) gives, for each
+bucket, the first arrival of a record in that bucket or a later one. With the buckets of a
+time window's closing times, that is where each window closes, and whether a record arrived
+after its window closed. The exact stream time at a given record (the late side output
+shows it) is a search in a table of finer buckets, then a look at the records of one bucket.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kstreamlike.backends.spark._prepare import PART, TS
+from kstreamlike.backends.spark._scan import asof, numbered, running_min
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["BUCKET", "FIRST", "first_arrivals", "floor_div", "stream_time_at"]
+
+BUCKET = "__ks_bucket"
+FIRST = "__ks_first"
+_EARLIEST = "__ks_earliest"
+_DESC = "__ks_desc"
+_POS = "__ks_bucket_pos"
+_FOUND = "__ks_found"
+_OTHER_ORDER = "__ks_other_order"
+_OTHER_TS = "__ks_other_ts"
+
+
+def floor_div(expression: str, divisor: int) -> Column:
+    """``expression // divisor`` (rounding down) for an integer SQL expression, in exact
+    integer arithmetic (a division through doubles loses the last digits of large times)."""
+    from pyspark.sql import functions as F
+
+    return F.expr(f"(({expression}) - pmod({expression}, {divisor})) div {divisor}")
+
+
+def first_arrivals(
+    records: DataFrame, bucket: Column, order: str, queries: DataFrame | None = None
+) -> DataFrame:
+    """``(PART, BUCKET, FIRST)``: for each bucket some record falls in (``bucket``, an
+    integer) or ``queries`` lists (``PART``, ``BUCKET``), ``FIRST`` is the smallest
+    ``order`` among the partition's records in that bucket or a later one (null: none)."""
+    from pyspark.sql import functions as F
+
+    per_bucket = records.groupBy(PART, bucket.alias(BUCKET)).agg(F.min(order).alias(_EARLIEST))
+    if queries is not None:
+        none = F.lit(None).cast(records.schema[order].dataType).alias(_EARLIEST)
+        per_bucket = (
+            per_bucket.unionByName(queries.select(PART, BUCKET, none))
+            .groupBy(PART, BUCKET)
+            .agg(F.min(_EARLIEST).alias(_EARLIEST))
+        )
+    descending = numbered(per_bucket.withColumn(_DESC, -F.col(BUCKET)), [PART, _DESC], _POS)
+    return running_min(descending, _EARLIEST, FIRST, _POS).select(PART, BUCKET, FIRST)
+
+
+def stream_time_at(
+    records: DataFrame, rows: DataFrame, order: str, granularity: int, out: str
+) -> DataFrame:
+    """``rows`` (some of ``records``: ``PART``, ``order`` and any columns) with ``out``: the
+    largest event time among the partition's records arriving up to each row.
+
+    That time lies in the last bucket (of ``granularity`` ticks) whose first arrival is at
+    or before the row (an as-of search over the bucket table), and is the largest event
+    time among that bucket's records arriving up to the row.
+    """
+    from pyspark.sql import functions as F
+
+    fine = floor_div(f"`{TS}`", granularity)
+    table = first_arrivals(records, fine, order)
+    located = asof(rows, order, table, FIRST, BUCKET, _FOUND, forward=False)
+    bucket_records = records.select(
+        PART,
+        fine.alias(_FOUND),
+        F.col(order).alias(_OTHER_ORDER),
+        F.col(TS).alias(_OTHER_TS),
+    )
+    latest = (
+        located.select(PART, order, _FOUND)
+        .join(bucket_records, [PART, _FOUND])
+        .filter(F.col(_OTHER_ORDER) <= F.col(order))
+        .groupBy(PART, order)
+        .agg(F.max(_OTHER_TS).alias(out))
+    )
+    return located.drop(_FOUND).join(latest, [PART, order], "left")
