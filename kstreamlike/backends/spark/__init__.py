@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from kstreamlike.backends.base import Outputs
+from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
@@ -19,8 +22,14 @@ from kstreamlike.plan.nodes import (
     PlanNode,
     windowed_aggregate,
 )
+from kstreamlike.plan.python_dtype import python_value_dtype
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
-from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow, KafkaTimeWindow
+from kstreamlike.plan.windows import (
+    FlinkSlidingWindow,
+    FlinkTumblingWindow,
+    KafkaSessionWindow,
+    KafkaTimeWindow,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -28,13 +37,30 @@ if TYPE_CHECKING:
 __all__ = ["execute", "spark_session", "unsupported"]
 
 
+def python_dtype(node: PlanNode) -> pl.DataType | None:
+    """The dtype of the ``value`` column of a Python aggregation (None for ``ks.agg``
+    aggregations), by the rule of :mod:`kstreamlike.plan.python_dtype`."""
+    agg = windowed_aggregate(node)
+    if isinstance(agg.aggregation, DeclarativeAggregation):
+        return None
+    source = agg.source
+    return python_value_dtype(agg.aggregation, source.schema, source.value, source.value_is_row)
+
+
 def unsupported(node: PlanNode) -> str | None:
     """Why the Spark backend cannot run ``node`` yet, or None when it can."""
     agg = windowed_aggregate(node)
+    try:
+        python_dtype(node)
+    except InvalidSpecError as error:
+        return str(error)
     if not isinstance(agg.aggregation, DeclarativeAggregation):
-        return "Python aggregations do not run on Spark yet"
+        if not isinstance(agg, KafkaWindowedAggregate) or not isinstance(
+            agg.window, KafkaSessionWindow
+        ):
+            return "Python aggregations over time windows do not run on Spark yet"
     if isinstance(agg, KafkaWindowedAggregate):
-        if not isinstance(agg.window, KafkaTimeWindow):
+        if not isinstance(agg.window, (KafkaTimeWindow, KafkaSessionWindow)):
             return f"Kafka {type(agg.window).__name__} windows do not run on Spark yet"
         return None
     if not isinstance(agg.window, (FlinkTumblingWindow, FlinkSlidingWindow)):
@@ -57,16 +83,21 @@ def spark_session(frame: object) -> SparkSession:
 
 def execute(node: PlanNode) -> Outputs:
     """Run ``node`` with Spark."""
+    from kstreamlike.backends.polars._output import infer_python_columns
     from kstreamlike.backends.spark._frames import is_spark_frame, to_polars
+    from kstreamlike.backends.spark._kernels import KERNEL_FAILED, kernel_message
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
     from kstreamlike.backends.spark.flink import run_flink
     from kstreamlike.backends.spark.kafka import run_kafka
+    from kstreamlike.backends.spark.kafka_session import run_kafka_session
 
     agg = windowed_aggregate(node)
     spark = spark_session(agg.source.frame)
     prepared = prepare(spark, agg)
-    if isinstance(agg, KafkaWindowedAggregate):
+    if isinstance(agg, KafkaWindowedAggregate) and isinstance(agg.window, KafkaSessionWindow):
+        main, late = run_kafka_session(node, agg, prepared.valid, python_dtype(node))
+    elif isinstance(agg, KafkaWindowedAggregate):
         main, late = run_kafka(node, agg, prepared.valid)
     else:
         assert isinstance(agg, FlinkWindowedAggregate)
@@ -75,8 +106,15 @@ def execute(node: PlanNode) -> Outputs:
     if is_spark_frame(agg.source.frame):
         frames: tuple[Any, Any, Any] = (main, late, invalid)
         return Outputs(*frames)
+    try:
+        main_polars = to_polars(main, output_schema(node))
+    except Exception as error:
+        if KERNEL_FAILED in str(error):
+            raise UnsupportedPlanError(kernel_message(str(error))) from error
+        raise
     return Outputs(
-        main=to_polars(main, output_schema(node)),
+        # A Python value's dtype as Polars infers it, as on the other backends.
+        main=infer_python_columns(node, main_polars),
         late=to_polars(late, dict(late_schema(node))),
         invalid=to_polars(invalid, dict(invalid_schema(node))),
     )
