@@ -27,7 +27,6 @@ from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 from kstreamlike.plan.windows import (
     FlinkSlidingWindow,
     FlinkTumblingWindow,
-    KafkaSessionWindow,
     KafkaTimeWindow,
 )
 
@@ -55,13 +54,9 @@ def unsupported(node: PlanNode) -> str | None:
     except InvalidSpecError as error:
         return str(error)
     if not isinstance(agg.aggregation, DeclarativeAggregation):
-        if not isinstance(agg, KafkaWindowedAggregate) or not isinstance(
-            agg.window, KafkaSessionWindow
-        ):
+        if not isinstance(agg, KafkaWindowedAggregate) or isinstance(agg.window, KafkaTimeWindow):
             return "Python aggregations over time windows do not run on Spark yet"
     if isinstance(agg, KafkaWindowedAggregate):
-        if not isinstance(agg.window, (KafkaTimeWindow, KafkaSessionWindow)):
-            return f"Kafka {type(agg.window).__name__} windows do not run on Spark yet"
         return None
     if not isinstance(agg.window, (FlinkTumblingWindow, FlinkSlidingWindow)):
         return "Flink session windows do not run on Spark yet"
@@ -90,13 +85,13 @@ def execute(node: PlanNode) -> Outputs:
     from kstreamlike.backends.spark._prepare import prepare
     from kstreamlike.backends.spark.flink import run_flink
     from kstreamlike.backends.spark.kafka import run_kafka
-    from kstreamlike.backends.spark.kafka_session import run_kafka_session
+    from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
 
     agg = windowed_aggregate(node)
     spark = spark_session(agg.source.frame)
     prepared = prepare(spark, agg)
-    if isinstance(agg, KafkaWindowedAggregate) and isinstance(agg.window, KafkaSessionWindow):
-        main, late = run_kafka_session(node, agg, prepared.valid, python_dtype(node))
+    if isinstance(agg, KafkaWindowedAggregate) and not isinstance(agg.window, KafkaTimeWindow):
+        main, late = run_kafka_keyed(node, agg, prepared.valid, python_dtype(node))
     elif isinstance(agg, KafkaWindowedAggregate):
         main, late = run_kafka(node, agg, prepared.valid)
     else:
