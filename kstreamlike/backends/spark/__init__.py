@@ -2,7 +2,9 @@
 
 Every step stays distributed: arrival order is a range-partitioned sort, scans in arrival
 order are parallel prefixes (:mod:`._scan`), and aggregations are ``groupBy`` or window
-functions partitioned by window. :func:`unsupported` names the plans that do not run on
+functions partitioned by window. Kafka session and sliding windows run the Polars backend's
+algorithms per (partition, key) on the executors (:mod:`.kafka_keyed`), once every record
+carries its partition's stream time. :func:`unsupported` names the plans that do not run on
 Spark yet. Results are Spark frames when the input is one, and Polars frames (converted
 through Arrow) otherwise.
 """
@@ -47,7 +49,20 @@ def python_dtype(node: PlanNode) -> pl.DataType | None:
 
 
 def unsupported(node: PlanNode) -> str | None:
-    """Why the Spark backend cannot run ``node`` yet, or None when it can."""
+    """Why the Spark backend cannot run ``node`` yet, or None when it can: Python
+    aggregations over time windows, Flink session windows, and Python aggregations whose
+    value dtype is unknown before the query runs (see :func:`python_dtype`).
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> frame = pl.DataFrame({"k": ["a"], "ts": [1], "v": [2]})
+        >>> stream = ks.stream(frame, key="k", value="v", timestamp="ts")
+        >>> sessions = ks.SessionWindows.of_inactivity_gap_and_grace(5, 0)
+        >>> windowed = stream.group_by_key().windowed_by(sessions)
+        >>> unsupported(windowed.reduce(lambda a, b: a + b).plan) is None
+        True
+    """
     agg = windowed_aggregate(node)
     try:
         python_dtype(node)

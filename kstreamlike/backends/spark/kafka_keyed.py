@@ -74,11 +74,11 @@ def _values(node: PlanNode, python: pl.DataType | None) -> dict[str, pl.DataType
     """The aggregate columns and their dtypes (``python``: a Python aggregation's)."""
     schema = output_schema(node)
     names = list(schema)
-    columns = names[names.index(END) + 1 : names.index(TIMESTAMP)]
     out: dict[str, pl.DataType] = {}
-    for name in columns:
-        dtype = schema[name]
-        out[name] = python if dtype is None and python is not None else dtype  # type: ignore[assignment]
+    for name in names[names.index(END) + 1 : names.index(TIMESTAMP)]:
+        dtype = schema[name] if schema[name] is not None else python
+        assert dtype is not None
+        out[name] = dtype
     return out
 
 
