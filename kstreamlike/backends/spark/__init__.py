@@ -22,6 +22,7 @@ from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     PlanNode,
+    WindowedAggregate,
     windowed_aggregate,
 )
 from kstreamlike.plan.python_dtype import python_value_dtype
@@ -93,16 +94,26 @@ def spark_session(frame: object) -> SparkSession:
 
 def execute(node: PlanNode) -> Outputs:
     """Run ``node`` with Spark."""
+    from kstreamlike.backends.spark._kernels import KERNEL_FAILED, kernel_message
+
+    try:
+        return _run(node, windowed_aggregate(node))
+    except Exception as error:
+        # A per-key kernel's failure arrives wrapped in Spark's error.
+        if KERNEL_FAILED in str(error):
+            raise UnsupportedPlanError(kernel_message(str(error))) from error
+        raise
+
+
+def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
     from kstreamlike.backends.polars._output import infer_python_columns
     from kstreamlike.backends.spark._frames import is_spark_frame, to_polars
-    from kstreamlike.backends.spark._kernels import KERNEL_FAILED, kernel_message
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
     from kstreamlike.backends.spark.flink import run_flink
     from kstreamlike.backends.spark.kafka import run_kafka
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
 
-    agg = windowed_aggregate(node)
     spark = spark_session(agg.source.frame)
     prepared = prepare(spark, agg)
     if isinstance(agg, KafkaWindowedAggregate) and not isinstance(agg.window, KafkaTimeWindow):
@@ -116,15 +127,9 @@ def execute(node: PlanNode) -> Outputs:
     if is_spark_frame(agg.source.frame):
         frames: tuple[Any, Any, Any] = (main, late, invalid)
         return Outputs(*frames)
-    try:
-        main_polars = to_polars(main, output_schema(node))
-    except Exception as error:
-        if KERNEL_FAILED in str(error):
-            raise UnsupportedPlanError(kernel_message(str(error))) from error
-        raise
     return Outputs(
         # A Python value's dtype as Polars infers it, as on the other backends.
-        main=infer_python_columns(node, main_polars),
+        main=infer_python_columns(node, to_polars(main, output_schema(node))),
         late=to_polars(late, dict(late_schema(node))),
         invalid=to_polars(invalid, dict(invalid_schema(node))),
     )
