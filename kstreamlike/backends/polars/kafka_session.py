@@ -62,7 +62,7 @@ from kstreamlike.backends.polars._suppress import suppress
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow
 
-__all__ = ["TOMBSTONE", "run_session"]
+__all__ = ["CONSUMER", "SUB", "TOMBSTONE", "place_closes", "run_session"]
 
 TOMBSTONE = "is_tombstone"
 LEFT = "__ks_left"  # nearest arrived record before the record's position, within gap
@@ -348,7 +348,8 @@ def _on_close(
     records: pl.DataFrame,
     stream_time: str,
 ) -> pl.DataFrame:
-    """ON_WINDOW_CLOSE (spec 6.4), derived from the changelog's structure.
+    """ON_WINDOW_CLOSE (spec 6.4) candidates, derived from the changelog's structure (placed
+    by :func:`place_closes`).
 
     Kafka emits each window once, after the first record at which it is closed, with the
     value last written to it by then, unless that was a tombstone. A window is never
@@ -384,6 +385,14 @@ def _on_close(
             | (~pl.col(REWRITTEN) & (pl.col(CONSUMER_TIME) >= pl.col(DUE)))
         )
     )
+    return candidates.drop(REWRITTEN, CONSUMER_TIME)
+
+
+def place_closes(candidates: pl.DataFrame, records: pl.DataFrame, stream_time: str) -> pl.DataFrame:
+    """ON_WINDOW_CLOSE candidates (with ``DUE``, the stream time that closes the window,
+    and ``CONSUMER``, the arrival that tombstones it, or null) emitted at the first record
+    of their partition after which stream time reaches ``DUE`` (``FIRST``), unless their
+    consumer comes first."""
     progress = records.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
     closed = first_position_reaching(candidates.lazy(), progress, SEQ, [PART])
     return (
@@ -391,20 +400,19 @@ def _on_close(
             pl.col(FIRST).is_not_null()
             & (pl.col(CONSUMER).is_null() | (pl.col(CONSUMER) > pl.col(FIRST)))
         )
-        .drop(CONSUMER, REWRITTEN, CONSUMER_TIME)
+        .drop(CONSUMER)
         .collect()
     )
 
 
-def _final_sessions(
-    node: KafkaWindowedAggregate, kept: pl.DataFrame, records: pl.DataFrame, stream_time: str
-) -> pl.DataFrame:
-    """ON_WINDOW_CLOSE rows of the final sessions no record merged after they closed.
+def _final_sessions(node: KafkaWindowedAggregate, kept: pl.DataFrame) -> pl.DataFrame:
+    """ON_WINDOW_CLOSE candidates of the final sessions no record merged after they closed
+    (placed by :func:`place_closes`).
 
     Such a session's last write is its final value (a closed session is never written
     again, and no later record merged it), so it is the gap-split of the kept records,
     aggregated at once and emitted at the first record after which stream time reaches
-    ``end + gap + grace + 1``.
+    ``end + gap + grace + 1`` (``DUE``; no ``CONSUMER``).
     """
     window, aggregation = node.window, node.aggregation
     assert isinstance(window, KafkaSessionWindow)
@@ -427,9 +435,7 @@ def _final_sessions(
             (pl.col(END) + window.gap + window.grace + 1).alias(DUE),
         )
     )
-    progress = records.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
-    closed = first_position_reaching(sessions, progress, SEQ, [PART])
-    return closed.filter(pl.col(FIRST).is_not_null()).collect()
+    return sessions.with_columns(pl.lit(None, dtype=pl.Int64).alias(CONSUMER)).collect()
 
 
 _INT64_SAFE = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
@@ -460,6 +466,8 @@ def run_session(
     records: pl.LazyFrame,
     stream_time: str,
     suppress_duration: int | None,
+    *,
+    place: bool = True,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The emitted rows and late records of a session-window aggregation.
 
@@ -470,14 +478,20 @@ def run_session(
         stream_time: see ``records``.
         suppress_duration: when the plan suppresses until windows close, the suppression
             duration (gap + grace).
+        place: whether to place ON_WINDOW_CLOSE rows. False leaves them as candidates
+            with ``DUE`` and ``CONSUMER`` (see :func:`place_closes`), for callers that hold
+            only some keys of a partition and place them with the whole partition's
+            stream time; ``suppress_duration`` must then be None.
 
     Returns:
         The emitted rows in emission order (grouping columns, window bounds, aggregates,
-        ``timestamp`` and ``is_tombstone``, plus internal columns), and the late records
+        ``timestamp`` and ``is_tombstone``, plus internal columns: every-update rows keep
+        the record (``SEQ``) and their order within it (``SUB``)), and the late records
         (with ``stream_time``) in arrival order.
     """
     window, aggregation = node.window, node.aggregation
     assert isinstance(window, KafkaSessionWindow)
+    assert place or suppress_duration is None
     gap, grace = window.gap, window.grace
     frame = records.collect()
     # One session store per partition and key (the partition only matters when it varies).
@@ -497,7 +511,6 @@ def run_session(
         accepted = _accept(ordered, close_time, gap)
     kept = ordered.filter(accepted)
     late = frame.filter(pl.col(SEQ).is_in(ordered[SEQ].filter(~accepted).implode())).lazy()
-    emission_order = [FIRST, END, START, *node.keys]
     if exprs and node.emit_on_close and suppress_duration is None:
         merging = closed_merges(kept, order, stream_time, gap, grace)
         if merging is not None:
@@ -505,15 +518,22 @@ def run_session(
             positioned = _positions(kept, gap)
             hard = positioned.filter(pl.col(SEQ).is_in(merging.implode()))[FINAL].unique()
             is_hard = pl.col(FINAL).is_in(hard.implode())
-            columns = [*group, START, END, TIMESTAMP, TOMBSTONE, FIRST]
+            columns = [PART, *group, START, END, TIMESTAMP, TOMBSTONE, DUE, CONSUMER]
             columns += [e.name for e in exprs]
-            parts = [_final_sessions(node, positioned.filter(~is_hard), frame, stream_time)]
+            parts = [_final_sessions(node, positioned.filter(~is_hard))]
             if not hard.is_empty():
                 merged = positioned.filter(is_hard).select(kept.columns)
-                parts.append(_history(node, merged, frame, stream_time, keep_first=True))
+                parts.append(_history(node, merged, frame, stream_time, place=False))
             out = pl.concat([part.select(columns) for part in parts], how="vertical_relaxed")
-            return out.sort(emission_order, nulls_last=True).drop(FIRST).lazy(), late
-    return _history(node, kept, frame, stream_time, suppress_duration).lazy(), late
+            if place:
+                out = _emission_order(node, place_closes(out, frame, stream_time))
+            return out.lazy(), late
+    return _history(node, kept, frame, stream_time, suppress_duration, place).lazy(), late
+
+
+def _emission_order(node: KafkaWindowedAggregate, placed: pl.DataFrame) -> pl.DataFrame:
+    """Placed ON_WINDOW_CLOSE rows in emission order (spec 6.4: by end, then start)."""
+    return placed.sort([FIRST, END, START, *node.keys], nulls_last=True).drop(FIRST)
 
 
 def _history(
@@ -522,11 +542,11 @@ def _history(
     frame: pl.DataFrame,
     stream_time: str,
     suppress_duration: int | None = None,
-    keep_first: bool = False,
+    place: bool = True,
 ) -> pl.DataFrame:
     """The emitted rows from the whole session history of the ``kept`` records (the
-    general path), in emission order; with ``keep_first``, ON_WINDOW_CLOSE rows keep the
-    position that emits them (``FIRST``)."""
+    general path), in emission order; unless ``place``, ON_WINDOW_CLOSE rows are
+    candidates (see :func:`run_session`)."""
     window, aggregation = node.window, node.aggregation
     assert isinstance(window, KafkaSessionWindow)
     gap = window.gap
@@ -537,9 +557,8 @@ def _history(
     sessions = _with_links(_with_writers(sessions, index), index)
     if node.emit_on_close:
         rows = _on_close(node, sessions, index, frame, stream_time)
-        rows = rows.sort([FIRST, END, START, *node.keys], nulls_last=True)
-        if not keep_first:
-            rows = rows.drop(FIRST)
+        if place:
+            rows = _emission_order(node, place_closes(rows, frame, stream_time))
     else:
         rows = _forwards(sessions, group)
     if suppress_duration is not None:

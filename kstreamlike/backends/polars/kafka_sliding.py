@@ -70,7 +70,7 @@ from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["TOMBSTONE", "run_sliding"]
+__all__ = ["CREATED", "TOMBSTONE", "run_sliding"]
 
 TOMBSTONE = "is_tombstone"
 GROUP = "__ks_group"  # id of (partition, key): one window store
@@ -685,6 +685,8 @@ def run_sliding(
     records: pl.LazyFrame,
     stream_time: str,
     suppress_duration: int | None,
+    *,
+    place: bool = True,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The emitted rows and late records of a sliding-window aggregation.
 
@@ -695,11 +697,17 @@ def run_sliding(
         stream_time: see ``records``.
         suppress_duration: when the plan suppresses until windows close, the suppression
             duration (the grace).
+        place: whether to place the output. False, for callers that hold only some keys
+            of a partition and place rows with the whole partition's stream time, keeps
+            the record that forwards each every-update row (``SEQ``) and, on window close,
+            gives every window with its creation (``CREATED``) and the stream time that
+            closes it (``DUE``) instead; ``suppress_duration`` must then be None.
 
     Returns:
         The emitted rows in emission order (grouping columns, window bounds, aggregates,
         ``timestamp`` and ``is_tombstone``), and the late records in arrival order.
     """
+    assert place or suppress_duration is None
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
     size, grace = window.size, window.grace
@@ -714,7 +722,13 @@ def run_sliding(
     group = _group_columns(node)
     table = windows.frame
     changelog: pl.DataFrame | None = None
-    if node.emit_on_close:
+    placing: list[str] = []
+    if node.emit_on_close and not place:
+        rows = _close_due(node, windows, frame).select(
+            pl.lit(frame.height - 1, dtype=pl.Int64).alias(SEQ), WPOS, CREATED, DUE
+        )
+        placing = [CREATED, DUE]
+    elif node.emit_on_close:
         rows = _on_close(node, windows, frame, stream_time)
     else:
         changelog = rows = _forwards(windows, own, decided, frame[TS], size)
@@ -748,7 +762,7 @@ def run_sliding(
                     TIMESTAMP: _timestamps(maxima, rows),
                 }
             ),
-            rows.select(WPOS, SEQ, *([CHANGE] if not declarative else [])),
+            rows.select(WPOS, SEQ, *placing, *([CHANGE] if not declarative else [])),
         ],
         how="horizontal",
     )
@@ -761,12 +775,25 @@ def run_sliding(
     else:
         values = _declarative_values(node, _members(windows, own, frame[TS]), frame, out)
         values = values.drop(TIMESTAMP)
-    out = pl.concat(
-        [out.drop(WPOS, SEQ, *([CHANGE] if not declarative else [])), values], how="horizontal"
-    )
+    dropped = [WPOS, *([SEQ] if place else []), *([CHANGE] if not declarative else [])]
+    out = pl.concat([out.drop(dropped), values], how="horizontal")
     contributed = own[MEMBER].unique()
     late = frame.filter(~pl.col(SEQ).is_in(contributed.implode()))
     return out.lazy(), late.lazy()
+
+
+def _close_due(
+    node: KafkaWindowedAggregate, windows: _Windows, frame: pl.DataFrame
+) -> pl.DataFrame:
+    """Every window (``WPOS``) with its creation, partition and the stream time that closes
+    it (``DUE``: ``end + grace < stream time``)."""
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
+    table = windows.frame
+    part = frame[PART].gather(table[CREATED])
+    return table.select(WPOS, CREATED, START).with_columns(
+        part.alias(PART), (pl.col(START) + window.size + window.grace + 1).alias(DUE)
+    )
 
 
 def _on_close(
@@ -774,13 +801,7 @@ def _on_close(
 ) -> pl.DataFrame:
     """ON_WINDOW_CLOSE (spec 6.4): every window once, at the first record after its creation
     at which ``end + grace < stream time``, ordered by (position, start, key)."""
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
-    table = windows.frame
-    part = frame[PART].gather(table[CREATED])
-    due = table.select(WPOS, CREATED, START).with_columns(
-        part.alias(PART), (pl.col(START) + window.size + window.grace + 1).alias(DUE)
-    )
+    due = _close_due(node, windows, frame)
     progress = frame.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
     closed = first_position_reaching(due.lazy(), progress, SEQ, [PART]).collect()
     keys = frame.select(node.keys)[closed[CREATED]]

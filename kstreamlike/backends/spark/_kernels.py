@@ -1,0 +1,124 @@
+"""Per-key kernels: a Polars function run on the executors for each (partition, key).
+
+Once every record carries its partition's stream time (or watermark) and its arrival
+number, each (partition, key) is an independent problem. :func:`per_key` hands each group
+to a Polars function with ``groupBy(...).applyInArrow``: Arrow in, Polars in between, Arrow
+out, never through the driver. The output schema is fixed before the query runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kstreamlike.plan.nodes import KafkaWindowedAggregate, Source
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = [
+    "KERNEL_FAILED",
+    "KernelFailed",
+    "kernel_message",
+    "local_numbers",
+    "per_key",
+    "shippable",
+]
+
+GLOBAL = "__ks_global_seq"  # the arrival number the Spark side gave the record
+
+
+KERNEL_FAILED = "KernelFailed"
+
+
+class KernelFailed(Exception):
+    """A per-key kernel cannot produce the rows: the message says why and what to do.
+
+    On the driver it arrives inside Spark's error, whose text holds the class name
+    (``KERNEL_FAILED``) and the message (:func:`kernel_message`).
+    """
+
+
+def kernel_message(error: str) -> str:
+    """The message of a :class:`KernelFailed` raised on an executor, from the text of the
+    Spark error that reports it."""
+    for line in error.splitlines():
+        if KERNEL_FAILED + ":" in line:
+            return line.split(KERNEL_FAILED + ":", 1)[1].strip()
+    return error
+
+
+def shippable(node: KafkaWindowedAggregate) -> KafkaWindowedAggregate:
+    """``node`` without its input frame (which may be a Spark frame), for sending to the
+    executors."""
+    source: Source = dataclasses.replace(node.source, frame=None)
+    return dataclasses.replace(node, source=source)
+
+
+def local_numbers(group: pl.DataFrame, seq: str) -> pl.DataFrame:
+    """A group's records in arrival order, numbered 0, 1, ... in ``seq`` (the Polars
+    algorithms' convention), with the Spark arrival number kept in ``GLOBAL``."""
+    ordered = group.sort(seq).rename({seq: GLOBAL})
+    return ordered.with_row_index(seq)
+
+
+def to_global(frame: pl.DataFrame, group: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
+    """``frame`` with the local arrival numbers in ``columns`` (those it has) replaced by
+    the Spark ones (``group`` is the output of :func:`local_numbers`)."""
+    numbers = group[GLOBAL].cast(pl.Int64)
+    return frame.with_columns(
+        numbers.gather(frame[c].cast(pl.Int64)).alias(c) for c in columns if c in frame.columns
+    )
+
+
+def _typed(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """``frame`` with exactly the columns of ``schema``, of its dtypes (absent columns are
+    null; Python objects are converted strictly)."""
+    columns: list[pl.Series] = []
+    for name, dtype in schema.items():
+        if name not in frame.columns:
+            columns.append(pl.repeat(None, frame.height, dtype=dtype, eager=True).alias(name))
+        elif frame.schema[name] == pl.Object:
+            values = frame[name].to_list()
+            try:
+                columns.append(pl.Series(name, values, dtype=dtype, strict=True))
+            except (TypeError, ValueError, pl.exceptions.PolarsError) as error:
+                raise KernelFailed(
+                    f"a Python aggregation returned a value that is not {dtype} ({error}); "
+                    "annotate the return type of the reducer, aggregator or get_result "
+                    "with the type it returns"
+                ) from error
+        else:
+            columns.append(frame[name].cast(dtype))
+    return pl.DataFrame(columns)
+
+
+def per_key(
+    frame: DataFrame,
+    by: Sequence[str],
+    kernel: Callable[[pl.DataFrame], pl.DataFrame],
+    schema: dict[str, pl.DataType],
+) -> DataFrame:
+    """``kernel`` applied to the rows of each group of ``frame`` by ``by``; the kernel's
+    output is cast to ``schema`` (column name to Polars dtype)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructField, StructType
+
+    from kstreamlike.backends.spark._frames import spark_type
+
+    spark_schema = StructType([StructField(n, spark_type(t), True) for n, t in schema.items()])
+    arrow_schema = to_arrow_schema(spark_schema)
+    casts = dict(schema)
+
+    def run(table: pa.Table) -> pa.Table:
+        group = pl.from_arrow(table)
+        assert isinstance(group, pl.DataFrame)
+        out = _typed(kernel(group), casts)
+        return out.to_arrow().cast(arrow_schema)
+
+    result: DataFrame = frame.groupBy(*by).applyInArrow(run, spark_schema)
+    return result

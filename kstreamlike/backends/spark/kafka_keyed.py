@@ -1,0 +1,177 @@
+"""Kafka-profile ``SessionWindows`` and ``SlidingWindows`` on Spark, through per-key kernels.
+
+Stream time is a running maximum per partition (a parallel prefix, :func:`._scan.running_max`).
+With it, each (partition, key) is an independent problem, solved on the executors by the
+Polars algorithm for the window type (:func:`kstreamlike.backends.polars.kafka_session.run_session`,
+:func:`kstreamlike.backends.polars.kafka_sliding.run_sliding`, both with ``place=False``):
+which records are late and either the changelog of every update (with the record that
+forwards it and its order within the record), or, on window close, each candidate window with
+the stream time that closes it. Candidates are then placed at the first arrival of the
+partition whose stream time closes them (:func:`._scan.first_position_reaching`), and
+``suppress`` runs over the changelog as for time windows (:func:`._suppress.suppress`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kstreamlike.backends.polars._python import WindowDeleted
+from kstreamlike.backends.polars.kafka_session import CONSUMER, SUB, run_session
+from kstreamlike.backends.polars.kafka_sliding import CREATED, run_sliding
+from kstreamlike.backends.spark._frames import polars_schema
+from kstreamlike.backends.spark._kernels import (
+    KernelFailed,
+    local_numbers,
+    per_key,
+    shippable,
+    to_global,
+)
+from kstreamlike.backends.spark._output import finish_late, finish_main
+from kstreamlike.backends.spark._prepare import PART, SEQ, TS
+from kstreamlike.backends.spark._scan import CHECKPOINT, first_position_reaching, running_max
+from kstreamlike.backends.spark._suppress import suppress
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    KafkaWindowedAggregate,
+    PlanNode,
+    Suppress,
+    ToStream,
+)
+from kstreamlike.plan.schema import output_schema
+from kstreamlike.plan.windows import KafkaSessionWindow
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["DELETED_MESSAGE", "run_kafka_keyed"]
+
+ST = "__ks_st"
+DUE = "__ks_due"  # the stream time that closes a window
+FIRST = "__ks_first"
+LATE = "__ks_late"  # a row of the kernel's output that names a late record
+START, END, TIMESTAMP, TOMBSTONE = "window_start", "window_end", "timestamp", "is_tombstone"
+
+DELETED_MESSAGE = (
+    "a Python aggregation returned None for a session or sliding window (Kafka deletes the "
+    "window, which changes what later records of the key find); the spark backend does not "
+    'replay such keys record by record: return a value, or use backend="polars" or '
+    '"reference"'
+)
+
+Kernel = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def _group(node: KafkaWindowedAggregate) -> list[str]:
+    """The partition column (unless it is a key) and the keys, as the output shows them."""
+    partition = node.source.partition
+    return list(dict.fromkeys([*([partition] if partition else []), *node.keys]))
+
+
+def _values(node: PlanNode, python: pl.DataType | None) -> dict[str, pl.DataType]:
+    """The aggregate columns and their dtypes (``python``: a Python aggregation's)."""
+    schema = output_schema(node)
+    names = list(schema)
+    out: dict[str, pl.DataType] = {}
+    for name in names[names.index(END) + 1 : names.index(TIMESTAMP)]:
+        dtype = schema[name] if schema[name] is not None else python
+        assert dtype is not None
+        out[name] = dtype
+    return out
+
+
+def _schema(
+    agg: KafkaWindowedAggregate, records: DataFrame, values: dict[str, pl.DataType]
+) -> dict[str, pl.DataType]:
+    """The kernel's output: the window's rows (partition, keys, bounds, aggregates,
+    timestamp, tombstone), what places them, and late markers."""
+    schema: dict[str, pl.DataType] = {PART: polars_schema(records.select(PART))[PART]}
+    schema.update({c: agg.source.schema[c] for c in _group(agg)})
+    schema.update({START: pl.Int64(), END: pl.Int64(), **values})
+    schema.update({TIMESTAMP: pl.Int64(), TOMBSTONE: pl.Boolean()})
+    placing = (SEQ, SUB, DUE, CONSUMER, CREATED)
+    schema.update(dict.fromkeys(placing, pl.Int64()))
+    schema[LATE] = pl.Boolean()
+    return schema
+
+
+def _kernel(agg: KafkaWindowedAggregate) -> Kernel:
+    """The per-key run of the Polars algorithm for ``agg``'s window (see the module
+    docstring): emitted rows, then one row per late record (``LATE``)."""
+    shipped = shippable(agg)
+    session = isinstance(agg.window, KafkaSessionWindow)
+
+    def kernel(group: pl.DataFrame) -> pl.DataFrame:
+        local = local_numbers(group, SEQ)
+        run = run_session if session else run_sliding
+        try:
+            emitted, late = run(shipped, local.lazy(), ST, None, place=False)
+            rows = emitted.collect()
+        except WindowDeleted as deleted:
+            raise KernelFailed(DELETED_MESSAGE) from deleted
+        if not session:
+            rows = rows.with_row_index(SUB)  # the changelog's order within a record
+        rows = to_global(
+            rows.with_columns(pl.lit(False).alias(LATE)), local, [SEQ, CONSUMER, CREATED]
+        )
+        dropped = to_global(late.collect().select(PART, SEQ), local, [SEQ])
+        return pl.concat(
+            [rows, dropped.with_columns(pl.lit(True).alias(LATE))], how="diagonal_relaxed"
+        )
+
+    return kernel
+
+
+def _place(agg: KafkaWindowedAggregate, emitted: DataFrame, records: DataFrame) -> DataFrame:
+    """On-window-close candidates at the first arrival whose stream time closes them (not
+    after a session's tombstone; not before a sliding window's creation)."""
+    from pyspark.sql import functions as F
+
+    progress = records.select(PART, SEQ, ST)
+    placed = first_position_reaching(emitted, DUE, progress, ST, FIRST).filter(
+        F.col(FIRST).isNotNull()
+    )
+    if isinstance(agg.window, KafkaSessionWindow):
+        return placed.filter(F.col(CONSUMER).isNull() | (F.col(CONSUMER) > F.col(FIRST)))
+    return placed.withColumn(FIRST, F.greatest(F.col(FIRST), F.col(CREATED)))
+
+
+def _aggregated(agg: KafkaWindowedAggregate) -> list[str]:
+    aggregation = agg.aggregation
+    if not isinstance(aggregation, DeclarativeAggregation):
+        return []
+    return [e.column for e in aggregation.exprs if e.column is not None]
+
+
+def run_kafka_keyed(
+    node: PlanNode,
+    agg: KafkaWindowedAggregate,
+    valid: DataFrame,
+    python: pl.DataType | None,
+) -> tuple[DataFrame, DataFrame]:
+    """(main output, late records) of a Kafka session or sliding window plan over prepared
+    records (``python``: the dtype of a Python aggregation's value)."""
+    from pyspark.sql import functions as F
+
+    records = running_max(valid, TS, ST)
+    schema = _schema(agg, records, _values(node, python))
+    needed = [SEQ, TS, PART, ST, *_group(agg), *agg.source.value, *_aggregated(agg)]
+    inputs = records.select(*dict.fromkeys(needed))
+    out = per_key(inputs, [PART, *agg.keys], _kernel(agg), schema)
+    if CHECKPOINT:
+        out = out.localCheckpoint(eager=True)
+    late = records.join(out.filter(F.col(LATE)).select(PART, SEQ), [PART, SEQ], "left_semi")
+    emitted = out.filter(~F.col(LATE))
+    if agg.emit_on_close:
+        emitted = _place(agg, emitted, records)
+        first_end = [END, START] if isinstance(agg.window, KafkaSessionWindow) else [START]
+        order = [FIRST, *first_end, *agg.keys]
+    else:
+        order = [SEQ, SUB]
+    table = node.table if isinstance(node, ToStream) else node
+    if isinstance(table, Suppress):
+        window = [PART, *_group(agg), START, END]
+        emitted, order = suppress(emitted, order, window, agg.keys, table.duration, TOMBSTONE)
+    return finish_main(node, emitted, order), finish_late(node, late, F.col(ST))

@@ -1,0 +1,112 @@
+"""The dtype of a Python aggregation's ``value`` column, known before the query runs.
+
+Backends that need the output schema up front (Spark) take it from this rule:
+
+1. the return annotation of the function that produces the value (the ``reducer`` of
+   ``reduce``, the ``aggregator`` of Kafka ``aggregate``, ``get_result`` of a Flink
+   ``AggregateFunction``), when it is a type the rule knows (``int``, ``float``, ``str``,
+   ``bool``, ``bytes``, ``list[...]`` of those);
+2. for ``reduce``, the dtype of the value column (a struct of the value columns when the
+   value is a row);
+3. the type of what the aggregation starts from, computed once: ``initializer()`` for Kafka
+   ``aggregate``, ``get_result(create_accumulator())`` for a Flink ``AggregateFunction``.
+
+When none applies, :func:`python_value_dtype` raises :class:`InvalidSpecError`, naming the
+function to annotate.
+
+Example:
+    >>> import polars as pl
+    >>> from kstreamlike.plan.nodes import KafkaAggregate
+    >>> def add(key: str, value: int, total: float) -> float:
+    ...     return total + value
+    >>> spec = KafkaAggregate(lambda: 0.0, add, None)
+    >>> python_value_dtype(spec, pl.Schema({"v": pl.Int32}), ("v",), False)
+    Float64
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+
+from kstreamlike.errors import InvalidSpecError
+from kstreamlike.plan.nodes import (
+    Aggregation,
+    DeclarativeAggregation,
+    FlinkAggregateFunction,
+    KafkaAggregate,
+    ReduceAggregation,
+)
+
+__all__ = ["python_value_dtype"]
+
+_SCALARS: dict[type, pl.DataType] = {
+    bool: pl.Boolean(),
+    int: pl.Int64(),
+    float: pl.Float64(),
+    str: pl.String(),
+    bytes: pl.Binary(),
+}
+
+
+def _from_type(annotation: Any) -> pl.DataType | None:
+    """The dtype of values of a Python type (None when the rule does not know it)."""
+    if isinstance(annotation, type) and annotation in _SCALARS:
+        return _SCALARS[annotation]
+    if typing.get_origin(annotation) is list:
+        (inner,) = typing.get_args(annotation) or (None,)
+        element = _from_type(inner)
+        return None if element is None else pl.List(element)
+    return None
+
+
+def _from_annotation(function: Callable[..., Any]) -> pl.DataType | None:
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # unresolvable annotations count as absent
+        return None
+    return _from_type(hints.get("return"))
+
+
+def _from_value(value: Any) -> pl.DataType | None:
+    if isinstance(value, list):
+        element = _from_value(value[0]) if value else None
+        return None if element is None else pl.List(element)
+    return _SCALARS.get(type(value))
+
+
+def _fail(function: str, example: str) -> InvalidSpecError:
+    return InvalidSpecError(
+        f"the dtype of the value column is unknown before the query runs: annotate the "
+        f"return type of {function} (e.g. {example}) with int, float, str, bool, bytes or a "
+        "list of those"
+    )
+
+
+def python_value_dtype(
+    aggregation: Aggregation, schema: pl.Schema, value: tuple[str, ...], value_is_row: bool
+) -> pl.DataType:
+    """The dtype of the ``value`` column of a Python ``aggregation`` over a stream with
+    input ``schema`` and value columns ``value`` (see the module docstring for the rule)."""
+    assert not isinstance(aggregation, DeclarativeAggregation)
+    if isinstance(aggregation, ReduceAggregation):
+        annotated = _from_annotation(aggregation.reducer)
+        if annotated is not None:
+            return annotated
+        if value_is_row:
+            return pl.Struct({c: schema[c] for c in value})
+        return schema[value[0]]
+    if isinstance(aggregation, KafkaAggregate):
+        found = _from_annotation(aggregation.aggregator) or _from_value(aggregation.initializer())
+        if found is None:
+            raise _fail("the aggregator", "def aggregator(key, value, agg) -> int")
+        return found
+    assert isinstance(aggregation, FlinkAggregateFunction)
+    fn = aggregation.function
+    found = _from_annotation(fn.get_result) or _from_value(fn.get_result(fn.create_accumulator()))
+    if found is None:
+        raise _fail("AggregateFunction.get_result", "def get_result(self, acc) -> float")
+    return found
