@@ -65,6 +65,21 @@ from kstreamlike.backends.polars._python import (
     python_values,
 )
 from kstreamlike.backends.polars._ranges import MinTable
+from kstreamlike.backends.polars._sliding_contents import (
+    CLOSE,
+    COUNT,
+    FIRST_SEQ,
+    LAST_SEQ,
+    TS_MAX,
+    Contributions,
+    Measures,
+    combine,
+    count_of,
+    empty_partials,
+    max_of,
+    min_of,
+    sum_of,
+)
 from kstreamlike.backends.polars._suppress import suppress
 from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
@@ -74,7 +89,6 @@ __all__ = ["TOMBSTONE", "run_sliding"]
 
 TOMBSTONE = "is_tombstone"
 GROUP = "__ks_group"  # id of (partition, key): one window store
-CLOSE = "__ks_close"  # stream time minus grace after the record (spec 4.4 step 2)
 CREATED = "__ks_created"  # arrival position of a window's creation
 PARENT = "__ks_parent"  # start of the window a new window copies (null: none)
 PARENT_POS = "__ks_parent_pos"  # row of the parent in the window table
@@ -257,48 +271,62 @@ def _members(windows: _Windows, own: pl.DataFrame, stamps: pl.Series) -> pl.Data
     )
 
 
-def _max_before(members: pl.DataFrame, wpos: pl.Series, seq: pl.Series) -> pl.Series:
-    """The largest timestamp in window ``wpos`` just before arrival ``seq`` (null where the
-    window is null): a binary search in the members' sorted (window, arrival) key."""
-    if members.is_empty():
-        return _null_int(len(wpos))
-    stride = int(members[MEMBER].max() or 0) + 2  # type: ignore[arg-type]
-    keys = members[WPOS] * stride + members[MEMBER]
-    query = wpos * stride + seq.clip(None, stride - 1)
-    rows = keys.search_sorted(query, side="left").cast(pl.Int64) - 1
-    safe = rows.clip(0, None)
-    same = (rows >= 0) & (members[WPOS].gather(safe) == wpos)
-    return pl.select(pl.when(same).then(members[RUNMAX].gather(safe))).to_series()
+def _partials_at(frame: pl.DataFrame, rows: pl.Series, partials: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (partials, one per window) with ``partials`` written at ``rows``."""
+    return pl.DataFrame(
+        [frame[c].scatter(rows, partials[c]) if len(rows) else frame[c] for c in frame.columns]
+    )
 
 
-class _Maxima:
-    """Every window's largest timestamp as of any arrival, without listing inherited
-    members: the largest of its own contributions so far (a binary search in their running
-    maxima) and of what it inherited. A window inherits, up its chain of parents, each
-    parent's own contributions up to the creation of the next window of the chain; the
-    maximum over the chain is a path maximum, computed by pointer doubling."""
+class _Contents:
+    """Every window's content as of any arrival, aggregated without listing its members
+    (:mod:`._sliding_contents`): its own contributions since its creation, merged with what
+    it inherited. A window inherits, up its chain of parents, each parent's contributions
+    up to the creation of the next window of the chain; the merge over a chain is computed
+    by pointer doubling (a logarithmic number of rounds)."""
 
-    def __init__(self, windows: _Windows, own: pl.DataFrame, stamps: pl.Series) -> None:
-        ordered = own.sort(WPOS, MEMBER)
-        self.own = ordered.with_columns(
-            stamps.gather(ordered[MEMBER]).alias(MEMBER_TS)
-        ).with_columns(pl.col(MEMBER_TS).cum_max().over(WPOS).alias(RUNMAX))
+    def __init__(self, windows: _Windows, contributions: Contributions, size: int) -> None:
+        self.windows, self.contributions, self.size = windows, contributions, size
+        measures = contributions.measures
         frame = windows.frame
-        if not windows.size:
-            self.inherited = _null_int(0)
-            return
+        inherited = empty_partials(windows.size, measures, contributions.schema)
+        copies = frame[PARENT_POS].is_not_null()
+        rows = copies.arg_true().cast(pl.Int64)
+        parents = frame[PARENT_POS].filter(copies)
+        edges = self._own(parents, frame[CREATED].filter(copies))
+        inherited = _partials_at(inherited, rows, edges)
         jump = frame[PARENT_POS]
-        best = _max_before(self.own, jump, frame[CREATED])
         while jump.is_not_null().any():
-            best = pl.select(pl.max_horizontal(best, best.gather(jump))).to_series()
+            linked = jump.is_not_null()
+            rows = linked.arg_true().cast(pl.Int64)
+            up = jump.filter(linked)
+            merged = combine(inherited[rows], inherited[up], measures)
+            inherited = _partials_at(inherited, rows, merged)
             jump = jump.gather(jump)
-        self.inherited = best
+        self.inherited = inherited
 
-    def before(self, wpos: pl.Series, seq: pl.Series) -> pl.Series:
-        """The largest timestamp in window ``wpos`` just before arrival ``seq``."""
-        own = _max_before(self.own, wpos, seq)
-        inherited = self.inherited.gather(wpos) if len(self.inherited) else _null_int(len(wpos))
-        return pl.select(pl.max_horizontal(own, inherited)).to_series()
+    def _own(self, wpos: pl.Series, stop: pl.Series) -> pl.DataFrame:
+        """The partials of window ``wpos``'s own contributions arrived before ``stop``."""
+        frame = self.windows.frame
+        start = frame[START].gather(wpos)
+        return self.contributions.partials(
+            frame[GROUP].gather(wpos), start, start + self.size, frame[CREATED].gather(wpos), stop
+        )
+
+    def before(self, wpos: pl.Series, stop: pl.Series) -> pl.DataFrame:
+        """The partials of window ``wpos``'s content just before arrival ``stop``."""
+        own = self._own(wpos, stop)
+        return combine(own, self.inherited[wpos], self.contributions.measures)
+
+    def max_before(self, wpos: pl.Series, stop: pl.Series) -> pl.Series:
+        """The largest timestamp in window ``wpos`` just before arrival ``stop`` (null where
+        the window is null)."""
+        present = wpos.is_not_null()
+        result = _null_int(len(wpos))
+        if not self.windows.size or not present.any():
+            return result
+        found = self.before(wpos.filter(present), stop.filter(present))[TS_MAX]
+        return result.scatter(present.arg_true(), found)
 
 
 def _existing(windows: _Windows, groups: pl.Series, starts: pl.Series, seq: pl.Series) -> pl.Series:
@@ -311,7 +339,7 @@ def _existing(windows: _Windows, groups: pl.Series, starts: pl.Series, seq: pl.S
 
 
 def _decisions(
-    windows: _Windows, maxima: _Maxima, records: pl.DataFrame, size: int
+    windows: _Windows, contents: _Contents, records: pl.DataFrame, size: int
 ) -> pl.DataFrame:
     """Each record's creations given the store ``windows`` (spec 4.4 steps 4-5, 4.6).
 
@@ -342,11 +370,11 @@ def _decisions(
             "close": close,
             "early": early,
             "right_source": start_of(right_source),
-            "right_max": maxima.before(right_source, seq) if windows.size else _null_int(n),
+            "right_max": contents.max_before(right_source, seq),
             "left_source": start_of(left_source),
-            "left_source_max": maxima.before(left_source, seq) if windows.size else _null_int(n),
+            "left_source_max": contents.max_before(left_source, seq),
             "left": left.is_not_null(),
-            "left_max": maxima.before(left, seq) if windows.size else _null_int(n),
+            "left_max": contents.max_before(left, seq),
             "right": right.is_not_null(),
         }
     )
@@ -442,13 +470,12 @@ def _guess(records: pl.DataFrame, size: int) -> pl.DataFrame:
 
 
 def _round(
-    table: pl.DataFrame, records: pl.DataFrame, stamps: pl.Series, size: int
-) -> tuple[_Windows, pl.DataFrame, _Maxima, pl.DataFrame]:
+    table: pl.DataFrame, records: pl.DataFrame, contributions: Contributions, size: int
+) -> tuple[_Windows, _Contents, pl.DataFrame]:
     """One round of the fixpoint: the decisions every record takes given ``table``."""
     windows = _Windows(table)
-    own = _contributions(windows, records, size)
-    maxima = _Maxima(windows, own, stamps)
-    return windows, own, maxima, _decisions(windows, maxima, records, size)
+    contents = _Contents(windows, contributions, size)
+    return windows, contents, _decisions(windows, contents, records, size)
 
 
 def _changed_groups(old: pl.DataFrame, new: pl.DataFrame) -> pl.Series:
@@ -460,28 +487,23 @@ def _changed_groups(old: pl.DataFrame, new: pl.DataFrame) -> pl.Series:
 
 
 def _history(
-    records: pl.DataFrame, stamps: pl.Series, size: int
-) -> tuple[_Windows, pl.DataFrame, _Maxima, pl.DataFrame]:
-    """The fixpoint (module docstring): the window table, each window's contributions and
-    timestamps, and every accepted record's decisions; ``stamps`` holds every record's
-    timestamp by arrival position.
+    records: pl.DataFrame, contributions: Contributions, size: int
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The fixpoint (module docstring): the window table and, when the last round ran over
+    every store, every accepted record's decisions (for the changelog).
 
     Stores (partition, key) are independent: once a round changes the windows of few
-    stores (a quarter or less of those it ran on), the next rounds run on those stores only,
-    and a last round over every store gives the decisions and contributions of the final
-    table.
+    stores (a quarter or less of those it ran on), the next rounds run on those stores only.
     """
     table = _guess(records, size)
     work: pl.DataFrame | None = None  # the records of the stores still changing, or all
     current = table
     while True:
-        result = _round(current, records if work is None else work, stamps, size)
-        new = _creations(result[3])
+        decided = _round(current, records if work is None else work, contributions, size)[2]
+        new = _creations(decided)
         changed = _changed_groups(current, new)
-        if changed.is_empty() and work is None:
-            return result
         if changed.is_empty():
-            return _round(table.sort(GROUP, START), records, stamps, size)
+            return table, decided if work is None else None
         moving = pl.col(GROUP).is_in(changed.implode())
         table = pl.concat([table.filter(~moving), new.filter(moving)])
         if work is not None or 4 * changed.len() <= current[GROUP].n_unique():
@@ -636,10 +658,42 @@ def _python_values(
     return pl.DataFrame({RUNNING_VALUE: pl.Series(RUNNING_VALUE, result, dtype=pl.Object)})
 
 
-def _timestamps(maxima: _Maxima, rows: pl.DataFrame) -> pl.Series:
-    """The window's largest member timestamp after each row's record (``WPOS``, ``SEQ``)."""
-    after = maxima.before(rows[WPOS], rows[SEQ] + 1)
-    return after.alias(TIMESTAMP)
+def _finished(
+    node: KafkaWindowedAggregate, partials: pl.DataFrame, frame: pl.DataFrame
+) -> pl.DataFrame:
+    """The declarative aggregates from the partials of the windows' contents (the first and
+    last values are read from the records at the first and last arrivals)."""
+    aggregation = node.aggregation
+    assert isinstance(aggregation, DeclarativeAggregation)
+    schema = node.source.schema
+    dtypes = frame.head(0).lazy().select(final_exprs(aggregation.exprs, schema)).collect_schema()
+    columns: list[pl.Series] = []
+    for e in aggregation.exprs:
+        if e.column is None:
+            value = partials[COUNT]
+        elif e.kind in ("first", "last"):
+            value = frame[e.column].gather(partials[FIRST_SEQ if e.kind == "first" else LAST_SEQ])
+        elif e.kind == "count":
+            value = partials[count_of(e.column)]
+        elif e.kind in ("min", "max"):
+            value = partials[(min_of if e.kind == "min" else max_of)(e.column)]
+        else:
+            seen = partials[count_of(e.column)]
+            total = partials[sum_of(e.column)]
+            if e.kind == "mean":
+                total = total.cast(pl.Float64) / seen
+            value = pl.select(pl.when(seen > 0).then(total).alias("v")).to_series()
+        columns.append(value.cast(dtypes[e.name]).alias(e.name))
+    return pl.DataFrame(columns)
+
+
+def _contributed(windows: _Windows, accepted: pl.DataFrame, size: int) -> pl.Series:
+    """The arrival positions of the accepted records that some window took: one that exists
+    at the record's arrival (or that it creates), contains it and is open."""
+    ts, close = accepted[TS], accepted[CLOSE]
+    lowest = pl.select(pl.max_horizontal(ts, close) - size).to_series()
+    taken = windows.latest_before(accepted[GROUP], lowest, ts, accepted[SEQ] + 1)
+    return accepted[SEQ].filter(taken.is_not_null())
 
 
 def _values_at(
@@ -710,20 +764,37 @@ def run_sliding(
     frame = frame.with_columns(groups.alias(GROUP), (pl.col(stream_time) - grace).alias(CLOSE))
     # Dropped whole: even the record's latest window has closed (spec 4.4 step 2).
     accepted = frame.filter(pl.col(TS) + size >= pl.col(CLOSE)).select(SEQ, GROUP, TS, CLOSE)
-    windows, own, maxima, decided = _history(accepted, frame[TS], size)
+    stores_count = int(frame[GROUP].max() or 0) + 1  # type: ignore[arg-type]
+    contributions = Contributions(accepted, Measures(), stores_count)
+    table, decided = _history(accepted, contributions, size)
+    windows = _Windows(table)
+    declarative = isinstance(node.aggregation, DeclarativeAggregation)
+    measures = (
+        Measures.of(node.aggregation.exprs, node.source.schema)
+        if isinstance(node.aggregation, DeclarativeAggregation)
+        else None
+    )
+    contents = _Contents(windows, contributions, size)
+    own: pl.DataFrame | None = None
+    if not node.emit_on_close or measures is None:
+        own = _contributions(windows, accepted, size)
     group = _group_columns(node)
     table = windows.frame
     changelog: pl.DataFrame | None = None
+    if not node.emit_on_close or not declarative:
+        assert own is not None
+        if decided is None:
+            decided = _decisions(windows, contents, accepted, size)
+        changelog = _forwards(windows, own, decided, frame[TS], size)
     if node.emit_on_close:
         rows = _on_close(node, windows, frame, stream_time)
     else:
-        changelog = rows = _forwards(windows, own, decided, frame[TS], size)
-    declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        assert changelog is not None
+        rows = changelog
     if not declarative:
         # Python aggregations: fold along the whole changelog; each output row reads the
         # value of one changelog row (``CHANGE``).
-        if changelog is None:
-            changelog = _forwards(windows, own, decided, frame[TS], size)
+        assert changelog is not None
         python = _python_values(node, frame, changelog)
         if node.emit_on_close:
             last = (
@@ -745,7 +816,7 @@ def run_sliding(
                     START: table[START].gather(rows[WPOS]),
                     END: table[START].gather(rows[WPOS]) + size,
                     TOMBSTONE: pl.repeat(False, rows.height, eager=True),
-                    TIMESTAMP: _timestamps(maxima, rows),
+                    TIMESTAMP: contents.max_before(rows[WPOS], rows[SEQ] + 1),
                 }
             ),
             rows.select(WPOS, SEQ, *([CHANGE] if not declarative else [])),
@@ -756,15 +827,28 @@ def run_sliding(
         out = suppress(out.lazy(), [PART], node.keys, suppress_duration, TOMBSTONE).collect()
     if not declarative:
         values = python[out[CHANGE]]
-    elif node.emit_on_close or suppress_duration is not None:
-        values = _values_at(node, _members(windows, own, frame[TS]), frame, out)
+    elif measures is not None:
+        extra = measures.value_columns()
+        valued = Contributions(
+            pl.concat([accepted, frame.select(extra)[accepted[SEQ]]], how="horizontal")
+            if extra
+            else accepted,
+            measures,
+            stores_count,
+        )
+        partials = _Contents(windows, valued, size).before(out[WPOS], out[SEQ] + 1)
+        values = _finished(node, partials, frame)
     else:
-        values = _declarative_values(node, _members(windows, own, frame[TS]), frame, out)
-        values = values.drop(TIMESTAMP)
+        assert own is not None
+        members = _members(windows, own, frame[TS])
+        if node.emit_on_close or suppress_duration is not None:
+            values = _values_at(node, members, frame, out)
+        else:
+            values = _declarative_values(node, members, frame, out).drop(TIMESTAMP)
     out = pl.concat(
         [out.drop(WPOS, SEQ, *([CHANGE] if not declarative else [])), values], how="horizontal"
     )
-    contributed = own[MEMBER].unique()
+    contributed = _contributed(windows, accepted, size)
     late = frame.filter(~pl.col(SEQ).is_in(contributed.implode()))
     return out.lazy(), late.lazy()
 
