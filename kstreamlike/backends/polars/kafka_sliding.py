@@ -775,18 +775,24 @@ def run_sliding(
         else None
     )
     contents = _Contents(windows, contributions, size)
+    final = None
+    if measures is not None and suppress_duration is not None and not node.emit_on_close:
+        final = _final_results(node, windows, frame, stream_time, suppress_duration)
+    by_window = node.emit_on_close or final is not None  # one output row per window
     own: pl.DataFrame | None = None
-    if not node.emit_on_close or measures is None:
+    if not by_window or measures is None:
         own = _contributions(windows, accepted, size)
     group = _group_columns(node)
     table = windows.frame
     changelog: pl.DataFrame | None = None
-    if not node.emit_on_close or not declarative:
+    if not by_window or not declarative:
         assert own is not None
         if decided is None:
             decided = _decisions(windows, contents, accepted, size)
         changelog = _forwards(windows, own, decided, frame[TS], size)
-    if node.emit_on_close:
+    if final is not None:
+        rows = final
+    elif node.emit_on_close:
         rows = _on_close(node, windows, frame, stream_time)
     else:
         assert changelog is not None
@@ -807,7 +813,7 @@ def run_sliding(
         else:
             rows = rows.with_row_index(CHANGE)
     keys = frame.select(*dict.fromkeys([PART, *group]))
-    seq_of = rows[SEQ] if not node.emit_on_close else table[CREATED].gather(rows[WPOS])
+    seq_of = rows[SEQ] if not by_window else table[CREATED].gather(rows[WPOS])
     out = pl.concat(
         [
             keys[seq_of],
@@ -823,7 +829,7 @@ def run_sliding(
         ],
         how="horizontal",
     )
-    if suppress_duration is not None:
+    if suppress_duration is not None and final is None:
         out = suppress(out.lazy(), [PART], node.keys, suppress_duration, TOMBSTONE).collect()
     if not declarative:
         values = python[out[CHANGE]]
@@ -875,3 +881,46 @@ def _on_close(
         .sort([PART, FIRST, START, *node.keys], nulls_last=True)
     )
     return emitted.select(pl.col(FIRST).alias(SEQ), WPOS)
+
+
+def _final_results(
+    node: KafkaWindowedAggregate,
+    windows: _Windows,
+    frame: pl.DataFrame,
+    stream_time: str,
+    duration: int,
+) -> pl.DataFrame | None:
+    """``suppress(untilWindowCloses)`` over the every-update changelog (spec 6.6) without
+    building it, when every window is *settled*: it takes no update from the record that
+    evicts it on.
+
+    Suppress stream time only grows, and only with the forwards of a record that advances
+    the partition's stream time, whose first forward already carries that time (it updates
+    or creates a window holding the record, or copies one holding a later record). So a
+    window's buffered updates are evicted at the first forward of the first record whose
+    stream time reaches ``end + grace``. A settled window was created before that record
+    and is closed for it (close time past its end), so it is emitted once there, with its
+    final value. Returns (``SEQ`` = the evicting record minus one, ``WPOS``) in emission
+    order, or None when some window is not settled (the changelog is needed).
+    """
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
+    table = windows.frame
+    due = table.select(WPOS, CREATED, START, GROUP).with_columns(
+        frame[PART].gather(table[CREATED]).alias(PART),
+        (pl.col(START) + window.size + duration).alias(DUE),
+    )
+    progress = frame.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
+    evicted = (
+        first_position_reaching(due.lazy(), progress, SEQ, [PART])
+        .collect()
+        .filter(pl.col(FIRST).is_not_null())
+    )
+    still_open = frame[CLOSE].gather(evicted[FIRST]) <= evicted[START] + window.size
+    if ((evicted[CREATED] >= evicted[FIRST]) | still_open).any():
+        return None
+    keys = frame.select(node.keys)[evicted[CREATED]]
+    ordered = pl.concat([evicted, keys], how="horizontal").sort(
+        [PART, FIRST, START, *node.keys], nulls_last=True
+    )
+    return ordered.select((pl.col(FIRST) - 1).alias(SEQ), WPOS)
