@@ -64,7 +64,7 @@ from kstreamlike.backends.polars._python import (
     _keys,
     python_values,
 )
-from kstreamlike.backends.polars._ranges import MinTable
+from kstreamlike.backends.polars._ranges import INF, MinTable
 from kstreamlike.backends.polars._sliding_contents import (
     CLOSE,
     COUNT,
@@ -777,7 +777,7 @@ def run_sliding(
     contents = _Contents(windows, contributions, size)
     final = None
     if measures is not None and suppress_duration is not None and not node.emit_on_close:
-        final = _final_results(node, windows, frame, stream_time, suppress_duration)
+        final = _final_results(node, contents, frame, stream_time, suppress_duration)
     by_window = node.emit_on_close or final is not None  # one output row per window
     own: pl.DataFrame | None = None
     if not by_window or measures is None:
@@ -885,7 +885,7 @@ def _on_close(
 
 def _final_results(
     node: KafkaWindowedAggregate,
-    windows: _Windows,
+    contents: _Contents,
     frame: pl.DataFrame,
     stream_time: str,
     duration: int,
@@ -905,7 +905,7 @@ def _final_results(
     """
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
-    table = windows.frame
+    table = contents.windows.frame
     due = table.select(WPOS, CREATED, START, GROUP).with_columns(
         frame[PART].gather(table[CREATED]).alias(PART),
         (pl.col(START) + window.size + duration).alias(DUE),
@@ -916,9 +916,22 @@ def _final_results(
         .collect()
         .filter(pl.col(FIRST).is_not_null())
     )
-    still_open = frame[CLOSE].gather(evicted[FIRST]) <= evicted[START] + window.size
-    if ((evicted[CREATED] >= evicted[FIRST]) | still_open).any():
+    if (evicted[CREATED] >= evicted[FIRST]).any():
         return None
+    # Windows still open at the evicting record (its stream time is exactly end + grace)
+    # must take no record from it on.
+    end = evicted[START] + window.size
+    open_rows = evicted.filter(frame[CLOSE].gather(evicted[FIRST]) <= end)
+    if open_rows.height:
+        later = contents.contributions.partials(
+            open_rows[GROUP],
+            open_rows[START],
+            open_rows[START] + window.size,
+            open_rows[FIRST],
+            pl.repeat(INF, open_rows.height, dtype=pl.Int64, eager=True),
+        )
+        if (later[COUNT] > 0).any():
+            return None
     keys = frame.select(node.keys)[evicted[CREATED]]
     ordered = pl.concat([evicted, keys], how="horizontal").sort(
         [PART, FIRST, START, *node.keys], nulls_last=True
