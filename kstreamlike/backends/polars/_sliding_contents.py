@@ -21,7 +21,7 @@ of searches and gathers per query, plus the (query, straggler) pairs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -33,9 +33,11 @@ from kstreamlike.plan.schema import adding_dtype
 __all__ = [
     "CLOSE",
     "COUNT",
+    "Bounds",
     "FIRST_SEQ",
     "LAST_SEQ",
     "TS_MAX",
+    "Coder",
     "Contributions",
     "Measures",
     "combine",
@@ -43,6 +45,7 @@ __all__ = [
     "empty_partials",
     "max_of",
     "min_of",
+    "search",
     "sum_of",
 ]
 
@@ -76,6 +79,12 @@ class Measures:
     least: tuple[str, ...] = ()
     greatest: tuple[str, ...] = ()
     adding: dict[str, pl.DataType] = field(default_factory=dict)
+    timestamps_only: bool = False  # nothing but the largest timestamp
+
+    @classmethod
+    def timestamps(cls) -> Measures:
+        """Partials holding the largest timestamp only (the fixpoint's window maxima)."""
+        return cls(timestamps_only=True)
 
     @classmethod
     def of(cls, exprs: Sequence[AggExpr], schema: pl.Schema) -> Measures | None:
@@ -133,6 +142,8 @@ def max_of(column: str) -> str:
 
 
 def _partial_names(measures: Measures) -> list[str]:
+    if measures.timestamps_only:
+        return [TS_MAX]
     return [
         COUNT,
         TS_MAX,
@@ -147,6 +158,8 @@ def _partial_names(measures: Measures) -> list[str]:
 
 def combine(a: pl.DataFrame, b: pl.DataFrame, measures: Measures) -> pl.DataFrame:
     """The partials of the union of two disjoint sets of records, row by row."""
+    if measures.timestamps_only:
+        return pl.select(pl.max_horizontal(a[TS_MAX], b[TS_MAX]).alias(TS_MAX))
     other = b.rename({c: f"{c}__b" for c in b.columns})
     both = pl.concat([a, other], how="horizontal")
 
@@ -183,10 +196,10 @@ def empty_partials(n: int, measures: Measures, schema: pl.Schema) -> pl.DataFram
         *(pl.lit(None, dtype=schema[_value(c)]).alias(min_of(c)) for c in measures.least),
         *(pl.lit(None, dtype=schema[_value(c)]).alias(max_of(c)) for c in measures.greatest),
     ]
-    return out.with_columns(extra) if extra else out
+    return (out.with_columns(extra) if extra else out).select(_partial_names(measures))
 
 
-class _Coder:
+class Coder:
     """Order-preserving Int64 codes of (store, value) pairs: ``store * stride + offset``,
     with the values offset from the smallest (queries clipped just outside the data), or
     replaced by twice their rank among the distinct values (plus one when present) when
@@ -208,11 +221,21 @@ class _Coder:
             offset = values.clip(self.low, self.high) - self.low
         else:
             count = len(self.distinct)
-            rank = self.distinct.search_sorted(values, side="left").cast(pl.Int64)
+            rank = search(self.distinct, values, "left")
             found = self.distinct.gather(rank.clip(0, max(count - 1, 0))) == values
             offset = 2 * rank + (found & (rank < count)).cast(pl.Int64)
         code: pl.Series = stores * self.stride + offset
         return code
+
+
+def search(keys: pl.Series, queries: pl.Series, side: str) -> pl.Series:
+    """``keys.search_sorted(queries, side)`` as Int64, the queries searched in sorted order
+    (binary searches in random order are several times slower on large inputs)."""
+    if len(queries) < 1 << 14 or queries.is_sorted():
+        return keys.search_sorted(queries, side=side).cast(pl.Int64)  # type: ignore[arg-type]
+    order = queries.arg_sort()
+    found = keys.search_sorted(queries.gather(order), side=side).cast(pl.Int64)  # type: ignore[arg-type]
+    return pl.repeat(0, len(queries), dtype=pl.Int64, eager=True).scatter(order, found)
 
 
 def _floor_log2(length: pl.Series) -> pl.Series:
@@ -275,6 +298,30 @@ class _Levels:
         ).to_series()
 
 
+def _pairwise(pick: Callable[..., pl.Expr], a: pl.Series, b: pl.Series) -> pl.Series:
+    return pl.select(pick(a, b).alias(a.name)).to_series()
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The conditions of rectangle queries besides their ``stop``: the orderly positions
+    ``[lo, hi)`` the timestamp range, the first arrival and the close times select, the
+    stragglers' positions ``[straggler_lo, straggler_hi)`` in the timestamp range, and the
+    store, window end and first arrival the stragglers are filtered with."""
+
+    groups: pl.Series
+    end: pl.Series
+    first: pl.Series
+    lo: pl.Series
+    hi: pl.Series
+    straggler_lo: pl.Series
+    straggler_hi: pl.Series
+
+    def gather(self, rows: pl.Series) -> Bounds:
+        """The bounds of the queries at ``rows``."""
+        return Bounds(*(getattr(self, f).gather(rows) for f in self.__dataclass_fields__))
+
+
 class Contributions:
     """The accepted records of every store, indexed for rectangle queries (module
     docstring).
@@ -295,9 +342,9 @@ class Contributions:
         self.stragglers = marked.filter("__ks_behind").drop("__ks_behind").sort(GROUP, TS)
         self.schema = records.schema
         groups = self.orderly[GROUP]
-        self.ts_code = _Coder(records[TS], stores)
-        self.seq_code = _Coder(records[SEQ], stores)
-        self.close_code = _Coder(records[CLOSE], stores)
+        self.ts_code = Coder(records[TS], stores)
+        self.seq_code = Coder(records[SEQ], stores)
+        self.close_code = Coder(records[CLOSE], stores)
         self.by_ts = self.ts_code(groups, self.orderly[TS])
         self.by_seq = self.seq_code(groups, self.orderly[SEQ])
         self.by_close = self.close_code(groups, self.orderly[CLOSE])
@@ -315,6 +362,24 @@ class Contributions:
         self.minima = {c: _Levels(self.orderly[_value(c)], "min") for c in measures.least}
         self.maxima = {c: _Levels(self.orderly[_value(c)], "max") for c in measures.greatest}
 
+    def bounds(
+        self, groups: pl.Series, start: pl.Series, end: pl.Series, first: pl.Series
+    ) -> Bounds:
+        """What does not depend on a query's ``stop``, for reuse by many queries."""
+        ts_lo = search(self.by_ts, self.ts_code(groups, start), "left")
+        seq_lo = search(self.by_seq, self.seq_code(groups, first), "left")
+        ts_hi = search(self.by_ts, self.ts_code(groups, end), "right")
+        close_hi = search(self.by_close, self.close_code(groups, end), "right")
+        return Bounds(
+            groups=groups,
+            end=end,
+            first=first,
+            lo=_pairwise(pl.max_horizontal, ts_lo, seq_lo),
+            hi=_pairwise(pl.min_horizontal, ts_hi, close_hi),
+            straggler_lo=search(self.straggler_ts, self.ts_code(groups, start), "left"),
+            straggler_hi=search(self.straggler_ts, self.ts_code(groups, end), "right"),
+        )
+
     def partials(
         self,
         groups: pl.Series,
@@ -325,43 +390,20 @@ class Contributions:
     ) -> pl.DataFrame:
         """Per query, the partials of the records of store ``groups`` with timestamp in
         ``[start, end]``, arrival in ``[first, stop)`` and close time at most ``end``."""
-        orderly = self._orderly(groups, start, end, first, stop)
+        return self.partials_within(self.bounds(groups, start, end, first), stop)
+
+    def partials_within(self, bounds: Bounds, stop: pl.Series) -> pl.DataFrame:
+        """:meth:`partials` of queries whose other conditions are ``bounds``."""
+        stop_hi = search(self.by_seq, self.seq_code(bounds.groups, stop), "left")
+        orderly = self._orderly(bounds.lo, _pairwise(pl.min_horizontal, bounds.hi, stop_hi))
         if self.stragglers.is_empty():
             return orderly
-        late = self._stragglers(groups, start, end, first, stop)
-        return combine(orderly, late, self.measures)
+        return combine(orderly, self._stragglers(bounds, stop), self.measures)
 
-    def _orderly(
-        self,
-        groups: pl.Series,
-        start: pl.Series,
-        end: pl.Series,
-        first: pl.Series,
-        stop: pl.Series,
-    ) -> pl.DataFrame:
-        lo = (
-            pl.select(
-                pl.max_horizontal(
-                    self.by_ts.search_sorted(self.ts_code(groups, start), side="left"),
-                    self.by_seq.search_sorted(self.seq_code(groups, first), side="left"),
-                ).alias("lo")
-            )
-            .to_series()
-            .cast(pl.Int64)
-        )
-        hi = (
-            pl.select(
-                pl.min_horizontal(
-                    self.by_ts.search_sorted(self.ts_code(groups, end), side="right"),
-                    self.by_seq.search_sorted(self.seq_code(groups, stop), side="left"),
-                    self.by_close.search_sorted(self.close_code(groups, end), side="right"),
-                ).alias("hi")
-            )
-            .to_series()
-            .cast(pl.Int64)
-        )
+    def _orderly(self, lo: pl.Series, hi: pl.Series) -> pl.DataFrame:
+        """The partials of the orderly records at positions ``[lo, hi)``."""
         length = (hi - lo).clip(0, None)
-        n = len(groups)
+        n = len(lo)
         if self.orderly.is_empty():
             return empty_partials(n, self.measures, self.schema)
         size = self.orderly.height
@@ -386,18 +428,12 @@ class Contributions:
             columns.append(levels.extreme(lo, length).alias(min_of(c)))
         for c, levels in self.maxima.items():
             columns.append(levels.extreme(lo, length).alias(max_of(c)))
-        return pl.DataFrame(columns)
+        return pl.DataFrame(columns).select(_partial_names(self.measures))
 
-    def _stragglers(
-        self,
-        groups: pl.Series,
-        start: pl.Series,
-        end: pl.Series,
-        first: pl.Series,
-        stop: pl.Series,
-    ) -> pl.DataFrame:
-        lo = self.straggler_ts.search_sorted(self.ts_code(groups, start), side="left")
-        hi = self.straggler_ts.search_sorted(self.ts_code(groups, end), side="right")
+    def _stragglers(self, bounds: Bounds, stop: pl.Series) -> pl.DataFrame:
+        """The partials of the stragglers of each query, listed."""
+        lo, hi = bounds.straggler_lo, bounds.straggler_hi
+        end, first, groups = bounds.end, bounds.first, bounds.groups
         queries = pl.DataFrame(
             {
                 QUERY: pl.int_range(len(groups), dtype=pl.Int64, eager=True),
@@ -407,9 +443,7 @@ class Contributions:
             }
         )
         pairs = (
-            queries.with_columns(
-                pl.int_ranges(lo.cast(pl.Int64), hi.cast(pl.Int64), dtype=pl.Int64).alias(_SLOT)
-            )
+            queries.with_columns(pl.int_ranges(lo, hi, dtype=pl.Int64).alias(_SLOT))
             .filter(pl.lit(hi) > pl.lit(lo))
             .explode(_SLOT)
         )

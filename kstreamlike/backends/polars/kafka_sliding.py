@@ -71,6 +71,7 @@ from kstreamlike.backends.polars._sliding_contents import (
     FIRST_SEQ,
     LAST_SEQ,
     TS_MAX,
+    Coder,
     Contributions,
     Measures,
     combine,
@@ -78,6 +79,7 @@ from kstreamlike.backends.polars._sliding_contents import (
     empty_partials,
     max_of,
     min_of,
+    search,
     sum_of,
 )
 from kstreamlike.backends.polars._suppress import suppress
@@ -121,9 +123,8 @@ def _null_int(n: int) -> pl.Series:
 class _Windows:
     """The window table: one row per window, sorted by (group, start), row = ``WPOS``.
 
-    Searches go through one sorted Int64 key per window, (group, start) with the starts
-    replaced by an order-preserving code (twice their rank among the distinct starts, plus
-    one), so a query value between two starts gets an even code between theirs.
+    Searches go through one sorted Int64 key per window, (group, start) as an
+    order-preserving code (:class:`._sliding_contents.Coder`).
     """
 
     def __init__(self, table: pl.DataFrame) -> None:
@@ -133,17 +134,10 @@ class _Windows:
         parent = table.select(GROUP, pl.col(START).alias(PARENT), pl.col(WPOS).alias(PARENT_POS))
         self.frame = table.join(parent, on=[GROUP, PARENT], how="left", maintain_order="left")
         self.size = table.height
-        self.starts = self.frame[START].unique().sort()
+        stores = int(self.frame[GROUP].max() or 0) + 1 if self.size else 1  # type: ignore[arg-type]
+        self._key = Coder(self.frame[START], stores)
         self.keys = self._key(self.frame[GROUP], self.frame[START])
         self.created = MinTable.build(self.frame[CREATED], max(self.size, 1)) if self.size else None
-
-    def _key(self, groups: pl.Series, starts: pl.Series) -> pl.Series:
-        distinct = len(self.starts)
-        rank = self.starts.search_sorted(starts, side="left").cast(pl.Int64)
-        exact = self.starts.gather(rank.clip(0, max(distinct - 1, 0))) == starts
-        code = 2 * rank + (exact & (rank < distinct)).cast(pl.Int64)
-        key: pl.Series = groups * (2 * distinct + 2) + code
-        return key
 
     def _valid(self, rows: pl.Series, groups: pl.Series, starts: pl.Series) -> pl.Series:
         inside = (rows >= 0) & (rows < self.size)
@@ -155,7 +149,7 @@ class _Windows:
         """The row of the window (group, start), null where there is none."""
         if self.size == 0:
             return _null_int(len(groups))
-        rows = self.keys.search_sorted(self._key(groups, starts), side="left").cast(pl.Int64)
+        rows = search(self.keys, self._key(groups, starts), "left")
         rows = self._valid(rows, groups, starts)
         found = self.frame[START].gather(rows) == starts
         return pl.select(pl.when(found).then(rows)).to_series()
@@ -164,8 +158,8 @@ class _Windows:
         self, groups: pl.Series, lo: pl.Series, hi: pl.Series
     ) -> tuple[pl.Series, pl.Series]:
         """Rows of the windows with start in ``[lo, hi]`` (first, last), empty as (1, 0)."""
-        first = self.keys.search_sorted(self._key(groups, lo), side="left").cast(pl.Int64)
-        last = self.keys.search_sorted(self._key(groups, hi), side="right").cast(pl.Int64) - 1
+        first = search(self.keys, self._key(groups, lo), "left")
+        last = search(self.keys, self._key(groups, hi), "right") - 1
         first, last = self._valid(first, groups, lo), self._valid(last, groups, hi)
         empty = (first.is_null() | last.is_null() | (first > last) | (lo > hi)).fill_null(True)
         out = pl.DataFrame({"f": first, "l": last, "e": empty}).select(
@@ -287,31 +281,31 @@ class _Contents:
 
     def __init__(self, windows: _Windows, contributions: Contributions, size: int) -> None:
         self.windows, self.contributions, self.size = windows, contributions, size
-        measures = contributions.measures
         frame = windows.frame
-        inherited = empty_partials(windows.size, measures, contributions.schema)
-        copies = frame[PARENT_POS].is_not_null()
+        self.bounds = contributions.bounds(
+            frame[GROUP], frame[START], frame[START] + size, frame[CREATED]
+        )
+        self.inherited = self._inherited(frame[PARENT_POS], frame[CREATED])
+
+    def _inherited(self, parent: pl.Series, created: pl.Series) -> pl.DataFrame:
+        """Every window's inherited partials, by pointer doubling. Row ``size`` is an empty
+        sentinel that stands for "no parent", so every round works on whole columns."""
+        measures = self.contributions.measures
+        size = self.windows.size
+        copies = parent.is_not_null()
+        edges = self._own(parent.filter(copies), created.filter(copies))
+        empty = empty_partials(size + 1, measures, self.contributions.schema)
         rows = copies.arg_true().cast(pl.Int64)
-        parents = frame[PARENT_POS].filter(copies)
-        edges = self._own(parents, frame[CREATED].filter(copies))
-        inherited = _partials_at(inherited, rows, edges)
-        jump = frame[PARENT_POS]
-        while jump.is_not_null().any():
-            linked = jump.is_not_null()
-            rows = linked.arg_true().cast(pl.Int64)
-            up = jump.filter(linked)
-            merged = combine(inherited[rows], inherited[up], measures)
-            inherited = _partials_at(inherited, rows, merged)
+        inherited = _partials_at(empty, rows, edges)
+        jump = parent.fill_null(size).append(pl.Series([size], dtype=pl.Int64))
+        while (jump < size).any():
+            inherited = combine(inherited, inherited[jump], measures)
             jump = jump.gather(jump)
-        self.inherited = inherited
+        return inherited.head(size)
 
     def _own(self, wpos: pl.Series, stop: pl.Series) -> pl.DataFrame:
         """The partials of window ``wpos``'s own contributions arrived before ``stop``."""
-        frame = self.windows.frame
-        start = frame[START].gather(wpos)
-        return self.contributions.partials(
-            frame[GROUP].gather(wpos), start, start + self.size, frame[CREATED].gather(wpos), stop
-        )
+        return self.contributions.partials_within(self.bounds.gather(wpos), stop)
 
     def before(self, wpos: pl.Series, stop: pl.Series) -> pl.DataFrame:
         """The partials of window ``wpos``'s content just before arrival ``stop``."""
@@ -448,7 +442,7 @@ def _guess(records: pl.DataFrame, size: int) -> pl.DataFrame:
     fixpoint from (any table gives the same result; a close one saves rounds): the left
     window of every record that is on time for it, the combined window, and the right
     window of every timestamp followed within ``size + 1`` by another, created when both
-    have arrived. Parents are left to the first round."""
+    have arrived; left windows copy their left source (:func:`_guess_left_sources`)."""
     visible = records.filter(pl.col(TS) >= pl.col(CLOSE))
     left = visible.filter(pl.col(TS) >= size).select(
         GROUP, (pl.col(TS) - size).alias(START), pl.col(SEQ).alias(CREATED)
@@ -458,13 +452,54 @@ def _guess(records: pl.DataFrame, size: int) -> pl.DataFrame:
     )
     stamps = records.group_by(GROUP, TS).agg(pl.col(SEQ).min()).sort(GROUP, TS)
     following = pl.col(TS).shift(-1).over(GROUP)
-    right = stamps.filter(following <= pl.col(TS) + 1 + size).select(
+    # Both neighbours are read before filtering.
+    right = stamps.select(
         GROUP,
         (pl.col(TS) + 1).alias(START),
         pl.max_horizontal(pl.col(SEQ), pl.col(SEQ).shift(-1).over(GROUP)).alias(CREATED),
+        (following <= pl.col(TS) + 1 + size).alias("__ks_followed"),
+    ).filter("__ks_followed").drop("__ks_followed")
+    guessed = (
+        pl.concat([left, combined, right])
+        .group_by(GROUP, START)
+        .agg(pl.col(CREATED).min())
+        .sort(GROUP, START)
     )
-    guessed = pl.concat([left, combined, right]).group_by(GROUP, START).agg(pl.col(CREATED).min())
-    return guessed.with_columns(pl.lit(None, dtype=pl.Int64).alias(PARENT)).select(
+    return _guess_left_sources(guessed, left, stamps, size)
+
+
+def _guess_left_sources(
+    guessed: pl.DataFrame, left: pl.DataFrame, stamps: pl.DataFrame, size: int
+) -> pl.DataFrame:
+    """``guessed`` (sorted by group and start) with parents: a left window ``[t - size,
+    t]`` copies the latest window starting in ``[t - 2 * size, t - size)`` when the previous
+    timestamp of its store is at least ``t - size`` (spec 4.4 step 5b, for an orderly
+    stream)."""
+    previous = stamps.select(
+        GROUP,
+        (pl.col(TS) - size).alias(START),
+        pl.col(TS).shift(1).over(GROUP).alias("__ks_previous"),
+    )
+    earlier = guessed.select(GROUP, START, pl.col(START).alias(PARENT))
+    sources = (
+        left.select(GROUP, START)
+        .unique()
+        .join(previous, on=[GROUP, START], how="left")
+        .filter(pl.col("__ks_previous") >= pl.col(START))
+        .with_columns((pl.col(START) - 1).alias("__ks_before"))
+        .sort(GROUP, "__ks_before")
+        .join_asof(
+            earlier.drop(START).with_columns(pl.col(PARENT).alias("__ks_source")),
+            left_on="__ks_before",
+            right_on="__ks_source",
+            by=GROUP,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(pl.col(PARENT) >= pl.col(START) - size)
+        .select(GROUP, START, PARENT)
+    )
+    return guessed.join(sources, on=[GROUP, START], how="left", maintain_order="left").select(
         list(_WINDOW_SCHEMA)
     )
 
@@ -765,7 +800,7 @@ def run_sliding(
     # Dropped whole: even the record's latest window has closed (spec 4.4 step 2).
     accepted = frame.filter(pl.col(TS) + size >= pl.col(CLOSE)).select(SEQ, GROUP, TS, CLOSE)
     stores_count = int(frame[GROUP].max() or 0) + 1  # type: ignore[arg-type]
-    contributions = Contributions(accepted, Measures(), stores_count)
+    contributions = Contributions(accepted, Measures.timestamps(), stores_count)
     table, decided = _history(accepted, contributions, size)
     windows = _Windows(table)
     declarative = isinstance(node.aggregation, DeclarativeAggregation)
@@ -930,7 +965,7 @@ def _final_results(
             open_rows[FIRST],
             pl.repeat(INF, open_rows.height, dtype=pl.Int64, eager=True),
         )
-        if (later[COUNT] > 0).any():
+        if later[TS_MAX].is_not_null().any():
             return None
     keys = frame.select(node.keys)[evicted[CREATED]]
     ordered = pl.concat([evicted, keys], how="horizontal").sort(
