@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import polars as pl
 
@@ -228,13 +229,14 @@ class Coder:
         return code
 
 
-def search(keys: pl.Series, queries: pl.Series, side: str) -> pl.Series:
+def search(keys: pl.Series, queries: pl.Series, side: Literal["left", "right"]) -> pl.Series:
     """``keys.search_sorted(queries, side)`` as Int64, the queries searched in sorted order
     (binary searches in random order are several times slower on large inputs)."""
     if len(queries) < 1 << 14 or queries.is_sorted():
-        return keys.search_sorted(queries, side=side).cast(pl.Int64)  # type: ignore[arg-type]
+        direct: pl.Series = keys.search_sorted(queries, side=side).cast(pl.Int64)
+        return direct
     order = queries.arg_sort()
-    found = keys.search_sorted(queries.gather(order), side=side).cast(pl.Int64)  # type: ignore[arg-type]
+    found = keys.search_sorted(queries.gather(order), side=side).cast(pl.Int64)
     return pl.repeat(0, len(queries), dtype=pl.Int64, eager=True).scatter(order, found)
 
 

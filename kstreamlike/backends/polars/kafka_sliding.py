@@ -12,39 +12,50 @@ the arrival at which it is first stored (its *creation*) and, when it starts fro
   ``[start, start + size]`` and that arrive while it is open (``end >= streamTime - grace``),
   including the record that creates it, except for a right-window copy (spec 4.4 step 5c).
   Its content is therefore those *contributions* plus, for a copy, the content its parent
-  had just before the creation, and so on up the chain of parents. Chains are walked in a
-  logarithmic number of vectorized rounds: pointer doubling for a window's largest inherited
-  timestamp (a path maximum), binary lifting (ancestor tables of ``2**k`` steps) to list the
-  members of every window (one row per window and member record) when values are read.
+  had just before the creation, and so on up the chain of parents: a union of disjoint
+  rectangles in (timestamp, arrival). Contents are never listed for decomposable
+  aggregations: :mod:`._sliding_contents` answers each rectangle with partial aggregates
+  (count, sums, minima, maxima, largest timestamp, first and last arrival) from searches
+  over the key's records, exact intervals for the records in order and a short listing of
+  the stragglers, and the partials of a chain are merged by pointer doubling (a logarithmic
+  number of vectorized rounds, :class:`_Contents`).
 - **Decisions.** Given the window table, every record's view of the store at its arrival
   is a set of searches: the windows that exist then are those created before it, so the
   latest start in a range is a "last position below a bound" query over the creation
   positions of the key's windows sorted by start (:class:`._ranges.MinTable`), and a
-  window's largest timestamp just before the record is a binary search in the running
-  maximum of its own contributions, combined with its inherited maximum. From
-  that view each record takes Kafka's decisions (spec 4.4 and 4.6): the early return on an
-  equal timestamp, the previous record's right window, the left window (copied from the left
-  source when it overlaps), the right-window copy of the right source, and the combined
-  window ``[0, size]`` of early records.
+  window's largest timestamp just before the record is a rectangle query on its own
+  contributions merged with its inherited maximum. From that view each record takes
+  Kafka's decisions (spec 4.4 and 4.6): the early return on an equal timestamp, the
+  previous record's right window, the left window (copied from the left source when it
+  overlaps), the right-window copy of the right source, and the combined window
+  ``[0, size]`` of early records.
 - **Fixpoint.** The window table is the set of creations those decisions make (the first per
   window). It is computed by iteration: each round recomputes every decision from the
   previous round's table. A record's decisions depend only on creations made before it, so
   once the first ``k`` records decide correctly, so do the first ``k + 1`` in the next
   round: whatever table it starts from, the iteration reaches the true history, which is
   the only fixed point, and it stops when a round changes nothing. It starts from the
-  history of an orderly stream (:func:`_guess`), so in-order streams with a little disorder
-  take three rounds; heavy disorder takes a few more (ten on 20,000 jittered records). The
+  history of an orderly stream (:func:`_guess`, left windows copying their left source), so
+  an in-order store is right from the start; a store with stragglers typically needs two or
+  three rounds (each round after the first runs on the stores still changing only). The
   worst case, a long cascade of decisions that each change the next, is one round per step
   of the cascade.
-- **Cost.** Contents are listed explicitly, so the work grows with the total size of the
-  windows (records times records per window), not with the number of records.
 - **Output.** Each record forwards the open windows containing it (latest start first, or
   ascending on the early path) and then the windows it creates, in Kafka's order (spec 4.8).
-  An update's value is the aggregate over the window's members that arrived up to the
-  record: a running aggregate over the members in arrival order, read with an as-of search.
+  An update's value is the window's content as of the record (partials of its rectangles).
   On-window-close output is each window's final value, emitted at the first record after
-  which it is closed (or at its creation, for a copy created closed); ``suppress`` runs over
-  the changelog. Python aggregations fold the user's functions along the same changelog.
+  which it is closed (or at its creation, for a copy created closed). ``suppress`` runs over
+  the changelog, except when every window is settled before the record that evicts it
+  (:func:`_final_results`): then each window is emitted once, at that record, and no
+  changelog is built. Python aggregations and the aggregations that do not decompose
+  (``collect_list``, ``count_distinct``) fold or aggregate along the changelog, listing
+  every window's members (binary lifting up the chains of parents).
+- **Cost.** For decomposable aggregations with final results, each fixpoint round costs a
+  fixed number of sorts, searches and gathers per record and per window, plus the pairs of
+  a window and a straggler in its range, and ``log2`` of the longest chain of parents
+  rounds of gathers: it grows with the number of records, not with the records per window.
+  An every-update changelog has one row per (record, window containing it), which is what
+  it costs; the listing paths grow with the total size of the windows.
 """
 
 from __future__ import annotations
@@ -453,12 +464,16 @@ def _guess(records: pl.DataFrame, size: int) -> pl.DataFrame:
     stamps = records.group_by(GROUP, TS).agg(pl.col(SEQ).min()).sort(GROUP, TS)
     following = pl.col(TS).shift(-1).over(GROUP)
     # Both neighbours are read before filtering.
-    right = stamps.select(
-        GROUP,
-        (pl.col(TS) + 1).alias(START),
-        pl.max_horizontal(pl.col(SEQ), pl.col(SEQ).shift(-1).over(GROUP)).alias(CREATED),
-        (following <= pl.col(TS) + 1 + size).alias("__ks_followed"),
-    ).filter("__ks_followed").drop("__ks_followed")
+    right = (
+        stamps.select(
+            GROUP,
+            (pl.col(TS) + 1).alias(START),
+            pl.max_horizontal(pl.col(SEQ), pl.col(SEQ).shift(-1).over(GROUP)).alias(CREATED),
+            (following <= pl.col(TS) + 1 + size).alias("__ks_followed"),
+        )
+        .filter("__ks_followed")
+        .drop("__ks_followed")
+    )
     guessed = (
         pl.concat([left, combined, right])
         .group_by(GROUP, START)
@@ -527,25 +542,22 @@ def _history(
     """The fixpoint (module docstring): the window table and, when the last round ran over
     every store, every accepted record's decisions (for the changelog).
 
-    Stores (partition, key) are independent: once a round changes the windows of few
-    stores (a quarter or less of those it ran on), the next rounds run on those stores only.
+    Stores (partition, key) are independent, and a store that a round leaves unchanged is
+    at its fixed point: the next rounds run on the stores still changing only.
     """
     table = _guess(records, size)
-    work: pl.DataFrame | None = None  # the records of the stores still changing, or all
-    current = table
+    work, current = records, table  # the stores still changing: records and windows
+    everywhere = True  # the round runs on every store
     while True:
-        decided = _round(current, records if work is None else work, contributions, size)[2]
+        decided = _round(current, work, contributions, size)[2]
         new = _creations(decided)
         changed = _changed_groups(current, new)
         if changed.is_empty():
-            return table, decided if work is None else None
+            return table, decided if everywhere else None
         moving = pl.col(GROUP).is_in(changed.implode())
         table = pl.concat([table.filter(~moving), new.filter(moving)])
-        if work is not None or 4 * changed.len() <= current[GROUP].n_unique():
-            work = (records if work is None else work).filter(moving)
-            current = table.filter(moving)
-        else:
-            current = table
+        work, current = work.filter(moving), table.filter(moving)
+        everywhere = False
 
 
 def _forwards(
@@ -722,13 +734,25 @@ def _finished(
     return pl.DataFrame(columns)
 
 
+def _valued(
+    accepted: pl.DataFrame, frame: pl.DataFrame, measures: Measures, stores: int
+) -> Contributions:
+    """The accepted records indexed for ``measures`` (their value columns read from
+    ``frame``, the records by arrival position)."""
+    extra = measures.value_columns()
+    if extra:
+        accepted = pl.concat([accepted, frame.select(extra)[accepted[SEQ]]], how="horizontal")
+    return Contributions(accepted, measures, stores)
+
+
 def _contributed(windows: _Windows, accepted: pl.DataFrame, size: int) -> pl.Series:
     """The arrival positions of the accepted records that some window took: one that exists
     at the record's arrival (or that it creates), contains it and is open."""
     ts, close = accepted[TS], accepted[CLOSE]
     lowest = pl.select(pl.max_horizontal(ts, close) - size).to_series()
     taken = windows.latest_before(accepted[GROUP], lowest, ts, accepted[SEQ] + 1)
-    return accepted[SEQ].filter(taken.is_not_null())
+    contributed: pl.Series = accepted[SEQ].filter(taken.is_not_null())
+    return contributed
 
 
 def _values_at(
@@ -809,6 +833,8 @@ def run_sliding(
         if isinstance(node.aggregation, DeclarativeAggregation)
         else None
     )
+    if measures is not None:
+        contributions = _valued(accepted, frame, measures, stores_count)
     contents = _Contents(windows, contributions, size)
     final = None
     if measures is not None and suppress_duration is not None and not node.emit_on_close:
@@ -869,16 +895,7 @@ def run_sliding(
     if not declarative:
         values = python[out[CHANGE]]
     elif measures is not None:
-        extra = measures.value_columns()
-        valued = Contributions(
-            pl.concat([accepted, frame.select(extra)[accepted[SEQ]]], how="horizontal")
-            if extra
-            else accepted,
-            measures,
-            stores_count,
-        )
-        partials = _Contents(windows, valued, size).before(out[WPOS], out[SEQ] + 1)
-        values = _finished(node, partials, frame)
+        values = _finished(node, contents.before(out[WPOS], out[SEQ] + 1), frame)
     else:
         assert own is not None
         members = _members(windows, own, frame[TS])
