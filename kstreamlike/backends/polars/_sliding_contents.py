@@ -16,7 +16,9 @@ last arrivals are read at its ends, non-null counts from prefix sums, sums from 
 ``2**k`` positions (pairwise-style summation, for floats), minima and maxima from sparse
 tables. Stragglers, about as many as the out-of-order records, are listed: each query is
 paired with the stragglers of its store in its timestamp range. The cost is a fixed number
-of searches and gathers per query, plus the (query, straggler) pairs.
+of searches and gathers per query, plus the (query, straggler) pairs; the searches that do
+not depend on a query's ``stop`` are done once per window (:class:`Bounds`). Float sums add
+blocks, not records in arrival order, so their last digits may differ from the reference.
 """
 
 from __future__ import annotations
