@@ -223,8 +223,8 @@ CASES = [
         target=2.0,
     ),
     Case(
-        "polars KIP-450 sliding 5 minutes, final results (100k)",
-        100_000,
+        "polars KIP-450 sliding 5 minutes, final results (1M)",
+        1_000_000,
         _sliding("polars"),
         sliding_baseline,
         target=2.0,

@@ -13,10 +13,26 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
+from kstreamlike.backends.polars import kafka_sliding
+from kstreamlike.backends.polars._columns import GROUP, SEQ, TS
+from kstreamlike.backends.polars._sliding_contents import (
+    CLOSE,
+    COUNT,
+    FIRST_SEQ,
+    LAST_SEQ,
+    TS_MAX,
+    Contributions,
+    Measures,
+    count_of,
+    max_of,
+    min_of,
+    sum_of,
+)
 from tests.backends.differential import assert_same_as_reference
 from tests.strategies import AGGREGATIONS
 
@@ -256,3 +272,122 @@ def test_a_function_returning_none_runs_record_by_record() -> None:
     )
     assert table.collect()["is_tombstone"].any()
     assert_same_as_reference(table, "polars")
+
+
+def _final_results_spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records, per run, whether final results were read without the changelog."""
+    direct: list[bool] = []
+    original = kafka_sliding._final_results
+
+    def spy(*args: Any) -> pl.DataFrame | None:
+        result = original(*args)
+        direct.append(result is not None)
+        return result
+
+    monkeypatch.setattr(kafka_sliding, "_final_results", spy)
+    return direct
+
+
+def _suppressed(frame: pl.DataFrame, size: int, grace: int) -> ks.KTable[pl.DataFrame]:
+    stream = ks.stream(frame, key="k", value="v", timestamp="ts")
+    return (
+        stream.group_by_key()
+        .windowed_by(ks.SlidingWindows.of_time_difference_and_grace(size, grace))
+        .aggregate(ks.agg.count(), ks.agg.sum("v"), ks.agg.max("v").alias("top"))
+        .suppress(ks.Suppressed.until_window_closes())
+    )
+
+
+def test_final_results_of_settled_windows_skip_the_changelog(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mostly ordered stream with stragglers: every window is settled before the record
+    that evicts it, so final results come straight from the window table."""
+    keys = ["a", "b", "a", "b", "a", "a", "b", "a", "b", "a", "a", "b", "a"]
+    ts = [100, 101, 103, 104, 108, 106, 111, 115, 118, 121, 119, 125, 160]
+    frame = pl.DataFrame({"k": keys, "ts": ts, "v": list(range(len(ts)))})
+    direct = _final_results_spy(monkeypatch)
+    assert_same_as_reference(_suppressed(frame, 10, 4), "polars")
+    assert direct and all(direct)
+
+
+def test_final_results_fall_back_when_a_window_takes_a_record_after_eviction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """b@105 brings stream time to exactly end + grace of a's window [90, 100]: suppress
+    evicts it, yet the window is still open and takes a@100 (a second final result, spec
+    6.6), so the changelog is built."""
+    frame = pl.DataFrame({"k": ["a", "b", "a"], "ts": [100, 105, 100], "v": [1, 2, 3]})
+    direct = _final_results_spy(monkeypatch)
+    table = _suppressed(frame, 10, 5)
+    assert_same_as_reference(table, "polars")
+    assert direct and not any(direct)
+    emitted = ks.KTable(table.plan, "polars").collect()
+    assert emitted.filter(pl.col("window_start") == 90)["count"].to_list() == [1, 2]
+
+
+@st.composite
+def _contribution_queries(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
+    n = draw(st.integers(0, 40))
+    groups = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    ts = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
+    values = draw(st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=n, max_size=n))
+    # Close times: one partition's stream time minus a grace, non-decreasing.
+    grace = draw(st.integers(0, 10))
+    close = [max(ts[: i + 1]) - grace for i in range(n)]
+    records = pl.DataFrame(
+        {SEQ: range(n), GROUP: groups, TS: ts, CLOSE: close, "v": values},
+        schema={SEQ: pl.Int64, GROUP: pl.Int64, TS: pl.Int64, CLOSE: pl.Int64, "v": pl.Int64},
+    )
+    q = draw(st.integers(1, 20))
+    spans = st.tuples(
+        st.integers(0, 2),  # store
+        st.integers(-2, 30),  # start
+        st.integers(0, 12),  # size
+        st.integers(0, n + 1),  # arrival bounds
+        st.integers(0, n + 1),
+    )
+    draws = [draw(spans) for _ in range(q)]
+    queries = pl.DataFrame(
+        [(g, s, s + w, min(a, b), max(a, b)) for g, s, w, a, b in draws],
+        schema=dict.fromkeys(["g", "start", "end", "first", "stop"], pl.Int64),
+        orient="row",
+    )
+    return records, queries
+
+
+@given(_contribution_queries())
+def test_contributions_match_their_listing(case: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    """Rectangle queries (orderly intervals plus listed stragglers) equal a listing."""
+    records, queries = case
+    exprs = [
+        ks.agg.count(),
+        ks.agg.count("v").alias("n"),
+        ks.agg.sum("v").alias("s"),
+        ks.agg.min("v").alias("lo"),
+        ks.agg.max("v").alias("hi"),
+    ]
+    measures = Measures.of(exprs, records.schema)
+    assert measures is not None
+    indexed = records.with_columns(measures.value_columns())
+    got = Contributions(indexed, measures, 3).partials(
+        queries["g"], queries["start"], queries["end"], queries["first"], queries["stop"]
+    )
+    for i, (g, start, end, first, stop) in enumerate(queries.iter_rows()):
+        taken = records.filter(
+            (pl.col(GROUP) == g)
+            & pl.col(TS).is_between(start, end)
+            & (pl.col(SEQ) >= first)
+            & (pl.col(SEQ) < stop)
+            & (pl.col(CLOSE) <= end)
+        )
+        row = got.row(i, named=True)
+        values = taken["v"].drop_nulls()
+        assert row[COUNT] == taken.height
+        assert row[TS_MAX] == taken[TS].max()
+        assert row[FIRST_SEQ] == taken[SEQ].min()
+        assert row[LAST_SEQ] == taken[SEQ].max()
+        assert row[count_of("v")] == values.len()
+        assert row[sum_of("v")] == values.sum()
+        assert row[min_of("v")] == values.min()
+        assert row[max_of("v")] == values.max()

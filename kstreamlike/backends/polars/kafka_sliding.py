@@ -12,39 +12,50 @@ the arrival at which it is first stored (its *creation*) and, when it starts fro
   ``[start, start + size]`` and that arrive while it is open (``end >= streamTime - grace``),
   including the record that creates it, except for a right-window copy (spec 4.4 step 5c).
   Its content is therefore those *contributions* plus, for a copy, the content its parent
-  had just before the creation, and so on up the chain of parents. Chains are walked in a
-  logarithmic number of vectorized rounds: pointer doubling for a window's largest inherited
-  timestamp (a path maximum), binary lifting (ancestor tables of ``2**k`` steps) to list the
-  members of every window (one row per window and member record) when values are read.
+  had just before the creation, and so on up the chain of parents: a union of disjoint
+  rectangles in (timestamp, arrival). Contents are never listed for decomposable
+  aggregations: :mod:`._sliding_contents` answers each rectangle with partial aggregates
+  (count, sums, minima, maxima, largest timestamp, first and last arrival) from searches
+  over the key's records, exact intervals for the records in order and a short listing of
+  the stragglers, and the partials of a chain are merged by pointer doubling (a logarithmic
+  number of vectorized rounds, :class:`_Contents`).
 - **Decisions.** Given the window table, every record's view of the store at its arrival
   is a set of searches: the windows that exist then are those created before it, so the
   latest start in a range is a "last position below a bound" query over the creation
   positions of the key's windows sorted by start (:class:`._ranges.MinTable`), and a
-  window's largest timestamp just before the record is a binary search in the running
-  maximum of its own contributions, combined with its inherited maximum. From
-  that view each record takes Kafka's decisions (spec 4.4 and 4.6): the early return on an
-  equal timestamp, the previous record's right window, the left window (copied from the left
-  source when it overlaps), the right-window copy of the right source, and the combined
-  window ``[0, size]`` of early records.
+  window's largest timestamp just before the record is a rectangle query on its own
+  contributions merged with its inherited maximum. From that view each record takes
+  Kafka's decisions (spec 4.4 and 4.6): the early return on an equal timestamp, the
+  previous record's right window, the left window (copied from the left source when it
+  overlaps), the right-window copy of the right source, and the combined window
+  ``[0, size]`` of early records.
 - **Fixpoint.** The window table is the set of creations those decisions make (the first per
   window). It is computed by iteration: each round recomputes every decision from the
   previous round's table. A record's decisions depend only on creations made before it, so
   once the first ``k`` records decide correctly, so do the first ``k + 1`` in the next
   round: whatever table it starts from, the iteration reaches the true history, which is
   the only fixed point, and it stops when a round changes nothing. It starts from the
-  history of an orderly stream (:func:`_guess`), so in-order streams with a little disorder
-  take three rounds; heavy disorder takes a few more (ten on 20,000 jittered records). The
+  history of an orderly stream (:func:`_guess`, left windows copying their left source), so
+  an in-order store is right from the start; a store with stragglers typically needs two or
+  three rounds (each round after the first runs on the stores still changing only). The
   worst case, a long cascade of decisions that each change the next, is one round per step
   of the cascade.
-- **Cost.** Contents are listed explicitly, so the work grows with the total size of the
-  windows (records times records per window), not with the number of records.
 - **Output.** Each record forwards the open windows containing it (latest start first, or
   ascending on the early path) and then the windows it creates, in Kafka's order (spec 4.8).
-  An update's value is the aggregate over the window's members that arrived up to the
-  record: a running aggregate over the members in arrival order, read with an as-of search.
+  An update's value is the window's content as of the record (partials of its rectangles).
   On-window-close output is each window's final value, emitted at the first record after
-  which it is closed (or at its creation, for a copy created closed); ``suppress`` runs over
-  the changelog. Python aggregations fold the user's functions along the same changelog.
+  which it is closed (or at its creation, for a copy created closed). ``suppress`` runs over
+  the changelog, except when every window is settled before the record that evicts it
+  (:func:`_final_results`): then each window is emitted once, at that record, and no
+  changelog is built. Python aggregations and the aggregations that do not decompose
+  (``collect_list``, ``count_distinct``) fold or aggregate along the changelog, listing
+  every window's members (binary lifting up the chains of parents).
+- **Cost.** For decomposable aggregations with final results, each fixpoint round costs a
+  fixed number of sorts, searches and gathers per record and per window, plus the pairs of
+  a window and a straggler in its range, and ``log2`` of the longest chain of parents
+  rounds of gathers: it grows with the number of records, not with the records per window.
+  An every-update changelog has one row per (record, window containing it), which is what
+  it costs; the listing paths grow with the total size of the windows.
 """
 
 from __future__ import annotations
@@ -64,7 +75,24 @@ from kstreamlike.backends.polars._python import (
     _keys,
     python_values,
 )
-from kstreamlike.backends.polars._ranges import MinTable
+from kstreamlike.backends.polars._ranges import INF, MinTable
+from kstreamlike.backends.polars._sliding_contents import (
+    CLOSE,
+    COUNT,
+    FIRST_SEQ,
+    LAST_SEQ,
+    TS_MAX,
+    Coder,
+    Contributions,
+    Measures,
+    combine,
+    count_of,
+    empty_partials,
+    max_of,
+    min_of,
+    search,
+    sum_of,
+)
 from kstreamlike.backends.polars._suppress import suppress
 from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
@@ -74,7 +102,6 @@ __all__ = ["CREATED", "TOMBSTONE", "run_sliding"]
 
 TOMBSTONE = "is_tombstone"
 GROUP = "__ks_group"  # id of (partition, key): one window store
-CLOSE = "__ks_close"  # stream time minus grace after the record (spec 4.4 step 2)
 CREATED = "__ks_created"  # arrival position of a window's creation
 PARENT = "__ks_parent"  # start of the window a new window copies (null: none)
 PARENT_POS = "__ks_parent_pos"  # row of the parent in the window table
@@ -107,9 +134,8 @@ def _null_int(n: int) -> pl.Series:
 class _Windows:
     """The window table: one row per window, sorted by (group, start), row = ``WPOS``.
 
-    Searches go through one sorted Int64 key per window, (group, start) with the starts
-    replaced by an order-preserving code (twice their rank among the distinct starts, plus
-    one), so a query value between two starts gets an even code between theirs.
+    Searches go through one sorted Int64 key per window, (group, start) as an
+    order-preserving code (:class:`._sliding_contents.Coder`).
     """
 
     def __init__(self, table: pl.DataFrame) -> None:
@@ -119,17 +145,10 @@ class _Windows:
         parent = table.select(GROUP, pl.col(START).alias(PARENT), pl.col(WPOS).alias(PARENT_POS))
         self.frame = table.join(parent, on=[GROUP, PARENT], how="left", maintain_order="left")
         self.size = table.height
-        self.starts = self.frame[START].unique().sort()
+        stores = int(self.frame[GROUP].max() or 0) + 1 if self.size else 1  # type: ignore[arg-type]
+        self._key = Coder(self.frame[START], stores)
         self.keys = self._key(self.frame[GROUP], self.frame[START])
         self.created = MinTable.build(self.frame[CREATED], max(self.size, 1)) if self.size else None
-
-    def _key(self, groups: pl.Series, starts: pl.Series) -> pl.Series:
-        distinct = len(self.starts)
-        rank = self.starts.search_sorted(starts, side="left").cast(pl.Int64)
-        exact = self.starts.gather(rank.clip(0, max(distinct - 1, 0))) == starts
-        code = 2 * rank + (exact & (rank < distinct)).cast(pl.Int64)
-        key: pl.Series = groups * (2 * distinct + 2) + code
-        return key
 
     def _valid(self, rows: pl.Series, groups: pl.Series, starts: pl.Series) -> pl.Series:
         inside = (rows >= 0) & (rows < self.size)
@@ -141,7 +160,7 @@ class _Windows:
         """The row of the window (group, start), null where there is none."""
         if self.size == 0:
             return _null_int(len(groups))
-        rows = self.keys.search_sorted(self._key(groups, starts), side="left").cast(pl.Int64)
+        rows = search(self.keys, self._key(groups, starts), "left")
         rows = self._valid(rows, groups, starts)
         found = self.frame[START].gather(rows) == starts
         return pl.select(pl.when(found).then(rows)).to_series()
@@ -150,8 +169,8 @@ class _Windows:
         self, groups: pl.Series, lo: pl.Series, hi: pl.Series
     ) -> tuple[pl.Series, pl.Series]:
         """Rows of the windows with start in ``[lo, hi]`` (first, last), empty as (1, 0)."""
-        first = self.keys.search_sorted(self._key(groups, lo), side="left").cast(pl.Int64)
-        last = self.keys.search_sorted(self._key(groups, hi), side="right").cast(pl.Int64) - 1
+        first = search(self.keys, self._key(groups, lo), "left")
+        last = search(self.keys, self._key(groups, hi), "right") - 1
         first, last = self._valid(first, groups, lo), self._valid(last, groups, hi)
         empty = (first.is_null() | last.is_null() | (first > last) | (lo > hi)).fill_null(True)
         out = pl.DataFrame({"f": first, "l": last, "e": empty}).select(
@@ -257,48 +276,62 @@ def _members(windows: _Windows, own: pl.DataFrame, stamps: pl.Series) -> pl.Data
     )
 
 
-def _max_before(members: pl.DataFrame, wpos: pl.Series, seq: pl.Series) -> pl.Series:
-    """The largest timestamp in window ``wpos`` just before arrival ``seq`` (null where the
-    window is null): a binary search in the members' sorted (window, arrival) key."""
-    if members.is_empty():
-        return _null_int(len(wpos))
-    stride = int(members[MEMBER].max() or 0) + 2  # type: ignore[arg-type]
-    keys = members[WPOS] * stride + members[MEMBER]
-    query = wpos * stride + seq.clip(None, stride - 1)
-    rows = keys.search_sorted(query, side="left").cast(pl.Int64) - 1
-    safe = rows.clip(0, None)
-    same = (rows >= 0) & (members[WPOS].gather(safe) == wpos)
-    return pl.select(pl.when(same).then(members[RUNMAX].gather(safe))).to_series()
+def _partials_at(frame: pl.DataFrame, rows: pl.Series, partials: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (partials, one per window) with ``partials`` written at ``rows``."""
+    return pl.DataFrame(
+        [frame[c].scatter(rows, partials[c]) if len(rows) else frame[c] for c in frame.columns]
+    )
 
 
-class _Maxima:
-    """Every window's largest timestamp as of any arrival, without listing inherited
-    members: the largest of its own contributions so far (a binary search in their running
-    maxima) and of what it inherited. A window inherits, up its chain of parents, each
-    parent's own contributions up to the creation of the next window of the chain; the
-    maximum over the chain is a path maximum, computed by pointer doubling."""
+class _Contents:
+    """Every window's content as of any arrival, aggregated without listing its members
+    (:mod:`._sliding_contents`): its own contributions since its creation, merged with what
+    it inherited. A window inherits, up its chain of parents, each parent's contributions
+    up to the creation of the next window of the chain; the merge over a chain is computed
+    by pointer doubling (a logarithmic number of rounds)."""
 
-    def __init__(self, windows: _Windows, own: pl.DataFrame, stamps: pl.Series) -> None:
-        ordered = own.sort(WPOS, MEMBER)
-        self.own = ordered.with_columns(
-            stamps.gather(ordered[MEMBER]).alias(MEMBER_TS)
-        ).with_columns(pl.col(MEMBER_TS).cum_max().over(WPOS).alias(RUNMAX))
+    def __init__(self, windows: _Windows, contributions: Contributions, size: int) -> None:
+        self.windows, self.contributions, self.size = windows, contributions, size
         frame = windows.frame
-        if not windows.size:
-            self.inherited = _null_int(0)
-            return
-        jump = frame[PARENT_POS]
-        best = _max_before(self.own, jump, frame[CREATED])
-        while jump.is_not_null().any():
-            best = pl.select(pl.max_horizontal(best, best.gather(jump))).to_series()
-            jump = jump.gather(jump)
-        self.inherited = best
+        self.bounds = contributions.bounds(
+            frame[GROUP], frame[START], frame[START] + size, frame[CREATED]
+        )
+        self.inherited = self._inherited(frame[PARENT_POS], frame[CREATED])
 
-    def before(self, wpos: pl.Series, seq: pl.Series) -> pl.Series:
-        """The largest timestamp in window ``wpos`` just before arrival ``seq``."""
-        own = _max_before(self.own, wpos, seq)
-        inherited = self.inherited.gather(wpos) if len(self.inherited) else _null_int(len(wpos))
-        return pl.select(pl.max_horizontal(own, inherited)).to_series()
+    def _inherited(self, parent: pl.Series, created: pl.Series) -> pl.DataFrame:
+        """Every window's inherited partials, by pointer doubling. Row ``size`` is an empty
+        sentinel that stands for "no parent", so every round works on whole columns."""
+        measures = self.contributions.measures
+        size = self.windows.size
+        copies = parent.is_not_null()
+        edges = self._own(parent.filter(copies), created.filter(copies))
+        empty = empty_partials(size + 1, measures, self.contributions.schema)
+        rows = copies.arg_true().cast(pl.Int64)
+        inherited = _partials_at(empty, rows, edges)
+        jump = parent.fill_null(size).append(pl.Series([size], dtype=pl.Int64))
+        while (jump < size).any():
+            inherited = combine(inherited, inherited[jump], measures)
+            jump = jump.gather(jump)
+        return inherited.head(size)
+
+    def _own(self, wpos: pl.Series, stop: pl.Series) -> pl.DataFrame:
+        """The partials of window ``wpos``'s own contributions arrived before ``stop``."""
+        return self.contributions.partials_within(self.bounds.gather(wpos), stop)
+
+    def before(self, wpos: pl.Series, stop: pl.Series) -> pl.DataFrame:
+        """The partials of window ``wpos``'s content just before arrival ``stop``."""
+        own = self._own(wpos, stop)
+        return combine(own, self.inherited[wpos], self.contributions.measures)
+
+    def max_before(self, wpos: pl.Series, stop: pl.Series) -> pl.Series:
+        """The largest timestamp in window ``wpos`` just before arrival ``stop`` (null where
+        the window is null)."""
+        present = wpos.is_not_null()
+        result = _null_int(len(wpos))
+        if not self.windows.size or not present.any():
+            return result
+        found = self.before(wpos.filter(present), stop.filter(present))[TS_MAX]
+        return result.scatter(present.arg_true(), found)
 
 
 def _existing(windows: _Windows, groups: pl.Series, starts: pl.Series, seq: pl.Series) -> pl.Series:
@@ -311,7 +344,7 @@ def _existing(windows: _Windows, groups: pl.Series, starts: pl.Series, seq: pl.S
 
 
 def _decisions(
-    windows: _Windows, maxima: _Maxima, records: pl.DataFrame, size: int
+    windows: _Windows, contents: _Contents, records: pl.DataFrame, size: int
 ) -> pl.DataFrame:
     """Each record's creations given the store ``windows`` (spec 4.4 steps 4-5, 4.6).
 
@@ -342,11 +375,11 @@ def _decisions(
             "close": close,
             "early": early,
             "right_source": start_of(right_source),
-            "right_max": maxima.before(right_source, seq) if windows.size else _null_int(n),
+            "right_max": contents.max_before(right_source, seq),
             "left_source": start_of(left_source),
-            "left_source_max": maxima.before(left_source, seq) if windows.size else _null_int(n),
+            "left_source_max": contents.max_before(left_source, seq),
             "left": left.is_not_null(),
-            "left_max": maxima.before(left, seq) if windows.size else _null_int(n),
+            "left_max": contents.max_before(left, seq),
             "right": right.is_not_null(),
         }
     )
@@ -420,7 +453,7 @@ def _guess(records: pl.DataFrame, size: int) -> pl.DataFrame:
     fixpoint from (any table gives the same result; a close one saves rounds): the left
     window of every record that is on time for it, the combined window, and the right
     window of every timestamp followed within ``size + 1`` by another, created when both
-    have arrived. Parents are left to the first round."""
+    have arrived; left windows copy their left source (:func:`_guess_left_sources`)."""
     visible = records.filter(pl.col(TS) >= pl.col(CLOSE))
     left = visible.filter(pl.col(TS) >= size).select(
         GROUP, (pl.col(TS) - size).alias(START), pl.col(SEQ).alias(CREATED)
@@ -430,25 +463,69 @@ def _guess(records: pl.DataFrame, size: int) -> pl.DataFrame:
     )
     stamps = records.group_by(GROUP, TS).agg(pl.col(SEQ).min()).sort(GROUP, TS)
     following = pl.col(TS).shift(-1).over(GROUP)
-    right = stamps.filter(following <= pl.col(TS) + 1 + size).select(
-        GROUP,
-        (pl.col(TS) + 1).alias(START),
-        pl.max_horizontal(pl.col(SEQ), pl.col(SEQ).shift(-1).over(GROUP)).alias(CREATED),
+    # Both neighbours are read before filtering.
+    right = (
+        stamps.select(
+            GROUP,
+            (pl.col(TS) + 1).alias(START),
+            pl.max_horizontal(pl.col(SEQ), pl.col(SEQ).shift(-1).over(GROUP)).alias(CREATED),
+            (following <= pl.col(TS) + 1 + size).alias("__ks_followed"),
+        )
+        .filter("__ks_followed")
+        .drop("__ks_followed")
     )
-    guessed = pl.concat([left, combined, right]).group_by(GROUP, START).agg(pl.col(CREATED).min())
-    return guessed.with_columns(pl.lit(None, dtype=pl.Int64).alias(PARENT)).select(
+    guessed = (
+        pl.concat([left, combined, right])
+        .group_by(GROUP, START)
+        .agg(pl.col(CREATED).min())
+        .sort(GROUP, START)
+    )
+    return _guess_left_sources(guessed, left, stamps, size)
+
+
+def _guess_left_sources(
+    guessed: pl.DataFrame, left: pl.DataFrame, stamps: pl.DataFrame, size: int
+) -> pl.DataFrame:
+    """``guessed`` (sorted by group and start) with parents: a left window ``[t - size,
+    t]`` copies the latest window starting in ``[t - 2 * size, t - size)`` when the previous
+    timestamp of its store is at least ``t - size`` (spec 4.4 step 5b, for an orderly
+    stream)."""
+    previous = stamps.select(
+        GROUP,
+        (pl.col(TS) - size).alias(START),
+        pl.col(TS).shift(1).over(GROUP).alias("__ks_previous"),
+    )
+    earlier = guessed.select(GROUP, START, pl.col(START).alias(PARENT))
+    sources = (
+        left.select(GROUP, START)
+        .unique()
+        .join(previous, on=[GROUP, START], how="left")
+        .filter(pl.col("__ks_previous") >= pl.col(START))
+        .with_columns((pl.col(START) - 1).alias("__ks_before"))
+        .sort(GROUP, "__ks_before")
+        .join_asof(
+            earlier.drop(START).with_columns(pl.col(PARENT).alias("__ks_source")),
+            left_on="__ks_before",
+            right_on="__ks_source",
+            by=GROUP,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(pl.col(PARENT) >= pl.col(START) - size)
+        .select(GROUP, START, PARENT)
+    )
+    return guessed.join(sources, on=[GROUP, START], how="left", maintain_order="left").select(
         list(_WINDOW_SCHEMA)
     )
 
 
 def _round(
-    table: pl.DataFrame, records: pl.DataFrame, stamps: pl.Series, size: int
-) -> tuple[_Windows, pl.DataFrame, _Maxima, pl.DataFrame]:
+    table: pl.DataFrame, records: pl.DataFrame, contributions: Contributions, size: int
+) -> tuple[_Windows, _Contents, pl.DataFrame]:
     """One round of the fixpoint: the decisions every record takes given ``table``."""
     windows = _Windows(table)
-    own = _contributions(windows, records, size)
-    maxima = _Maxima(windows, own, stamps)
-    return windows, own, maxima, _decisions(windows, maxima, records, size)
+    contents = _Contents(windows, contributions, size)
+    return windows, contents, _decisions(windows, contents, records, size)
 
 
 def _changed_groups(old: pl.DataFrame, new: pl.DataFrame) -> pl.Series:
@@ -460,35 +537,27 @@ def _changed_groups(old: pl.DataFrame, new: pl.DataFrame) -> pl.Series:
 
 
 def _history(
-    records: pl.DataFrame, stamps: pl.Series, size: int
-) -> tuple[_Windows, pl.DataFrame, _Maxima, pl.DataFrame]:
-    """The fixpoint (module docstring): the window table, each window's contributions and
-    timestamps, and every accepted record's decisions; ``stamps`` holds every record's
-    timestamp by arrival position.
+    records: pl.DataFrame, contributions: Contributions, size: int
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The fixpoint (module docstring): the window table and, when the last round ran over
+    every store, every accepted record's decisions (for the changelog).
 
-    Stores (partition, key) are independent: once a round changes the windows of few
-    stores (a quarter or less of those it ran on), the next rounds run on those stores only,
-    and a last round over every store gives the decisions and contributions of the final
-    table.
+    Stores (partition, key) are independent, and a store that a round leaves unchanged is
+    at its fixed point: the next rounds run on the stores still changing only.
     """
     table = _guess(records, size)
-    work: pl.DataFrame | None = None  # the records of the stores still changing, or all
-    current = table
+    work, current = records, table  # the stores still changing: records and windows
+    everywhere = True  # the round runs on every store
     while True:
-        result = _round(current, records if work is None else work, stamps, size)
-        new = _creations(result[3])
+        decided = _round(current, work, contributions, size)[2]
+        new = _creations(decided)
         changed = _changed_groups(current, new)
-        if changed.is_empty() and work is None:
-            return result
         if changed.is_empty():
-            return _round(table.sort(GROUP, START), records, stamps, size)
+            return table, decided if everywhere else None
         moving = pl.col(GROUP).is_in(changed.implode())
         table = pl.concat([table.filter(~moving), new.filter(moving)])
-        if work is not None or 4 * changed.len() <= current[GROUP].n_unique():
-            work = (records if work is None else work).filter(moving)
-            current = table.filter(moving)
-        else:
-            current = table
+        work, current = work.filter(moving), table.filter(moving)
+        everywhere = False
 
 
 def _forwards(
@@ -636,10 +705,54 @@ def _python_values(
     return pl.DataFrame({RUNNING_VALUE: pl.Series(RUNNING_VALUE, result, dtype=pl.Object)})
 
 
-def _timestamps(maxima: _Maxima, rows: pl.DataFrame) -> pl.Series:
-    """The window's largest member timestamp after each row's record (``WPOS``, ``SEQ``)."""
-    after = maxima.before(rows[WPOS], rows[SEQ] + 1)
-    return after.alias(TIMESTAMP)
+def _finished(
+    node: KafkaWindowedAggregate, partials: pl.DataFrame, frame: pl.DataFrame
+) -> pl.DataFrame:
+    """The declarative aggregates from the partials of the windows' contents (the first and
+    last values are read from the records at the first and last arrivals)."""
+    aggregation = node.aggregation
+    assert isinstance(aggregation, DeclarativeAggregation)
+    schema = node.source.schema
+    dtypes = frame.head(0).lazy().select(final_exprs(aggregation.exprs, schema)).collect_schema()
+    columns: list[pl.Series] = []
+    for e in aggregation.exprs:
+        if e.column is None:
+            value = partials[COUNT]
+        elif e.kind in ("first", "last"):
+            value = frame[e.column].gather(partials[FIRST_SEQ if e.kind == "first" else LAST_SEQ])
+        elif e.kind == "count":
+            value = partials[count_of(e.column)]
+        elif e.kind in ("min", "max"):
+            value = partials[(min_of if e.kind == "min" else max_of)(e.column)]
+        else:
+            seen = partials[count_of(e.column)]
+            total = partials[sum_of(e.column)]
+            if e.kind == "mean":
+                total = total.cast(pl.Float64) / seen
+            value = pl.select(pl.when(seen > 0).then(total).alias("v")).to_series()
+        columns.append(value.cast(dtypes[e.name]).alias(e.name))
+    return pl.DataFrame(columns)
+
+
+def _valued(
+    accepted: pl.DataFrame, frame: pl.DataFrame, measures: Measures, stores: int
+) -> Contributions:
+    """The accepted records indexed for ``measures`` (their value columns read from
+    ``frame``, the records by arrival position)."""
+    extra = measures.value_columns()
+    if extra:
+        accepted = pl.concat([accepted, frame.select(extra)[accepted[SEQ]]], how="horizontal")
+    return Contributions(accepted, measures, stores)
+
+
+def _contributed(windows: _Windows, accepted: pl.DataFrame, size: int) -> pl.Series:
+    """The arrival positions of the accepted records that some window took: one that exists
+    at the record's arrival (or that it creates), contains it and is open."""
+    ts, close = accepted[TS], accepted[CLOSE]
+    lowest = pl.select(pl.max_horizontal(ts, close) - size).to_series()
+    taken = windows.latest_before(accepted[GROUP], lowest, ts, accepted[SEQ] + 1)
+    contributed: pl.Series = accepted[SEQ].filter(taken.is_not_null())
+    return contributed
 
 
 def _values_at(
@@ -718,12 +831,38 @@ def run_sliding(
     frame = frame.with_columns(groups.alias(GROUP), (pl.col(stream_time) - grace).alias(CLOSE))
     # Dropped whole: even the record's latest window has closed (spec 4.4 step 2).
     accepted = frame.filter(pl.col(TS) + size >= pl.col(CLOSE)).select(SEQ, GROUP, TS, CLOSE)
-    windows, own, maxima, decided = _history(accepted, frame[TS], size)
+    stores_count = int(frame[GROUP].max() or 0) + 1  # type: ignore[arg-type]
+    contributions = Contributions(accepted, Measures.timestamps(), stores_count)
+    table, decided = _history(accepted, contributions, size)
+    windows = _Windows(table)
+    declarative = isinstance(node.aggregation, DeclarativeAggregation)
+    measures = (
+        Measures.of(node.aggregation.exprs, node.source.schema)
+        if isinstance(node.aggregation, DeclarativeAggregation)
+        else None
+    )
+    if measures is not None:
+        contributions = _valued(accepted, frame, measures, stores_count)
+    contents = _Contents(windows, contributions, size)
+    final = None
+    if measures is not None and suppress_duration is not None and not node.emit_on_close:
+        final = _final_results(node, contents, frame, stream_time, suppress_duration)
+    by_window = node.emit_on_close or final is not None  # one output row per window
+    own: pl.DataFrame | None = None
+    if not by_window or measures is None:
+        own = _contributions(windows, accepted, size)
     group = _group_columns(node)
     table = windows.frame
     changelog: pl.DataFrame | None = None
+    if not by_window or not declarative:
+        assert own is not None
+        if decided is None:
+            decided = _decisions(windows, contents, accepted, size)
+        changelog = _forwards(windows, own, decided, frame[TS], size)
     placing: list[str] = []
-    if node.emit_on_close and not place:
+    if final is not None:
+        rows = final
+    elif node.emit_on_close and not place:
         rows = _close_due(node, windows, frame).select(
             pl.lit(frame.height - 1, dtype=pl.Int64).alias(SEQ), WPOS, CREATED, DUE
         )
@@ -731,13 +870,12 @@ def run_sliding(
     elif node.emit_on_close:
         rows = _on_close(node, windows, frame, stream_time)
     else:
-        changelog = rows = _forwards(windows, own, decided, frame[TS], size)
-    declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        assert changelog is not None
+        rows = changelog
     if not declarative:
         # Python aggregations: fold along the whole changelog; each output row reads the
         # value of one changelog row (``CHANGE``).
-        if changelog is None:
-            changelog = _forwards(windows, own, decided, frame[TS], size)
+        assert changelog is not None
         python = _python_values(node, frame, changelog)
         if node.emit_on_close:
             last = (
@@ -750,7 +888,7 @@ def run_sliding(
         else:
             rows = rows.with_row_index(CHANGE)
     keys = frame.select(*dict.fromkeys([PART, *group]))
-    seq_of = rows[SEQ] if not node.emit_on_close else table[CREATED].gather(rows[WPOS])
+    seq_of = rows[SEQ] if not by_window else table[CREATED].gather(rows[WPOS])
     out = pl.concat(
         [
             keys[seq_of],
@@ -759,25 +897,29 @@ def run_sliding(
                     START: table[START].gather(rows[WPOS]),
                     END: table[START].gather(rows[WPOS]) + size,
                     TOMBSTONE: pl.repeat(False, rows.height, eager=True),
-                    TIMESTAMP: _timestamps(maxima, rows),
+                    TIMESTAMP: contents.max_before(rows[WPOS], rows[SEQ] + 1),
                 }
             ),
             rows.select(WPOS, SEQ, *placing, *([CHANGE] if not declarative else [])),
         ],
         how="horizontal",
     )
-    if suppress_duration is not None:
+    if suppress_duration is not None and final is None:
         out = suppress(out.lazy(), [PART], node.keys, suppress_duration, TOMBSTONE).collect()
     if not declarative:
         values = python[out[CHANGE]]
-    elif node.emit_on_close or suppress_duration is not None:
-        values = _values_at(node, _members(windows, own, frame[TS]), frame, out)
+    elif measures is not None:
+        values = _finished(node, contents.before(out[WPOS], out[SEQ] + 1), frame)
     else:
-        values = _declarative_values(node, _members(windows, own, frame[TS]), frame, out)
-        values = values.drop(TIMESTAMP)
+        assert own is not None
+        members = _members(windows, own, frame[TS])
+        if node.emit_on_close or suppress_duration is not None:
+            values = _values_at(node, members, frame, out)
+        else:
+            values = _declarative_values(node, members, frame, out).drop(TIMESTAMP)
     dropped = [WPOS, *([SEQ] if place else []), *([CHANGE] if not declarative else [])]
     out = pl.concat([out.drop(dropped), values], how="horizontal")
-    contributed = own[MEMBER].unique()
+    contributed = _contributed(windows, accepted, size)
     late = frame.filter(~pl.col(SEQ).is_in(contributed.implode()))
     return out.lazy(), late.lazy()
 
@@ -812,3 +954,59 @@ def _on_close(
         .sort([PART, FIRST, START, *node.keys], nulls_last=True)
     )
     return emitted.select(pl.col(FIRST).alias(SEQ), WPOS)
+
+
+def _final_results(
+    node: KafkaWindowedAggregate,
+    contents: _Contents,
+    frame: pl.DataFrame,
+    stream_time: str,
+    duration: int,
+) -> pl.DataFrame | None:
+    """``suppress(untilWindowCloses)`` over the every-update changelog (spec 6.6) without
+    building it, when every window is *settled*: it takes no update from the record that
+    evicts it on.
+
+    Suppress stream time only grows, and only with the forwards of a record that advances
+    the partition's stream time, whose first forward already carries that time (it updates
+    or creates a window holding the record, or copies one holding a later record). So a
+    window's buffered updates are evicted at the first forward of the first record whose
+    stream time reaches ``end + grace``. A settled window was created before that record
+    and is closed for it (close time past its end), so it is emitted once there, with its
+    final value. Returns (``SEQ`` = the evicting record minus one, ``WPOS``) in emission
+    order, or None when some window is not settled (the changelog is needed).
+    """
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
+    table = contents.windows.frame
+    due = table.select(WPOS, CREATED, START, GROUP).with_columns(
+        frame[PART].gather(table[CREATED]).alias(PART),
+        (pl.col(START) + window.size + duration).alias(DUE),
+    )
+    progress = frame.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
+    evicted = (
+        first_position_reaching(due.lazy(), progress, SEQ, [PART])
+        .collect()
+        .filter(pl.col(FIRST).is_not_null())
+    )
+    if (evicted[CREATED] >= evicted[FIRST]).any():
+        return None
+    # Windows still open at the evicting record (its stream time is exactly end + grace)
+    # must take no record from it on.
+    end = evicted[START] + window.size
+    open_rows = evicted.filter(frame[CLOSE].gather(evicted[FIRST]) <= end)
+    if open_rows.height:
+        later = contents.contributions.partials(
+            open_rows[GROUP],
+            open_rows[START],
+            open_rows[START] + window.size,
+            open_rows[FIRST],
+            pl.repeat(INF, open_rows.height, dtype=pl.Int64, eager=True),
+        )
+        if later[TS_MAX].is_not_null().any():
+            return None
+    keys = frame.select(node.keys)[evicted[CREATED]]
+    ordered = pl.concat([evicted, keys], how="horizontal").sort(
+        [PART, FIRST, START, *node.keys], nulls_last=True
+    )
+    return ordered.select((pl.col(FIRST) - 1).alias(SEQ), WPOS)
