@@ -69,7 +69,8 @@ def _merged(path: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if case.name in by_case:
             by_case[case.name]["target"] = case.target
     order = {case.name: i for i, case in enumerate(CASES)}
-    return sorted(by_case.values(), key=lambda row: order.get(row["case"], len(order)))
+    kept = [row for row in by_case.values() if row["case"] in order]  # renamed cases go
+    return sorted(kept, key=lambda row: order[row["case"]])
 
 
 def main() -> None:

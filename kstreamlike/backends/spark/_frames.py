@@ -46,7 +46,10 @@ def spark_type(dtype: pl.DataType) -> DataType:
 
 
 def from_polars(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
-    """A Spark frame with ``frame``'s rows (through Arrow)."""
+    """A Spark frame with ``frame``'s rows (through Arrow). Spark has no unsigned integers:
+    those columns become Int64 (as :func:`spark_type` maps them; results are cast back)."""
+    unsigned = [n for n, t in frame.schema.items() if t.is_unsigned_integer()]
+    frame = frame.with_columns(pl.col(unsigned).cast(pl.Int64))
     table = frame.to_arrow()
     if frame.is_empty():
         from pyspark.sql.types import StructField, StructType
