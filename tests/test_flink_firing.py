@@ -431,7 +431,9 @@ def test_aggregate_function_merges_on_sessions() -> None:
 def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
     rows = _rows([(t, 1) for t in range(4)])
     s = ks.stream(rows, key="k", value="v", timestamp="ts")
-    result = s.key_by("k").count_window(2).sum("v")
+    assert resolve_backend(None, s.key_by("k").count_window(2).sum("v").plan) == "polars"
+    delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
+    result = s.key_by("k").count_window(2).evictor(delta).sum("v")
     assert resolve_backend(None, result.plan) == "reference"
     assert result.collect()["v"].to_list() == [2, 2]
     plain = ks.stream(
@@ -462,8 +464,9 @@ def test_explicit_vectorized_backend_names_the_missing_feature(build: Any, featu
 
 def test_explicit_polars_backend_rejects_global_windows_and_unbounded_replays() -> None:
     s = _stream(_rows([(1, 1)]), backend="polars")
-    with pytest.raises(ks.UnsupportedPlanError, match="GlobalWindows"):
-        s.key_by("k").count_window(2).count()
+    delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
+    with pytest.raises(ks.UnsupportedPlanError, match="DeltaEvictor on GlobalWindows"):
+        s.key_by("k").count_window(2).evictor(delta).count()
     s = _stream(_rows([(1, 1)]), monotonous=True, bounded=False, backend="polars")
     with pytest.raises(ks.UnsupportedPlanError, match="bounded=False"):
         s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count()

@@ -34,16 +34,27 @@ def _column(expr: AggExpr, schema: pl.Schema | None) -> pl.Expr:
     return col if dtype is None else col.cast(dtype)
 
 
-def final_exprs(exprs: Sequence[AggExpr], schema: pl.Schema | None = None) -> list[pl.Expr]:
+def final_exprs(
+    exprs: Sequence[AggExpr], schema: pl.Schema | None = None, keep: pl.Expr | None = None
+) -> list[pl.Expr]:
     """Aggregation expressions giving each window's value (for ``group_by().agg``);
-    ``schema`` is the input's."""
+    ``schema`` is the input's.
+
+    With ``keep``, a boolean expression, each group aggregates only its rows where ``keep``
+    holds (a group with none gets the value of an empty window: count 0, empty list, else
+    null), e.g. what an evictor leaves of a window.
+    """
     out: list[pl.Expr] = []
     for e in exprs:
         if e.column is None:
-            out.append(pl.len().cast(pl.Int64).alias(e.name))
+            size = pl.len() if keep is None else keep.sum()
+            out.append(size.cast(pl.Int64).alias(e.name))
             continue
         col = _column(e, schema)
-        by_arrival = col.sort_by(SEQ)
+        seq = pl.col(SEQ)
+        if keep is not None:
+            col, seq = col.filter(keep), seq.filter(keep)
+        by_arrival = col.sort_by(seq)
         expr = {
             "count": col.count(),
             "sum": pl.when(col.count() > 0).then(col.sum()),

@@ -50,7 +50,12 @@ from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
 )
 from kstreamlike.plan.schema import aggregate_columns
-from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.plan.windows import (
+    FlinkGlobalWindow,
+    FlinkSessionWindow,
+    FlinkSlidingWindow,
+    FlinkTumblingWindow,
+)
 
 __all__ = ["run_flink"]
 
@@ -75,7 +80,8 @@ def run_flink(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The main output and the late side output of a Flink window aggregation.
 
-    Session windows are handed to :mod:`.flink_session` once the watermarks are known.
+    Session windows are handed to :mod:`.flink_session` and global windows to
+    :mod:`.flink_global` once the watermarks are known.
 
     Args:
         node: the plan node.
@@ -87,6 +93,10 @@ def run_flink(
         their final schemas.
     """
     records, advances, bounds = replay_watermarks(node, valid)
+    if isinstance(node.window, FlinkGlobalWindow):
+        from kstreamlike.backends.polars.flink_global import run_flink_global
+
+        return run_flink_global(node, records, advances, bounds)
     if isinstance(node.window, FlinkSessionWindow):
         from kstreamlike.backends.polars.flink_session import run_flink_session
 

@@ -1,0 +1,108 @@
+"""The Polars backend equals the reference interpreter on Flink global and count windows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kstreamlike as ks
+from tests.backends.differential import assert_same_as_reference
+from tests.backends.test_polars_flink import AGG_LISTS, KEYS, explicit_watermarks, frames
+
+
+def count_triggers() -> st.SearchStrategy[Any]:
+    """Count triggers, purging or not, and the end-of-stream and never triggers (None)."""
+    count = st.integers(1, 6).map(ks.CountTrigger.of)
+    return st.one_of(count, count.map(ks.PurgingTrigger.of), st.none(), st.just("never"))
+
+
+def evictors() -> st.SearchStrategy[Any]:
+    """No evictor, count evictors and time evictors, evicting before or after."""
+    return st.one_of(
+        st.none(),
+        st.builds(ks.CountEvictor.of, st.integers(1, 7), st.booleans()),
+        st.builds(ks.TimeEvictor.of, st.integers(0, 40), st.booleans()),
+    )
+
+
+@st.composite
+def watermark_strategies(draw: st.DrawFn, partition: bool, order_by: bool) -> Any:
+    """Generated watermarks, or recorded ones (some reach ``Long.MAX_VALUE`` mid-stream)."""
+    if draw(st.booleans()):
+        return ks.WatermarkStrategy.for_bounded_out_of_orderness(draw(st.integers(0, 25)))
+    return ks.WatermarkStrategy.explicit(draw(explicit_watermarks(partition, order_by)))
+
+
+@given(
+    frame=frames(),
+    trigger=count_triggers(),
+    evictor=evictors(),
+    keys=KEYS,
+    partition=st.booleans(),
+    order_by=st.booleans(),
+    bounded=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_global_windows_match_reference(
+    frame: pl.DataFrame,
+    trigger: Any,
+    evictor: Any,
+    keys: list[str],
+    partition: bool,
+    order_by: bool,
+    bounded: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o" if order_by else None,
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by)),
+        bounded=bounded,
+    )
+    keyed = stream.key_by(keys[0] if len(keys) == 1 else keys)
+    if trigger is None:
+        windowed = keyed.window(ks.GlobalWindows.create_with_end_of_stream_trigger())
+    else:
+        windowed = keyed.window(ks.GlobalWindows.create())
+        if trigger != "never":
+            windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
+
+
+@given(
+    frame=frames(),
+    size=st.integers(1, 6),
+    slide=st.none() | st.integers(1, 6),
+    keys=st.none() | KEYS,
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+)
+def test_count_windows_match_reference(
+    frame: pl.DataFrame,
+    size: int,
+    slide: int | None,
+    keys: list[str] | None,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+) -> None:
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+    )
+    if keys is None:
+        windowed = stream.count_window_all(size, slide)
+    else:
+        windowed = stream.key_by(keys[0] if len(keys) == 1 else keys).count_window(size, slide)
+    assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
