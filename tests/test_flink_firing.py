@@ -450,7 +450,10 @@ def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
     ("build", "feature"),
     [
         (lambda w: w.trigger(ks.CountTrigger.of(2)).count(), "CountTrigger(2)"),
-        (lambda w: w.evictor(ks.CountEvictor.of(2)).count(), "evictors (CountEvictor)"),
+        (
+            lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),
+            "evictors (DeltaEvictor)",
+        ),
         (lambda w: w.process(Describe()), "ProcessWindowFunction"),
     ],
 )

@@ -35,6 +35,12 @@ from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._evictors import (
+    FIRED,
+    KEEP,
+    keep_at_first_firing,
+    successive_firing_values,
+)
 from kstreamlike.backends.polars._output import finish_late, finish_main
 from kstreamlike.backends.polars._python import RUNNING_VALUE, running_python_values
 from kstreamlike.backends.polars._watermarks import (
@@ -187,7 +193,8 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     the window's start, ``maxTimestamp``, cleanup time and index in that list.
     """
     window = node.window
-    keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node)]))
+    evicting = [TS] if node.evictor is not None else []
+    keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting]))
     if isinstance(window, FlinkSlidingWindow):
         last_start = _last_start(node)
         count = (window.size - (pl.col(TS) - last_start) + window.slide - 1) // window.slide
@@ -262,10 +269,18 @@ def _on_time_firings(
 
 
 def _window_values(node: FlinkWindowedAggregate, contents: pl.LazyFrame) -> pl.LazyFrame:
-    """Each window's aggregates over ``contents`` (in arrival order), one row per window."""
+    """Each window's aggregates over ``contents`` (in arrival order), one row per window;
+    with an evictor, over what it leaves to the window's first firing."""
     if not isinstance(node.aggregation, DeclarativeAggregation):
         return _python_running(node, contents).group_by(_group(node)).last()
-    return contents.group_by(_group(node)).agg(*final_exprs(_exprs(node), node.source.schema))
+    keep = keep_at_first_firing(node.evictor, _group(node))
+    if keep is None:
+        return contents.group_by(_group(node)).agg(*final_exprs(_exprs(node), node.source.schema))
+    return (
+        contents.with_columns(keep.alias(KEEP))
+        .group_by(_group(node))
+        .agg(*final_exprs(_exprs(node), node.source.schema, pl.col(KEEP)))
+    )
 
 
 def _python_running(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
@@ -294,7 +309,9 @@ def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyF
     had_on_time = (pl.col(WM) < pl.col(WMAX)).any().over(group).cast(pl.Int64)
     late_before = fires.cast(pl.Int64).cum_sum().over(group) - 1
     pane = (had_on_time + late_before).alias(PANE)
-    if not isinstance(node.aggregation, DeclarativeAggregation):
+    if node.evictor is not None:
+        panes = _evicting_late_panes(node, windows.with_columns(pane))
+    elif not isinstance(node.aggregation, DeclarativeAggregation):
         panes = _python_running(node, windows).with_columns(pane).filter(fires)
     else:
         exprs = _exprs(node)
@@ -314,6 +331,26 @@ def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyF
         tie=pl.col(WINDEX),
         pane_index=pl.col(PANE),
     )
+
+
+def _evicting_late_panes(node: FlinkWindowedAggregate, windows: pl.LazyFrame) -> pl.LazyFrame:
+    """The late panes of evicting windows: each reads what the window's previous firing
+    (the ``ON_TIME`` one, or the previous late one) left, plus the records since
+    (:func:`._evictors.successive_firing_values`)."""
+    group = _group(node)
+    ranked = windows.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(FIRED))
+    on_time = ranked.filter(pl.col(WM) < pl.col(WMAX)).group_by(group).agg(pl.col(FIRED).max())
+    late = ranked.filter(pl.col(WMAX) <= pl.col(WM)).select(*group, FIRED, SEQ, WINDEX, PANE)
+    assert node.evictor is not None
+    values = successive_firing_values(
+        node.evictor,
+        group,
+        windows,
+        pl.concat([on_time, late], how="diagonal"),
+        _exprs(node),
+        node.source.schema,
+    )
+    return values.filter(pl.col(SEQ).is_not_null())
 
 
 def _list_prefixes(

@@ -11,8 +11,9 @@ range of ranks, computed without replaying the operator:
   after it leaves the last ``m`` elements for the next firing, which then reads
   ``[r - n - m + 1, r]``. ``count_window(size, slide)`` is ``CountTrigger(slide)`` with
   ``CountEvictor(size)``: the last ``size`` elements at every ``slide``-th element. Bounded
-  ranges are one ``group_by_dynamic`` over the rank (windows of that length every ``n``
-  ranks, so only firings are computed); unbounded ones are running aggregates.
+  ranges are rolling aggregates per key (rolling kernels, read at the firings), or, for
+  lists and distinct counts, one ``group_by_dynamic`` over the rank (ranges of that length
+  every ``n`` ranks); unbounded ones are running aggregates.
 * ``PurgingTrigger(CountTrigger(n))`` (``count_window(size)``) clears the window at each
   firing: firing ``j`` reads the block of ranks ``[j * n, j * n + n)``, which an evictor
   trims (evicting before: the last ``m`` of the block, or the elements newer than the
@@ -34,15 +35,20 @@ from dataclasses import dataclass
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
-from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._aggregates import (
+    can_roll,
+    final_exprs,
+    rolling_exprs,
+    running_exprs,
+)
+from kstreamlike.backends.polars._columns import PART, SEQ
+from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
 from kstreamlike.backends.polars._output import finish_late, finish_main
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkCountTrigger,
     FlinkEndOfStreamTrigger,
-    FlinkEvictor,
     FlinkNeverTrigger,
     FlinkPurgingTrigger,
     FlinkTimeEvictor,
@@ -58,7 +64,6 @@ __all__ = ["global_window_gap", "run_flink_global"]
 RANK = "__ks_rank"  # position of the element in its key's window, in arrival order
 BLOCK = "__ks_block"  # purging count triggers: the firing that reads the element
 SIZE = "__ks_size"  # the number of elements a firing reads before eviction
-KEEP = "__ks_keep"  # whether the evictor leaves the element to the window function
 PANE = "pane_index"
 TIMING = "pane_timing"
 
@@ -158,28 +163,6 @@ def _aggregates_of_empty(node: FlinkWindowedAggregate) -> list[pl.Expr]:
     return [pl.lit(None, dtype=dtype).alias(name) for name, dtype in dtypes.items()]
 
 
-def _evicted_before(evictor: FlinkEvictor | None) -> FlinkEvictor | None:
-    """The evictor when it evicts before the window function (the only time it changes
-    what a firing reads), else None."""
-    if evictor is None or evictor.do_evict_after:
-        return None
-    return evictor
-
-
-def _keep(evictor: FlinkEvictor | None, group: list[str]) -> pl.Expr | None:
-    """Whether an element survives ``evictor``, over a frame holding exactly the elements
-    one firing reads per ``group`` (``RANK`` in arrival order)."""
-    evictor = _evicted_before(evictor)
-    if evictor is None:
-        return None
-    if isinstance(evictor, FlinkCountEvictor):
-        # keep the last max_count elements
-        return pl.col(RANK) >= pl.col(RANK).max().over(group) - (evictor.max_count - 1)
-    assert isinstance(evictor, FlinkTimeEvictor)
-    # evict elements at or before the newest timestamp minus the size
-    return pl.col(TS) > pl.col(TS).max().over(group) - evictor.window_size
-
-
 # ---------------------------------------------------------------------------------------------
 # Count triggers
 # ---------------------------------------------------------------------------------------------
@@ -209,7 +192,7 @@ def _block_values(node: FlinkWindowedAggregate, ranked: pl.LazyFrame, count: int
     one; keyed by the firing element's rank."""
     blocks = [*_group(node), BLOCK]
     exprs = _exprs_of(node).exprs
-    keep = _keep(node.evictor, blocks)
+    keep = keep_at_first_firing(node.evictor, blocks)
     framed = ranked.with_columns((pl.col(RANK) // count).alias(BLOCK))
     if keep is not None:
         framed = framed.with_columns(keep.alias(KEEP))
@@ -242,6 +225,13 @@ def _range_values(node: FlinkWindowedAggregate, ranked: pl.LazyFrame, count: int
     if length is None:
         return (
             ranked.with_columns(*running_exprs(exprs, group, schema))
+            .filter((pl.col(RANK) + 1) % count == 0)
+            .select(*group, RANK, *(e.name for e in exprs))
+        )
+    if can_roll(exprs, schema):
+        # rolling kernels over every element, read at the firings
+        return (
+            ranked.with_columns(*rolling_exprs(exprs, group, length, RANK, schema))
             .filter((pl.col(RANK) + 1) % count == 0)
             .select(*group, RANK, *(e.name for e in exprs))
         )
@@ -283,7 +273,7 @@ def _end_of_stream_firings(
         end = end.fill_null(2 * pl.col(LAST) + 2)
     ends = ends.select(PART, end.alias(POS)).filter(pl.col(POS).is_not_null())
     contents = ranked.filter(pl.col(WM) < LONG_MAX)
-    keep = _keep(node.evictor, group)
+    keep = keep_at_first_firing(node.evictor, group)
     if keep is not None:
         contents = contents.with_columns(keep.alias(KEEP))
     values = contents.group_by(group).agg(
