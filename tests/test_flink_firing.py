@@ -449,7 +449,10 @@ def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
 @pytest.mark.parametrize(
     ("build", "feature"),
     [
-        (lambda w: w.trigger(ks.CountTrigger.of(2)).count(), "CountTrigger(2)"),
+        (
+            lambda w: w.trigger(ks.ContinuousEventTimeTrigger.of(5)).count(),
+            "ContinuousEventTimeTrigger(5)",
+        ),
         (
             lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),
             "evictors (DeltaEvictor)",
@@ -465,14 +468,14 @@ def test_explicit_vectorized_backend_names_the_missing_feature(build: Any, featu
         build(w)
 
 
-def test_explicit_polars_backend_rejects_global_windows_and_unbounded_replays() -> None:
+def test_explicit_polars_backend_rejects_delta_evictors_and_unbounded_sessions() -> None:
     s = _stream(_rows([(1, 1)]), backend="polars")
     delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
     with pytest.raises(ks.UnsupportedPlanError, match="DeltaEvictor on GlobalWindows"):
         s.key_by("k").count_window(2).evictor(delta).count()
     s = _stream(_rows([(1, 1)]), monotonous=True, bounded=False, backend="polars")
     with pytest.raises(ks.UnsupportedPlanError, match="bounded=False"):
-        s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count()
+        s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(10)).count()
 
 
 def test_spark_backend_names_the_firing_model_features() -> None:

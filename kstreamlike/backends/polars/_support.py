@@ -8,12 +8,18 @@ the Polars backend runs what its window modules implement, and says why for anyt
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kstreamlike.backends._firing import firing_model_gap
-from kstreamlike.plan.firing import FlinkCountEvictor, FlinkTimeEvictor
+from kstreamlike.plan.firing import (
+    FlinkCountEvictor,
+    FlinkCountTrigger,
+    FlinkEventTimeTrigger,
+    FlinkPurgingTrigger,
+    FlinkTimeEvictor,
+    trigger_name,
+)
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
+    ElementsAggregation,
     FlinkWindowedAggregate,
     PlanNode,
     windowed_aggregate,
@@ -39,21 +45,32 @@ def polars_gap(node: PlanNode) -> str | None:
                 "AggregateFunction) run on the reference backend only"
             )
         return global_window_gap(agg)
-    return _time_window_gap(agg) or firing_model_gap(replace(agg, evictor=None))
+    if isinstance(agg.window, FlinkSessionWindow):
+        return firing_model_gap(node)
+    return _time_window_gap(agg)
 
 
 def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
-    """What the Polars backend lacks for ``agg`` (time windows) beyond the default firing
-    model: count and time evictors run with ``ks.agg`` aggregations on tumbling and sliding
-    windows."""
+    """What the Polars backend lacks for ``agg`` on tumbling or sliding windows.
+
+    It runs ``EventTimeTrigger`` and ``CountTrigger``, purging or not, with count and
+    time evictors, on bounded and unbounded replays; anything but the default trigger
+    without evictor needs ``ks.agg`` aggregations.
+    """
+    trigger = agg.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if not isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger)):
+        return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
     evictor = agg.evictor
-    if evictor is None:
-        return None
-    name = type(evictor).__name__[5:]
-    if not isinstance(evictor, (FlinkCountEvictor, FlinkTimeEvictor)):
+    if evictor is not None and not isinstance(evictor, (FlinkCountEvictor, FlinkTimeEvictor)):
+        name = type(evictor).__name__[5:]
         return f"evictors ({name}) on time windows run on the reference backend only"
-    if isinstance(agg.window, FlinkSessionWindow):
-        return f"evictors ({name}) on session windows run on the reference backend only"
-    if not isinstance(agg.aggregation, DeclarativeAggregation):
-        return f"evictors ({name}) with Python functions run on the reference backend only"
+    if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
+        return "ProcessWindowFunction runs on the reference backend only"
+    default = isinstance(trigger, FlinkEventTimeTrigger) and evictor is None
+    if not default and not isinstance(agg.aggregation, DeclarativeAggregation):
+        return (
+            f"{trigger_name(trigger)} or evictors with Python aggregations (reduce, "
+            "AggregateFunction) run on the reference backend only"
+        )
     return None

@@ -35,6 +35,7 @@ from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._count_trigger import count_trigger_panes
 from kstreamlike.backends.polars._evictors import (
     FIRED,
     KEEP,
@@ -51,6 +52,7 @@ from kstreamlike.backends.polars._watermarks import (
     WM,
     replay_watermarks,
 )
+from kstreamlike.plan.firing import FlinkCountTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
@@ -112,10 +114,16 @@ def run_flink(
 
     late = records.filter(_is_late(node))
     pairs = _assign_windows(node, records)
-    firings = [_on_time_firings(node, pairs, advances, bounds)]
-    if node.allowed_lateness > 0:
-        # with no lateness a window is dropped when it fires: no record can re-fire it
-        firings.append(_late_firings(node, pairs))
+    trigger = node.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if isinstance(nested, FlinkCountTrigger):
+        purging = isinstance(trigger, FlinkPurgingTrigger)
+        firings = [_count_trigger_firings(node, pairs, nested.count, purging)]
+    else:
+        firings = [_on_time_firings(node, pairs, advances, bounds)]
+        if node.allowed_lateness > 0:
+            # with no lateness a window is dropped when it fires: no record can re-fire it
+            firings.append(_late_firings(node, pairs))
     emitted = pl.concat(firings, how="vertical").sort(
         [PART, POS, TIE, *node.keys, WSTART], nulls_last=True
     )
@@ -256,8 +264,8 @@ def _on_time_firings(
             check_sortedness=False,
         )
         .join(bounds, on=PART)
-        # not reached by any recorded advance: the end-of-input advance fires it
-        .select(PART, WMAX, pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2).alias(POS))
+        .select(PART, WMAX, _end_of_input(node, pl.col(SLOT)).alias(POS))
+        .filter(pl.col(POS).is_not_null())
     )
     return _firing_columns(
         node,
@@ -265,6 +273,36 @@ def _on_time_firings(
         pane_timing="ON_TIME",
         tie=pl.col(WMAX),
         pane_index=pl.lit(0, dtype=pl.Int64),
+    )
+
+
+def _end_of_input(node: FlinkWindowedAggregate, slot: pl.Expr) -> pl.Expr:
+    """The position of a timer's firing: where an advance reached it, or else (null slot)
+    the end-of-input advance of a bounded input; null when nothing reaches it (an unbounded
+    replay simply stops)."""
+    if not node.source.bounded:
+        return slot
+    return slot.fill_null(2 * pl.col(LAST) + 2)
+
+
+def _count_trigger_firings(
+    node: FlinkWindowedAggregate, pairs: pl.LazyFrame, count: int, purging: bool
+) -> pl.LazyFrame:
+    """``CountTrigger`` (or ``PurgingTrigger(CountTrigger)``): a pane at every ``count``-th
+    record a window takes (:mod:`._count_trigger`); windows never fire at their end."""
+    panes = count_trigger_panes(
+        pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
+        _group(node),
+        pl.col(WMAX),
+        count=count,
+        purging=purging,
+        evictor=node.evictor,
+        exprs=_exprs(node),
+        schema=node.source.schema,
+        carry=[WINDEX],
+    )
+    return _firing_columns(
+        node, panes, pane_timing=pl.col(TIMING), tie=pl.col(WINDEX), pane_index=pl.col(PANE)
     )
 
 
@@ -309,7 +347,9 @@ def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyF
     had_on_time = (pl.col(WM) < pl.col(WMAX)).any().over(group).cast(pl.Int64)
     late_before = fires.cast(pl.Int64).cum_sum().over(group) - 1
     pane = (had_on_time + late_before).alias(PANE)
-    if node.evictor is not None:
+    if isinstance(node.trigger, FlinkPurgingTrigger):
+        panes = _purged_late_panes(node, windows.with_columns(pane).filter(fires))
+    elif node.evictor is not None:
         panes = _evicting_late_panes(node, windows.with_columns(pane))
     elif not isinstance(node.aggregation, DeclarativeAggregation):
         panes = _python_running(node, windows).with_columns(pane).filter(fires)
@@ -331,6 +371,20 @@ def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyF
         tie=pl.col(WINDEX),
         pane_index=pl.col(PANE),
     )
+
+
+def _purged_late_panes(node: FlinkWindowedAggregate, fired: pl.LazyFrame) -> pl.LazyFrame:
+    """``PurgingTrigger(EventTimeTrigger)``: every firing clears the window, and a late
+    record fires it at once, so each late pane reads that record alone (what an evictor
+    leaves of it)."""
+    one = [*_group(node), SEQ]
+    keep = keep_at_first_firing(node.evictor, one)
+    if keep is not None:
+        fired = fired.with_columns(keep.alias(KEEP))
+    values = fired.group_by(one).agg(
+        *final_exprs(_exprs(node), node.source.schema, None if keep is None else pl.col(KEEP))
+    )
+    return fired.select(*one, WINDEX, PANE).join(values, on=one, how="left", nulls_equal=True)
 
 
 def _evicting_late_panes(node: FlinkWindowedAggregate, windows: pl.LazyFrame) -> pl.LazyFrame:
@@ -377,7 +431,7 @@ def _firing_columns(
     node: FlinkWindowedAggregate,
     frame: pl.LazyFrame,
     *,
-    pane_timing: str,
+    pane_timing: str | pl.Expr,
     tie: pl.Expr,
     pane_index: pl.Expr,
 ) -> pl.LazyFrame:
@@ -391,7 +445,9 @@ def _firing_columns(
         ),
         pl.col(POS).cast(pl.Int64),
         tie.cast(pl.Int64).alias(TIE),
-        pl.lit(pane_timing, dtype=pl.String).alias(TIMING),
+        (pl.lit(pane_timing) if isinstance(pane_timing, str) else pane_timing)
+        .cast(pl.String)
+        .alias(TIMING),
         pane_index.cast(pl.Int64).alias(PANE),
     )
 

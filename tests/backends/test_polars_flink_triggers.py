@@ -1,6 +1,6 @@
 """The Polars backend equals the reference interpreter on Flink tumbling and sliding windows
-with count and time evictors (and allowed lateness: late firings read what the previous
-firing left)."""
+with event-time and count triggers (purging or not) and count and time evictors, with
+allowed lateness (late firings read what the previous firing left) and unbounded replays."""
 
 from __future__ import annotations
 
@@ -16,10 +16,24 @@ from tests.backends.test_polars_flink import AGG_LISTS, KEYS, assigners, frames
 from tests.backends.test_polars_flink_global import evictors, watermark_strategies
 
 
+def time_window_triggers() -> st.SearchStrategy[Any]:
+    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)`` and count triggers,
+    purging or not."""
+    count = st.integers(1, 5).map(ks.CountTrigger.of)
+    return st.one_of(
+        st.none(),
+        st.just(ks.PurgingTrigger.of(ks.EventTimeTrigger.create())),
+        count,
+        count.map(ks.PurgingTrigger.of),
+    )
+
+
 @given(
     frame=frames(),
     assigner=assigners(),
+    trigger=time_window_triggers(),
     evictor=evictors(),
+    bounded=st.booleans(),
     lateness=st.sampled_from([0, 0, 5, 20, 60]),
     keys=KEYS,
     partition=st.booleans(),
@@ -27,10 +41,12 @@ from tests.backends.test_polars_flink_global import evictors, watermark_strategi
     aggregations=AGG_LISTS,
     data=st.data(),
 )
-def test_evicting_time_windows_match_reference(
+def test_time_window_firing_matches_reference(
     frame: pl.DataFrame,
     assigner: Any,
+    trigger: Any,
     evictor: Any,
+    bounded: bool,
     lateness: int,
     keys: list[str],
     partition: bool,
@@ -44,6 +60,7 @@ def test_evicting_time_windows_match_reference(
         order_by="o" if order_by else None,
         partition="p" if partition else None,
         watermarks=data.draw(watermark_strategies(partition, order_by)),
+        bounded=bounded,
     )
     windowed = (
         stream.key_by(keys[0] if len(keys) == 1 else keys)
@@ -51,6 +68,8 @@ def test_evicting_time_windows_match_reference(
         .allowed_lateness(lateness)
         .side_output_late_data(ks.OutputTag("late"))
     )
+    if trigger is not None:
+        windowed = windowed.trigger(trigger)
     if evictor is not None:
         windowed = windowed.evictor(evictor)
     assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
