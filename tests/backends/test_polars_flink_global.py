@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
-from tests.backends.test_polars_flink import AGG_LISTS, KEYS, explicit_watermarks, frames
+from tests.backends.test_polars_flink import (
+    AGG_LISTS,
+    KEYS,
+    _Collect,
+    explicit_watermarks,
+    frames,
+)
 
 
 def count_triggers() -> st.SearchStrategy[Any]:
@@ -106,3 +112,65 @@ def test_count_windows_match_reference(
     else:
         windowed = stream.key_by(keys[0] if len(keys) == 1 else keys).count_window(size, slide)
     assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
+
+
+class _Panes(ks.ProcessWindowFunction[Any, str]):
+    """Stateful: numbers its firings per window and per key, and emits one row per
+    element (none for an empty window)."""
+
+    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
+        context.window_state["n"] = context.window_state.get("n", 0) + 1
+        context.global_state["m"] = context.global_state.get("m", 0) + 1
+        fired = f"{key}:{context.window_state['n']}:{context.global_state['m']}"
+        return [f"{fired}:{context.current_watermark}:{e}" for e in elements]
+
+
+def _python_function(windowed: Any, kind: str) -> Any:
+    if kind == "reduce":
+        return windowed.reduce(lambda a, b: None if a is None or b is None else a * 3 + b)
+    if kind == "row_reduce":
+        return windowed.reduce(lambda a, b: {**a, "o": a["o"] * 100 + b["o"]})
+    if kind == "aggregate_function":
+        return windowed.aggregate(_Collect())
+    if kind == "reduce_window_function":
+        return windowed.reduce(lambda a, b: a if b is None else b, window_function=_Panes())
+    return windowed.process(_Panes())
+
+
+@given(
+    frame=frames(),
+    trigger=count_triggers(),
+    evictor=st.none() | st.builds(ks.CountEvictor.of, st.integers(1, 7), st.booleans()),
+    partition=st.booleans(),
+    kind=st.sampled_from(
+        ["reduce", "row_reduce", "aggregate_function", "reduce_window_function", "process"]
+    ),
+    data=st.data(),
+)
+def test_python_functions_on_global_windows_match_reference(
+    frame: pl.DataFrame,
+    trigger: Any,
+    evictor: Any,
+    partition: bool,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    stream = ks.stream(
+        frame,
+        key="k",
+        value=None if kind == "row_reduce" else "v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+    )
+    keyed = stream.key_by("k")
+    if trigger is None:
+        windowed = keyed.window(ks.GlobalWindows.create_with_end_of_stream_trigger())
+    else:
+        windowed = keyed.window(ks.GlobalWindows.create())
+        if trigger != "never":
+            windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    assert_same_as_reference(_python_function(windowed, kind), "polars")

@@ -37,13 +37,6 @@ def polars_gap(node: PlanNode) -> str | None:
     if isinstance(agg.window, FlinkGlobalWindow):
         from kstreamlike.backends.polars.flink_global import global_window_gap
 
-        if agg.window_function is not None or not isinstance(
-            agg.aggregation, DeclarativeAggregation
-        ):
-            return (
-                "GlobalWindows with Python functions (ProcessWindowFunction, reduce, "
-                "AggregateFunction) run on the reference backend only"
-            )
         return global_window_gap(agg)
     if isinstance(agg.window, FlinkSessionWindow):
         return firing_model_gap(node)

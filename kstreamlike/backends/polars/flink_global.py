@@ -26,9 +26,10 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX
 from kstreamlike.backends.polars._aggregates import final_exprs
-from kstreamlike.backends.polars._columns import PART
+from kstreamlike.backends.polars._columns import PART, SEQ, TS
 from kstreamlike.backends.polars._count_trigger import PANE, TIMING, count_trigger_panes
 from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
+from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
 from kstreamlike.backends.polars._output import finish_late, finish_main
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import (
@@ -45,6 +46,8 @@ from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregat
 from kstreamlike.plan.schema import aggregate_columns
 
 __all__ = ["global_window_gap", "run_flink_global"]
+
+_RANK = "__ks_rank"  # Python functions: the element's position in its key's window
 
 # Internal columns of this module.
 
@@ -75,7 +78,9 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
 
     It runs count, end-of-stream and never triggers (purging or not) with count evictors,
     and time evictors wherever each firing reads elements no earlier firing read (purging
-    count triggers, the end-of-stream trigger), over ``ks.agg`` aggregations.
+    count triggers, the end-of-stream trigger), over ``ks.agg`` aggregations; with count
+    evictors only, over Python functions (``reduce``, ``AggregateFunction``,
+    ``ProcessWindowFunction``).
     """
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
@@ -87,6 +92,15 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
         return "DeltaEvictor on GlobalWindows runs on the reference backend only"
     if isinstance(evictor, FlinkTimeEvictor) and isinstance(trigger, FlinkCountTrigger):
         return "TimeEvictor under a non-purging CountTrigger runs on the reference backend only"
+    if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
+        return None
+    if isinstance(evictor, FlinkTimeEvictor):
+        return "TimeEvictor with Python functions runs on the reference backend only"
+    if node.source.processing_time is not None:
+        return (
+            "Python functions on a stream with processing_time run on the reference "
+            "backend only"
+        )
     return None
 
 
@@ -117,11 +131,13 @@ def run_flink_global(
             pl.lit("", dtype=pl.String).alias(TIMING),
             pl.lit(0, dtype=pl.Int64).alias(PANE),
         )
+    elif not isinstance(node.aggregation, DeclarativeAggregation):
+        panes = _python_firings(node, records, advances, bounds, firing)
     elif firing.count is None:
         panes = _end_of_stream_firings(node, records, advances, bounds)
     else:
         panes = _count_firings(node, records, firing.count, firing.purging)
-    emitted = panes.sort([PART, POS, *node.keys], nulls_last=True)
+    emitted = panes.sort([PART, POS, *node.keys], nulls_last=True, maintain_order=True)
     return finish_main(node, _output_columns(node, emitted)), late
 
 
@@ -176,12 +192,7 @@ def _end_of_stream_firings(
     """``EndOfStreamTrigger``: every key's window fires at the first advance to
     ``Long.MAX_VALUE``, over the elements processed before it."""
     group = _group(node)
-    recorded = advances.filter(pl.col(ADVANCE) == LONG_MAX).select(PART, SLOT)
-    ends = bounds.join(recorded, on=PART, how="left", nulls_equal=True)
-    end = pl.col(SLOT)
-    if node.source.bounded:
-        end = end.fill_null(2 * pl.col(LAST) + 2)
-    ends = ends.select(PART, end.alias(POS)).filter(pl.col(POS).is_not_null())
+    ends = _end_of_stream(node, advances, bounds)
     contents = ranked.filter(pl.col(WM) < LONG_MAX)
     keep = keep_at_first_firing(node.evictor, group)
     if keep is not None:
@@ -194,6 +205,80 @@ def _end_of_stream_firings(
     return values.join(ends, on=PART, how="inner", nulls_equal=True).with_columns(
         pl.lit("ON_TIME").alias(TIMING), pl.lit(0, dtype=pl.Int64).alias(PANE)
     )
+
+
+def _end_of_stream(
+    node: FlinkWindowedAggregate, advances: pl.LazyFrame, bounds: pl.LazyFrame
+) -> pl.LazyFrame:
+    """Per partition, the position of the first advance to ``Long.MAX_VALUE`` (``POS``):
+    a recorded one, or the end of a bounded input; none for an unbounded replay that
+    never gets there."""
+    recorded = advances.filter(pl.col(ADVANCE) == LONG_MAX).select(PART, SLOT)
+    ends = bounds.join(recorded, on=PART, how="left", nulls_equal=True)
+    end = pl.col(SLOT)
+    if node.source.bounded:
+        end = end.fill_null(2 * pl.col(LAST) + 2)
+    return ends.select(PART, end.alias(POS)).filter(pl.col(POS).is_not_null())
+
+
+# ---------------------------------------------------------------------------------------------
+# Python functions
+# ---------------------------------------------------------------------------------------------
+
+
+def _python_firings(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    firing: _Firing,
+) -> pl.LazyFrame:
+    """Firings with Python functions: the firings and the rank range each reads are
+    columnar (as for ``ks.agg``), the functions run per firing (:mod:`._firing_functions`)."""
+    group = _group(node)
+    ranked = records.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(_RANK))
+    evictor = node.evictor
+    hi = pl.col(HI)
+    if firing.count is None:
+        fires = (
+            ranked.filter(pl.col(WM) < LONG_MAX)
+            .group_by(group)
+            .agg((pl.len().cast(pl.Int64) - 1).alias(HI))
+            .join(_end_of_stream(node, advances, bounds), on=PART, nulls_equal=True)
+            .with_columns(
+                pl.lit("ON_TIME").alias(TIMING),
+                pl.lit(0, dtype=pl.Int64).alias(PANE),
+                pl.lit(LONG_MAX, dtype=pl.Int64).alias(WATERMARK),
+            )
+        )
+        lo = pl.lit(0, dtype=pl.Int64)
+        if isinstance(evictor, FlinkCountEvictor) and not evictor.do_evict_after:
+            lo = pl.max_horizontal(lo, hi - (evictor.max_count - 1))
+    else:
+        count = firing.count
+        fires = ranked.filter((pl.col(_RANK) + 1) % count == 0).select(
+            *group,
+            pl.col(_RANK).alias(HI),
+            (2 * pl.col(SEQ) + 1).alias(POS),
+            pl.when(pl.col(WM) < LONG_MAX)
+            .then(pl.lit("EARLY"))
+            .otherwise(pl.lit("LATE"))
+            .alias(TIMING),
+            ((pl.col(_RANK) + 1) // count - 1).alias(PANE),
+            pl.col(WM).alias(WATERMARK),
+        )
+        lo = hi - (count - 1) if firing.purging else pl.lit(0, dtype=pl.Int64)
+        if isinstance(evictor, FlinkCountEvictor):
+            if not evictor.do_evict_after:
+                lo = pl.max_horizontal(lo, hi - (evictor.max_count - 1))
+            elif not firing.purging:
+                lo = pl.max_horizontal(lo, hi - (count + evictor.max_count - 1))
+    ordered = fires.with_columns(lo.alias(LO)).sort([PART, POS, *node.keys], nulls_last=True)
+    columns = [*group, _RANK, TS, *node.source.value]
+    elements = ranked.select(list(dict.fromkeys(columns)))
+    frames = pl.collect_all([ordered, elements])
+    panes = python_panes(node, frames[0], frames[1], group, _RANK, (None, None, LONG_MAX))
+    return panes.lazy()
 
 
 # ---------------------------------------------------------------------------------------------
