@@ -82,17 +82,24 @@ def count_trigger_panes(
     """
     over = list(group)
     ranked = elements.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(RANK))
-    fires = ranked.filter((pl.col(RANK) + 1) % count == 0).select(
-        *over,
-        *carry,
-        RANK,
+    fired = (pl.col(RANK) + 1) % count == 0
+    columns: list[pl.Expr] = [
+        *(pl.col(c) for c in over),
+        *(pl.col(c) for c in carry),
+        pl.col(RANK),
         (2 * pl.col(SEQ) + 1).alias(POS),
         pl.when(pl.col(WM) < max_timestamp)
         .then(pl.lit("EARLY"))
         .otherwise(pl.lit("LATE"))
         .alias(TIMING),
         ((pl.col(RANK) + 1) // count - 1).alias(PANE),
-    )
+    ]
+    running = _running_values(over, count, purging, evictor, exprs, schema)
+    if running is not None:
+        # read at the firing elements themselves: no join
+        at_firings = ranked.with_columns(*running).filter(fired)
+        return at_firings.select(*columns, *(e.name for e in exprs)).drop(RANK)
+    fires = ranked.filter(fired).select(columns)
     if purging:
         values = _block_values(ranked, over, count, evictor, exprs, schema)
     elif isinstance(evictor, FlinkTimeEvictor):
@@ -102,6 +109,27 @@ def count_trigger_panes(
     else:
         values = _range_values(ranked, over, count, evictor, exprs, schema)
     return fires.join(values, on=[*over, RANK], how="left", nulls_equal=True).drop(RANK)
+
+
+def _running_values(
+    group: list[str],
+    count: int,
+    purging: bool,
+    evictor: FlinkEvictor | None,
+    exprs: Sequence[AggExpr],
+    schema: pl.Schema,
+) -> list[pl.Expr] | None:
+    """Not purging, without evictor or with a count evictor: each element's running or
+    rolling aggregates (what a firing at it reads), when kernels compute them."""
+    if purging or isinstance(evictor, FlinkTimeEvictor):
+        return None
+    if evictor is None:
+        return running_exprs(exprs, group, schema)
+    assert isinstance(evictor, FlinkCountEvictor)
+    if not can_roll(exprs, schema):
+        return None
+    length = evictor.max_count + (count if evictor.do_evict_after else 0)
+    return rolling_exprs(exprs, group, length, RANK, schema)
 
 
 def _block_values(
@@ -137,25 +165,10 @@ def _range_values(
     exprs: Sequence[AggExpr],
     schema: pl.Schema,
 ) -> pl.LazyFrame:
-    """Not purging: each firing reads the latest ``length`` elements (all of them without
-    an evictor); keyed by the firing element's rank."""
-    fired = (pl.col(RANK) + 1) % count == 0
-    names = [e.name for e in exprs]
-    if evictor is None:
-        return (
-            ranked.with_columns(*running_exprs(exprs, group, schema))
-            .filter(fired)
-            .select(*group, RANK, *names)
-        )
+    """Not purging, with a count evictor, for aggregations rolling kernels do not compute:
+    each firing reads the latest ``length`` elements; keyed by the firing element's rank."""
     assert isinstance(evictor, FlinkCountEvictor)
     length = evictor.max_count + (count if evictor.do_evict_after else 0)
-    if can_roll(exprs, schema):
-        # rolling kernels over every element, read at the firings
-        return (
-            ranked.with_columns(*rolling_exprs(exprs, group, length, RANK, schema))
-            .filter(fired)
-            .select(*group, RANK, *names)
-        )
     # ranges [end - length, end) of ranks, one every `count` ranks, labelled by their end
     return (
         ranked.group_by_dynamic(

@@ -97,10 +97,7 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     if isinstance(evictor, FlinkTimeEvictor):
         return "TimeEvictor with Python functions runs on the reference backend only"
     if node.source.processing_time is not None:
-        return (
-            "Python functions on a stream with processing_time run on the reference "
-            "backend only"
-        )
+        return "Python functions on a stream with processing_time run on the reference backend only"
     return None
 
 
