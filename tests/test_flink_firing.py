@@ -457,7 +457,10 @@ def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
             lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),
             "evictors (DeltaEvictor)",
         ),
-        (lambda w: w.process(Describe()), "ProcessWindowFunction"),
+        (
+            lambda w: w.trigger(ks.CountTrigger.of(2)).process(Describe()),
+            "ProcessWindowFunction with other triggers",
+        ),
     ],
 )
 def test_explicit_vectorized_backend_names_the_missing_feature(build: Any, feature: str) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
-from tests.backends.test_polars_flink import AGG_LISTS, KEYS, assigners, frames
+from tests.backends.test_polars_flink import AGG_LISTS, KEYS, _Collect, assigners, frames
 from tests.backends.test_polars_flink_global import evictors, watermark_strategies
 
 
@@ -73,3 +73,60 @@ def test_time_window_firing_matches_reference(
     if evictor is not None:
         windowed = windowed.evictor(evictor)
     assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
+
+
+class _Cleared(ks.ProcessWindowFunction[Any, str]):
+    """Stateful across a key's windows, and counting cleanups in the key's state: the calls
+    must follow Flink's order, cleanups included."""
+
+    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
+        context.window_state["n"] = context.window_state.get("n", 0) + 1
+        seen = context.global_state.get("cleared", 0)
+        head = f"{key}:{context.window_start}:{context.window_end}:{context.max_timestamp}"
+        tail = f"{context.window_state['n']}:{seen}:{context.current_watermark}"
+        return [f"{head}:{tail}:{e}" for e in elements]
+
+    def clear(self, context: ks.ProcessWindowContext) -> None:
+        context.global_state["cleared"] = context.global_state.get("cleared", 0) + 1
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    purging=st.booleans(),
+    lateness=st.sampled_from([0, 0, 5, 20, 60]),
+    bounded=st.booleans(),
+    partition=st.booleans(),
+    kind=st.sampled_from(["process", "reduce", "aggregate_function"]),
+    data=st.data(),
+)
+def test_window_functions_on_time_windows_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    purging: bool,
+    lateness: int,
+    bounded: bool,
+    partition: bool,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    stream = ks.stream(
+        frame,
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
+    if purging:
+        windowed = windowed.trigger(ks.PurgingTrigger.of(ks.EventTimeTrigger.create()))
+    if kind == "process":
+        result = windowed.process(_Cleared())
+    elif kind == "reduce":
+        result = windowed.reduce(lambda a, b: b if a is None else a, window_function=_Cleared())
+    else:
+        result = windowed.aggregate(_Collect(), window_function=_Cleared())
+    assert_same_as_reference(result, "polars")

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from kstreamlike._time import LONG_MAX
 from kstreamlike.backends.polars._python import (
     RUNNING_VALUE,
     python_values,
@@ -24,12 +25,13 @@ from kstreamlike.backends.polars._python import (
 from kstreamlike.functions import ProcessWindowContext
 from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 
-__all__ = ["FID", "HI", "LO", "WATERMARK", "python_panes"]
+__all__ = ["CLEAR", "FID", "HI", "LO", "WATERMARK", "python_panes"]
 
 FID = "__ks_fid"  # a firing's number, in emission order
 LO = "__ks_lo"  # the rank of the first element a firing reads
 HI = "__ks_hi"  # the rank of the last element a firing reads
 WATERMARK = "__ks_fire_wm"  # the watermark when the window fires
+CLEAR = "__ks_clear"  # a window's cleanup (the function's clear), not a firing
 _RANK = "__ks_fire_rank"
 
 
@@ -39,19 +41,22 @@ def python_panes(
     elements: pl.DataFrame,
     group: Sequence[str],
     rank: str,
-    bounds: tuple[Any, Any, Any],
+    bounds: tuple[str, str, str] | None,
 ) -> pl.DataFrame:
     """The rows the firings emit, through the plan's Python functions.
 
     Args:
         node: the plan node (a Python aggregation or a window function).
         fires: one row per firing, in emission order: ``group``, ``LO``, ``HI``,
-            ``WATERMARK`` and what the output needs.
+            ``WATERMARK`` and what the output needs; with a ``CLEAR`` column, the rows
+            where it is true are cleanups of their window (``ProcessWindowFunction#clear``,
+            then the window's state is dropped) and emit nothing.
         elements: the windows' elements: ``group``, ``rank`` (position in the window in
             arrival order), ``TS``, the key and value columns.
         group: the window identity columns (partition first).
         rank: the rank column of ``elements``.
-        bounds: the window's start, end and ``maxTimestamp`` for the function's context.
+        bounds: the columns of ``fires`` holding the window's start, end and
+            ``maxTimestamp`` for the function's context; None for global windows.
 
     Returns:
         ``fires`` without ``LO``/``HI``, one row per emitted value (column ``value``, Python
@@ -73,7 +78,7 @@ def python_panes(
     results = _firing_results(node, fires.height, contents)
     function = node.window_function
     if function is None:
-        return fires.drop(LO, HI, FID).with_columns(
+        return fires.drop(LO, HI, FID, CLEAR, strict=False).with_columns(
             pl.Series(RUNNING_VALUE, results, dtype=pl.Object)
         )
     window_state: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -81,24 +86,39 @@ def python_panes(
     emitted: list[int] = []
     values: list[Any] = []
     keys = list(node.keys)
-    for fid, row in enumerate(fires.select(*over, WATERMARK).iter_rows()):
-        state_key = tuple(row[:-1])
+    names = ("__ks_start", "__ks_end", "__ks_max_timestamp")
+    if bounds is None:
+        window = [pl.lit(None).alias(names[0]), pl.lit(None).alias(names[1])]
+        window.append(pl.lit(LONG_MAX, dtype=pl.Int64).alias(names[2]))
+    else:
+        window = [pl.col(c).alias(n) for c, n in zip(bounds, names, strict=True)]
+    clears = pl.col(CLEAR) if CLEAR in fires.columns else pl.lit(value=False)
+    rows = fires.select(*over, *window, WATERMARK, clears)
+    width = len(over)
+    for fid, row in enumerate(rows.iter_rows()):
+        state_key = tuple(row[:width])
         key = tuple(row[over.index(k)] for k in keys)
+        start, end, max_timestamp, watermark, clear = row[width:]
         context = ProcessWindowContext(
-            window_start=bounds[0],
-            window_end=bounds[1],
-            max_timestamp=bounds[2],
-            current_watermark=row[-1],
+            window_start=start,
+            window_end=end,
+            max_timestamp=max_timestamp,
+            current_watermark=watermark,
             current_processing_time=None,
             window_state=window_state.setdefault(state_key, {}),
             global_state=global_state.setdefault(state_key[:1] + key, {}),
         )
+        if clear:
+            # WindowOperator#clearAllState: the function's clear, then its window state
+            function.clear(context)
+            window_state.pop(state_key, None)
+            continue
         user_key = key[0] if len(key) == 1 else key
         elements_in = results[fid] if _lists(node) else [results[fid]]
         for out in function.process(user_key, context, elements_in):
             emitted.append(fid)
             values.append(out)
-    picked = fires.drop(LO, HI).join(
+    picked = fires.drop(LO, HI, CLEAR, strict=False).join(
         pl.DataFrame({FID: emitted}, schema={FID: pl.Int64}).with_row_index("__ks_out"),
         on=FID,
         how="inner",

@@ -48,7 +48,8 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
 
     It runs ``EventTimeTrigger`` and ``CountTrigger``, purging or not, with count and
     time evictors, on bounded and unbounded replays; anything but the default trigger
-    without evictor needs ``ks.agg`` aggregations.
+    without evictor needs ``ks.agg`` aggregations, except a ``ProcessWindowFunction`` under
+    ``EventTimeTrigger`` (purging or not) without evictor.
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
@@ -59,9 +60,19 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
         name = type(evictor).__name__[5:]
         return f"evictors ({name}) on time windows run on the reference backend only"
     if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
-        return "ProcessWindowFunction runs on the reference backend only"
+        if not isinstance(nested, FlinkEventTimeTrigger) or evictor is not None:
+            return (
+                "ProcessWindowFunction with other triggers than EventTimeTrigger or with "
+                "evictors on time windows runs on the reference backend only"
+            )
+        if agg.source.processing_time is not None:
+            return (
+                "ProcessWindowFunction on a stream with processing_time runs on the "
+                "reference backend only"
+            )
     default = isinstance(trigger, FlinkEventTimeTrigger) and evictor is None
-    if not default and not isinstance(agg.aggregation, DeclarativeAggregation):
+    function = agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation)
+    if not default and not function and not isinstance(agg.aggregation, DeclarativeAggregation):
         return (
             f"{trigger_name(trigger)} or evictors with Python aggregations (reduce, "
             "AggregateFunction) run on the reference backend only"

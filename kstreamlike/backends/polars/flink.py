@@ -55,6 +55,7 @@ from kstreamlike.backends.polars._watermarks import (
 from kstreamlike.plan.firing import FlinkCountTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
+    ElementsAggregation,
     FlinkWindowedAggregate,
 )
 from kstreamlike.plan.schema import aggregate_columns
@@ -116,6 +117,14 @@ def run_flink(
     pairs = _assign_windows(node, records)
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+        from kstreamlike.backends.polars.flink_process import process_window_panes
+
+        names = (WSTART, WMAX, CLEANUP, WINDEX, TIE, PANE)
+        panes = process_window_panes(
+            node, pairs, advances, bounds, group=_group(node), size=_window_size(node), names=names
+        )
+        return finish_main(node, _output_columns(node, panes)), finish_late(node, late, pl.col(WM))
     if isinstance(nested, FlinkCountTrigger):
         purging = isinstance(trigger, FlinkPurgingTrigger)
         firings = [_count_trigger_firings(node, pairs, nested.count, purging)]

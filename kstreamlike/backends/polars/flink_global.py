@@ -274,7 +274,7 @@ def _python_firings(
     columns = [*group, _RANK, TS, *node.source.value]
     elements = ranked.select(list(dict.fromkeys(columns)))
     frames = pl.collect_all([ordered, elements])
-    panes = python_panes(node, frames[0], frames[1], group, _RANK, (None, None, LONG_MAX))
+    panes = python_panes(node, frames[0], frames[1], group, _RANK, None)
     return panes.lazy()
 
 
