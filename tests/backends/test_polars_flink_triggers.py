@@ -1,6 +1,7 @@
 """The Polars backend equals the reference interpreter on Flink tumbling and sliding windows
-with event-time and count triggers (purging or not) and count and time evictors, with
-allowed lateness (late firings read what the previous firing left) and unbounded replays."""
+with event-time, count (purging or not) and continuous event-time triggers, count and time
+evictors, allowed lateness (late firings read what the previous firing left), unbounded
+replays and window functions."""
 
 from __future__ import annotations
 
@@ -17,14 +18,15 @@ from tests.backends.test_polars_flink_global import evictors, watermark_strategi
 
 
 def time_window_triggers() -> st.SearchStrategy[Any]:
-    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)`` and count triggers,
-    purging or not."""
+    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)``, count triggers,
+    purging or not, and continuous event-time triggers."""
     count = st.integers(1, 5).map(ks.CountTrigger.of)
     return st.one_of(
         st.none(),
         st.just(ks.PurgingTrigger.of(ks.EventTimeTrigger.create())),
         count,
         count.map(ks.PurgingTrigger.of),
+        st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of),
     )
 
 
@@ -129,4 +131,45 @@ def test_window_functions_on_time_windows_match_reference(
         result = windowed.reduce(lambda a, b: b if a is None else a, window_function=_Cleared())
     else:
         result = windowed.aggregate(_Collect(), window_function=_Cleared())
+    assert_same_as_reference(result, "polars")
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    interval=st.integers(1, 30),
+    lateness=st.sampled_from([0, 5, 20, 60]),
+    bounded=st.booleans(),
+    keys=KEYS,
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_continuous_event_time_trigger_matches_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    interval: int,
+    lateness: int,
+    bounded: bool,
+    keys: list[str],
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    result = (
+        stream.key_by(keys[0] if len(keys) == 1 else keys)
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .side_output_late_data(ks.OutputTag("late"))
+        .trigger(ks.ContinuousEventTimeTrigger.of(interval))
+        .aggregate(*aggregations)
+    )
     assert_same_as_reference(result, "polars")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kstreamlike.backends._firing import firing_model_gap
 from kstreamlike.plan.firing import (
+    FlinkContinuousEventTimeTrigger,
     FlinkCountEvictor,
     FlinkCountTrigger,
     FlinkEventTimeTrigger,
@@ -53,6 +54,15 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
+        if agg.evictor is not None or not isinstance(agg.aggregation, DeclarativeAggregation):
+            return (
+                f"{trigger_name(trigger)} with evictors or Python functions runs on the "
+                "reference backend only"
+            )
+        if agg.window_function is not None:
+            return "ProcessWindowFunction runs on the reference backend only"
+        return None
     if not isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger)):
         return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
     evictor = agg.evictor

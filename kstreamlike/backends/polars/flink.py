@@ -35,6 +35,7 @@ from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._continuous import TIMER, continuous_panes
 from kstreamlike.backends.polars._count_trigger import count_trigger_panes
 from kstreamlike.backends.polars._evictors import (
     FIRED,
@@ -52,7 +53,11 @@ from kstreamlike.backends.polars._watermarks import (
     WM,
     replay_watermarks,
 )
-from kstreamlike.plan.firing import FlinkCountTrigger, FlinkPurgingTrigger
+from kstreamlike.plan.firing import (
+    FlinkContinuousEventTimeTrigger,
+    FlinkCountTrigger,
+    FlinkPurgingTrigger,
+)
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     ElementsAggregation,
@@ -125,7 +130,9 @@ def run_flink(
             node, pairs, advances, bounds, group=_group(node), size=_window_size(node), names=names
         )
         return finish_main(node, _output_columns(node, panes)), finish_late(node, late, pl.col(WM))
-    if isinstance(nested, FlinkCountTrigger):
+    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
+        firings = [_continuous_firings(node, trigger.interval, pairs, advances, bounds)]
+    elif isinstance(nested, FlinkCountTrigger):
         purging = isinstance(trigger, FlinkPurgingTrigger)
         firings = [_count_trigger_firings(node, pairs, nested.count, purging)]
     else:
@@ -210,7 +217,8 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     the window's start, ``maxTimestamp``, cleanup time and index in that list.
     """
     window = node.window
-    evicting = [TS] if node.evictor is not None else []
+    continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
+    evicting = [TS] if node.evictor is not None or continuous else []
     keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting]))
     if isinstance(window, FlinkSlidingWindow):
         last_start = _last_start(node)
@@ -312,6 +320,34 @@ def _count_trigger_firings(
     )
     return _firing_columns(
         node, panes, pane_timing=pl.col(TIMING), tie=pl.col(WINDEX), pane_index=pl.col(PANE)
+    )
+
+
+def _continuous_firings(
+    node: FlinkWindowedAggregate,
+    interval: int,
+    pairs: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """``ContinuousEventTimeTrigger``: periodic, end and late firings (:mod:`._continuous`)."""
+    panes = continuous_panes(
+        pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
+        _group(node),
+        advances,
+        bounds,
+        interval=interval,
+        bounded=node.source.bounded,
+        exprs=_exprs(node),
+        schema=node.source.schema,
+        names=(WMAX, WINDEX),
+    )
+    return _firing_columns(
+        node,
+        panes,
+        pane_timing=pl.col(TIMING),
+        tie=pl.coalesce(TIMER, WINDEX),
+        pane_index=pl.col(PANE),
     )
 
 
