@@ -450,8 +450,8 @@ def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
     ("build", "feature"),
     [
         (
-            lambda w: w.trigger(ks.DeltaTrigger.of(1.0, lambda a, b: b - a)).count(),
-            "DeltaTrigger(1.0)",
+            lambda w: w.trigger(ks.PurgingTrigger.of(ks.ContinuousEventTimeTrigger.of(5))).count(),
+            "PurgingTrigger(ContinuousEventTimeTrigger(5))",
         ),
         (
             lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),

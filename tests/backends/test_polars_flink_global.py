@@ -19,6 +19,21 @@ from tests.backends.test_polars_flink import (
 )
 
 
+def row_delta(a: Any, b: Any) -> float:
+    """A delta function over row values (dicts, or None when every value column is null)."""
+
+    def v(row: Any) -> int:
+        return 0 if row is None or row.get("v") is None else int(row["v"])
+
+    return float(abs(v(b) - v(a)))
+
+
+def delta_triggers() -> st.SearchStrategy[Any]:
+    """Delta triggers on the ``v`` column of row values, purging or not."""
+    delta = st.sampled_from([0.0, 2.5, 6.0]).map(lambda t: ks.DeltaTrigger.of(t, row_delta))
+    return st.one_of(delta, delta.map(ks.PurgingTrigger.of))
+
+
 def count_triggers() -> st.SearchStrategy[Any]:
     """Count triggers, purging or not, and the end-of-stream and never triggers (None)."""
     count = st.integers(1, 6).map(ks.CountTrigger.of)
@@ -44,7 +59,7 @@ def watermark_strategies(draw: st.DrawFn, partition: bool, order_by: bool) -> An
 
 @given(
     frame=frames(),
-    trigger=count_triggers(),
+    trigger=st.one_of(count_triggers(), delta_triggers()),
     evictor=evictors(),
     keys=KEYS,
     partition=st.booleans(),

@@ -14,12 +14,16 @@ from hypothesis import strategies as st
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
 from tests.backends.test_polars_flink import AGG_LISTS, KEYS, _Collect, assigners, frames
-from tests.backends.test_polars_flink_global import evictors, watermark_strategies
+from tests.backends.test_polars_flink_global import (
+    delta_triggers,
+    evictors,
+    watermark_strategies,
+)
 
 
 def time_window_triggers() -> st.SearchStrategy[Any]:
-    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)``, count triggers,
-    purging or not, and continuous event-time triggers."""
+    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)``, count and delta
+    triggers, purging or not, and continuous event-time triggers."""
     count = st.integers(1, 5).map(ks.CountTrigger.of)
     return st.one_of(
         st.none(),
@@ -27,6 +31,7 @@ def time_window_triggers() -> st.SearchStrategy[Any]:
         count,
         count.map(ks.PurgingTrigger.of),
         st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of),
+        delta_triggers(),
     )
 
 

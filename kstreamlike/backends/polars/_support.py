@@ -13,6 +13,7 @@ from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountEvictor,
     FlinkCountTrigger,
+    FlinkDeltaTrigger,
     FlinkEventTimeTrigger,
     FlinkPurgingTrigger,
     FlinkTimeEvictor,
@@ -63,7 +64,7 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
         if agg.window_function is not None:
             return "ProcessWindowFunction runs on the reference backend only"
         return None
-    if not isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger)):
+    if not isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkDeltaTrigger)):
         return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
     evictor = agg.evictor
     if evictor is not None and not isinstance(evictor, (FlinkCountEvictor, FlinkTimeEvictor)):

@@ -37,6 +37,7 @@ from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
 from kstreamlike.backends.polars._continuous import TIMER, continuous_panes
 from kstreamlike.backends.polars._count_trigger import count_trigger_panes
+from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
 from kstreamlike.backends.polars._evictors import (
     FIRED,
     KEEP,
@@ -56,6 +57,7 @@ from kstreamlike.backends.polars._watermarks import (
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountTrigger,
+    FlinkDeltaTrigger,
     FlinkPurgingTrigger,
 )
 from kstreamlike.plan.nodes import (
@@ -132,6 +134,27 @@ def run_flink(
         return finish_main(node, _output_columns(node, panes)), finish_late(node, late, pl.col(WM))
     if isinstance(trigger, FlinkContinuousEventTimeTrigger):
         firings = [_continuous_firings(node, trigger.interval, pairs, advances, bounds)]
+    elif isinstance(nested, FlinkDeltaTrigger):
+        panes = delta_trigger_panes(
+            pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
+            _group(node),
+            pl.col(WMAX),
+            trigger=nested,
+            purging=isinstance(trigger, FlinkPurgingTrigger),
+            evictor=node.evictor,
+            exprs=_exprs(node),
+            source=node.source,
+            carry=[WINDEX],
+        )
+        firings = [
+            _firing_columns(
+                node,
+                panes,
+                pane_timing=pl.col(TIMING),
+                tie=pl.col(WINDEX),
+                pane_index=pl.col(PANE),
+            )
+        ]
     elif isinstance(nested, FlinkCountTrigger):
         purging = isinstance(trigger, FlinkPurgingTrigger)
         firings = [_count_trigger_firings(node, pairs, nested.count, purging)]
@@ -218,7 +241,10 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     """
     window = node.window
     continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
+    nested = node.trigger.nested if isinstance(node.trigger, FlinkPurgingTrigger) else node.trigger
     evicting = [TS] if node.evictor is not None or continuous else []
+    if isinstance(nested, FlinkDeltaTrigger):
+        evicting = [TS, *node.source.value]
     keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting]))
     if isinstance(window, FlinkSlidingWindow):
         last_start = _last_start(node)

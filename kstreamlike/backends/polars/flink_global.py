@@ -28,6 +28,7 @@ from kstreamlike._time import LONG_MAX
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
 from kstreamlike.backends.polars._count_trigger import PANE, TIMING, count_trigger_panes
+from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
 from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
 from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
 from kstreamlike.backends.polars._output import finish_late, finish_main
@@ -35,6 +36,7 @@ from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkCountTrigger,
+    FlinkDeltaTrigger,
     FlinkEndOfStreamTrigger,
     FlinkNeverTrigger,
     FlinkPurgingTrigger,
@@ -84,6 +86,13 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     """
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if isinstance(nested, FlinkDeltaTrigger):
+        declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        if not declarative or node.window_function is not None:
+            return "DeltaTrigger with Python functions runs on the reference backend only"
+        if not isinstance(node.evictor, (FlinkCountEvictor, FlinkTimeEvictor, type(None))):
+            return "DeltaEvictor on GlobalWindows runs on the reference backend only"
+        return None
     if not isinstance(nested, (FlinkCountTrigger, FlinkEndOfStreamTrigger, FlinkNeverTrigger)):
         name = trigger_name(trigger)
         return f"the trigger {name} on GlobalWindows runs on the reference backend only"
@@ -120,6 +129,21 @@ def run_flink_global(
         never late), both in their final schemas.
     """
     late = finish_late(node, records.filter(pl.lit(value=False)), pl.col(WM))
+    trigger = node.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if isinstance(nested, FlinkDeltaTrigger):
+        panes = delta_trigger_panes(
+            records,
+            _group(node),
+            pl.lit(LONG_MAX),
+            trigger=nested,
+            purging=isinstance(trigger, FlinkPurgingTrigger),
+            evictor=node.evictor,
+            exprs=_exprs_of(node).exprs,
+            source=node.source,
+        )
+        emitted = panes.sort([PART, POS, *node.keys], nulls_last=True)
+        return finish_main(node, _output_columns(node, emitted)), late
     firing = _firing(node.trigger)
     if firing is None:
         panes = records.head(0).select(*_group(node), *_aggregates_of_empty(node))
