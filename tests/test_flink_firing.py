@@ -433,9 +433,10 @@ def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
     s = ks.stream(rows, key="k", value="v", timestamp="ts")
     assert resolve_backend(None, s.key_by("k").count_window(2).sum("v").plan) == "polars"
     delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
-    result = s.key_by("k").count_window(2).evictor(delta).sum("v")
+    end = ks.GlobalWindows.create_with_end_of_stream_trigger()
+    result = s.key_by("k").window(end).evictor(delta).sum("v")
     assert resolve_backend(None, result.plan) == "reference"
-    assert result.collect()["v"].to_list() == [2, 2]
+    assert result.collect()["v"].to_list() == [4]
     plain = ks.stream(
         rows,
         key="k",
@@ -474,8 +475,9 @@ def test_explicit_vectorized_backend_names_the_missing_feature(build: Any, featu
 def test_explicit_polars_backend_rejects_delta_evictors_and_unbounded_sessions() -> None:
     s = _stream(_rows([(1, 1)]), backend="polars")
     delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
-    with pytest.raises(ks.UnsupportedPlanError, match="DeltaEvictor on GlobalWindows"):
-        s.key_by("k").count_window(2).evictor(delta).count()
+    end = ks.GlobalWindows.create_with_end_of_stream_trigger()
+    with pytest.raises(ks.UnsupportedPlanError, match="DeltaEvictor under this trigger"):
+        s.key_by("k").window(end).evictor(delta).count()
     s = _stream(_rows([(1, 1)]), monotonous=True, bounded=False, backend="polars")
     with pytest.raises(ks.UnsupportedPlanError, match="bounded=False"):
         s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(10)).count()

@@ -41,11 +41,14 @@ def count_triggers() -> st.SearchStrategy[Any]:
 
 
 def evictors() -> st.SearchStrategy[Any]:
-    """No evictor, count evictors and time evictors, evicting before or after."""
+    """No evictor, count, time and delta evictors, evicting before or after."""
     return st.one_of(
         st.none(),
         st.builds(ks.CountEvictor.of, st.integers(1, 7), st.booleans()),
         st.builds(ks.TimeEvictor.of, st.integers(0, 40), st.booleans()),
+        st.builds(
+            ks.DeltaEvictor.of, st.sampled_from([0.0, 2.5, 6.0]), st.just(row_delta), st.booleans()
+        ),
     )
 
 

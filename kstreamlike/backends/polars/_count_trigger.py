@@ -37,11 +37,18 @@ from kstreamlike.backends.polars._columns import SEQ
 from kstreamlike.backends.polars._evictors import (
     FIRED,
     KEEP,
+    delta_evicted_values,
     keep_at_first_firing,
     successive_firing_values,
 )
 from kstreamlike.backends.polars._watermarks import POS, WM
-from kstreamlike.plan.firing import FlinkCountEvictor, FlinkEvictor, FlinkTimeEvictor
+from kstreamlike.plan.firing import (
+    FlinkCountEvictor,
+    FlinkDeltaEvictor,
+    FlinkEvictor,
+    FlinkTimeEvictor,
+)
+from kstreamlike.plan.nodes import Source
 
 __all__ = ["PANE", "RANK", "TIMING", "count_trigger_panes"]
 
@@ -62,6 +69,7 @@ def count_trigger_panes(
     exprs: Sequence[AggExpr],
     schema: pl.Schema,
     carry: Sequence[str] = (),
+    source: Source | None = None,
 ) -> pl.LazyFrame:
     """One pane per ``count``-th element of each window, at that element's processing.
 
@@ -76,6 +84,7 @@ def count_trigger_panes(
         exprs: the ``ks.agg`` aggregations.
         schema: the input schema.
         carry: more columns of the firing element to keep.
+        source: the stream's source (with a ``DeltaEvictor``: what its function receives).
 
     Returns:
         ``group``, ``carry``, ``POS``, ``TIMING``, ``PANE`` and the aggregates.
@@ -100,7 +109,10 @@ def count_trigger_panes(
         at_firings = ranked.with_columns(*running).filter(fired)
         return at_firings.select(*columns, *(e.name for e in exprs)).drop(RANK)
     fires = ranked.filter(fired).select(columns)
-    if purging:
+    if isinstance(evictor, FlinkDeltaEvictor):
+        assert source is not None
+        values = delta_evicted_values(evictor, over, ranked, RANK, fired, purging, exprs, source)
+    elif purging:
         values = _block_values(ranked, over, count, evictor, exprs, schema)
     elif isinstance(evictor, FlinkTimeEvictor):
         firings = fires.select(*over, pl.col(RANK).alias(FIRED))
@@ -121,7 +133,7 @@ def _running_values(
 ) -> list[pl.Expr] | None:
     """Not purging, without evictor or with a count evictor: each element's running or
     rolling aggregates (what a firing at it reads), when kernels compute them."""
-    if purging or isinstance(evictor, FlinkTimeEvictor):
+    if purging or isinstance(evictor, (FlinkTimeEvictor, FlinkDeltaEvictor)):
         return None
     if evictor is None:
         return running_exprs(exprs, group, schema)

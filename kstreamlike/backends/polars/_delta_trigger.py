@@ -29,12 +29,18 @@ from kstreamlike.backends.polars._count_trigger import PANE, RANK, TIMING
 from kstreamlike.backends.polars._evictors import (
     FIRED,
     KEEP,
+    delta_evicted_values,
     keep_at_first_firing,
     successive_firing_values,
 )
 from kstreamlike.backends.polars._python import python_values
 from kstreamlike.backends.polars._watermarks import POS, WM
-from kstreamlike.plan.firing import FlinkCountEvictor, FlinkDeltaTrigger, FlinkEvictor
+from kstreamlike.plan.firing import (
+    FlinkCountEvictor,
+    FlinkDeltaEvictor,
+    FlinkDeltaTrigger,
+    FlinkEvictor,
+)
 from kstreamlike.plan.nodes import Source
 
 __all__ = ["delta_trigger_panes"]
@@ -107,7 +113,9 @@ def delta_trigger_panes(
         at_firings = ranked.with_columns(*running).filter(fired)
         return at_firings.select(*columns, *names).drop(RANK)
     fires = ranked.filter(fired).select(columns)
-    if purging:
+    if isinstance(evictor, FlinkDeltaEvictor):
+        values = delta_evicted_values(evictor, over, ranked, RANK, fired, purging, exprs, source)
+    elif purging:
         segments = [*over, _SEGMENT]
         framed = ranked.with_columns(
             (fired.cast(pl.Int64).cum_sum() - fired.cast(pl.Int64)).over(over).alias(_SEGMENT)

@@ -19,6 +19,10 @@ timestamps alone, so no firing needs replaying:
 :func:`keep_at_first_firing` marks what the first firing of a window reads (eviction after
 the function changes nothing yet); :func:`successive_firing_values` evaluates a sequence of
 firings of the same windows, each reading what the previous one left.
+
+A ``DeltaEvictor`` keeps what the user's delta function says, which no formula gives:
+:func:`delta_evicted_values` replays each window's state in Python (the per-window path,
+one delta call per element and firing).
 """
 
 from __future__ import annotations
@@ -30,9 +34,22 @@ import polars as pl
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import SEQ, TS
-from kstreamlike.plan.firing import FlinkCountEvictor, FlinkEvictor, FlinkTimeEvictor
+from kstreamlike.backends.polars._python import python_values
+from kstreamlike.plan.firing import (
+    FlinkCountEvictor,
+    FlinkDeltaEvictor,
+    FlinkEvictor,
+    FlinkTimeEvictor,
+)
+from kstreamlike.plan.nodes import Source
 
-__all__ = ["FIRED", "KEEP", "keep_at_first_firing", "successive_firing_values"]
+__all__ = [
+    "FIRED",
+    "KEEP",
+    "delta_evicted_values",
+    "keep_at_first_firing",
+    "successive_firing_values",
+]
 
 KEEP = "__ks_keep"  # whether the element is read by the firing (survives eviction before)
 FIRED = "__ks_fired"  # the window rank of a firing's last element
@@ -40,6 +57,9 @@ _RANK = "__ks_evict_rank"  # position of an element in its window, from 0
 _PREV = "__ks_evict_prev"  # the rank the window's previous firing fired at (-1: none)
 _NEWEST = "__ks_evict_newest"  # newest timestamp of the window up to the firing
 _PREV_NEWEST = "__ks_evict_prev_newest"  # the same at the previous firing
+_FIRES = "__ks_evict_fires"  # delta evictor: whether the element fires its window
+_FIRING_ROW = "__ks_firing_row"  # delta evictor: the firing element's row
+_ELEMENT_ROW = "__ks_element_row"  # delta evictor: a row the firing reads
 
 
 def keep_at_first_firing(evictor: FlinkEvictor | None, group: Sequence[str]) -> pl.Expr | None:
@@ -122,3 +142,81 @@ def _keep_at(evictor: FlinkEvictor) -> pl.Expr:
         left = pl.col(TS) > pl.col(_PREV_NEWEST) - evictor.window_size
         return (rank > pl.col(_PREV)) | left.fill_null(value=False)
     return pl.col(TS) > pl.col(_NEWEST) - evictor.window_size
+
+
+def delta_evicted_values(
+    evictor: FlinkDeltaEvictor,
+    group: Sequence[str],
+    ranked: pl.LazyFrame,
+    rank: str,
+    fired: pl.Expr,
+    purging: bool,
+    exprs: Sequence[AggExpr],
+    source: Source,
+) -> pl.LazyFrame:
+    """The aggregates each firing reads through a ``DeltaEvictor``: the per-window path.
+
+    What survives depends on the user's delta function (each element against the newest
+    one at every firing), so one Python pass over each window's elements replays the
+    evicting window's state; what each firing reads is then aggregated with one
+    ``group_by``.
+
+    Args:
+        evictor: the delta evictor.
+        group: the window identity columns.
+        ranked: every element each window took, in arrival order, with ``rank``.
+        rank: the element's position in its window.
+        fired: whether the element fires its window (over ``ranked``).
+        purging: whether each firing clears the window.
+        exprs: the ``ks.agg`` aggregations.
+        source: the stream's source (what the delta function receives).
+
+    Returns:
+        ``group``, ``rank`` (of the firing element) and the aggregates.
+    """
+    over = list(group)
+    ordered = ranked.sort([*over, SEQ], nulls_last=True).with_columns(fired.alias(_FIRES)).collect()
+    ids = ordered.select(pl.struct(over).rle_id().alias("id"))["id"].to_list()
+    values = python_values(source, ordered)
+    fires = ordered[_FIRES].to_list()
+    delta, threshold = evictor.delta_function, evictor.threshold
+
+    def evict(elements: list[int]) -> list[int]:
+        if not elements:
+            return elements
+        last = values[elements[-1]]
+        return [e for e in elements if delta(values[e], last) < threshold]
+
+    firing_rows: list[int] = []
+    element_rows: list[int] = []
+    kept: list[bool] = []
+    buffer: list[int] = []
+    previous: int | None = None
+    for row, (window_id, fires_now) in enumerate(zip(ids, fires, strict=True)):
+        if window_id != previous:
+            previous, buffer = window_id, []
+        buffer.append(row)
+        if not fires_now:
+            continue
+        read = buffer if evictor.do_evict_after else evict(buffer)
+        # an empty read still emits (the aggregates of no element): a row that is not kept
+        pairs = read or [row]
+        firing_rows.extend([row] * len(pairs))
+        element_rows.extend(pairs)
+        kept.extend([bool(read)] * len(pairs))
+        buffer = [] if purging else (evict(read) if evictor.do_evict_after else read)
+    reads = pl.DataFrame(
+        {_FIRING_ROW: firing_rows, _ELEMENT_ROW: element_rows, KEEP: kept},
+        schema={_FIRING_ROW: pl.UInt32, _ELEMENT_ROW: pl.UInt32, KEEP: pl.Boolean},
+    )
+    indexed = ordered.with_row_index(_ELEMENT_ROW)
+    firing = indexed.select(pl.col(_ELEMENT_ROW).alias(_FIRING_ROW), *over, rank)
+    return (
+        reads.lazy()
+        .join(indexed.lazy().drop(*over, rank), on=_ELEMENT_ROW)
+        .sort(_FIRING_ROW, _ELEMENT_ROW)
+        .group_by(_FIRING_ROW)
+        .agg(*final_exprs(exprs, source.schema, pl.col(KEEP)))
+        .join(firing.lazy(), on=_FIRING_ROW)
+        .drop(_FIRING_ROW)
+    )

@@ -11,12 +11,11 @@ from __future__ import annotations
 from kstreamlike.backends._firing import firing_model_gap
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
-    FlinkCountEvictor,
     FlinkCountTrigger,
+    FlinkDeltaEvictor,
     FlinkDeltaTrigger,
     FlinkEventTimeTrigger,
     FlinkPurgingTrigger,
-    FlinkTimeEvictor,
     trigger_name,
 )
 from kstreamlike.plan.nodes import (
@@ -67,9 +66,12 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     if not isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkDeltaTrigger)):
         return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
     evictor = agg.evictor
-    if evictor is not None and not isinstance(evictor, (FlinkCountEvictor, FlinkTimeEvictor)):
-        name = type(evictor).__name__[5:]
-        return f"evictors ({name}) on time windows run on the reference backend only"
+    element_trigger = isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger))
+    if isinstance(evictor, FlinkDeltaEvictor) and not element_trigger:
+        return (
+            "evictors (DeltaEvictor) on time windows run on the reference backend only, "
+            "except under count and delta triggers"
+        )
     if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
         if not isinstance(nested, FlinkEventTimeTrigger) or evictor is not None:
             return (

@@ -57,6 +57,7 @@ from kstreamlike.backends.polars._watermarks import (
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountTrigger,
+    FlinkDeltaEvictor,
     FlinkDeltaTrigger,
     FlinkPurgingTrigger,
 )
@@ -243,7 +244,7 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
     nested = node.trigger.nested if isinstance(node.trigger, FlinkPurgingTrigger) else node.trigger
     evicting = [TS] if node.evictor is not None or continuous else []
-    if isinstance(nested, FlinkDeltaTrigger):
+    if isinstance(nested, FlinkDeltaTrigger) or isinstance(node.evictor, FlinkDeltaEvictor):
         evicting = [TS, *node.source.value]
     keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting]))
     if isinstance(window, FlinkSlidingWindow):
@@ -343,6 +344,7 @@ def _count_trigger_firings(
         exprs=_exprs(node),
         schema=node.source.schema,
         carry=[WINDEX],
+        source=node.source,
     )
     return _firing_columns(
         node, panes, pane_timing=pl.col(TIMING), tie=pl.col(WINDEX), pane_index=pl.col(PANE)

@@ -36,6 +36,7 @@ from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkCountTrigger,
+    FlinkDeltaEvictor,
     FlinkDeltaTrigger,
     FlinkEndOfStreamTrigger,
     FlinkNeverTrigger,
@@ -90,15 +91,18 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
         declarative = isinstance(node.aggregation, DeclarativeAggregation)
         if not declarative or node.window_function is not None:
             return "DeltaTrigger with Python functions runs on the reference backend only"
-        if not isinstance(node.evictor, (FlinkCountEvictor, FlinkTimeEvictor, type(None))):
-            return "DeltaEvictor on GlobalWindows runs on the reference backend only"
         return None
     if not isinstance(nested, (FlinkCountTrigger, FlinkEndOfStreamTrigger, FlinkNeverTrigger)):
         name = trigger_name(trigger)
         return f"the trigger {name} on GlobalWindows runs on the reference backend only"
     evictor = node.evictor
-    if evictor is not None and not isinstance(evictor, (FlinkCountEvictor, FlinkTimeEvictor)):
-        return "DeltaEvictor on GlobalWindows runs on the reference backend only"
+    if isinstance(evictor, FlinkDeltaEvictor):
+        declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        if not isinstance(nested, FlinkCountTrigger):
+            return "DeltaEvictor under this trigger runs on the reference backend only"
+        if not declarative or node.window_function is not None:
+            return "DeltaEvictor with Python functions runs on the reference backend only"
+        return None
     if isinstance(evictor, FlinkTimeEvictor) and isinstance(trigger, FlinkCountTrigger):
         return "TimeEvictor under a non-purging CountTrigger runs on the reference backend only"
     if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
@@ -196,6 +200,7 @@ def _count_firings(
         evictor=node.evictor,
         exprs=_exprs_of(node).exprs,
         schema=node.source.schema,
+        source=node.source,
     )
 
 
