@@ -191,6 +191,62 @@ def sliding_baseline(df: pl.DataFrame) -> object:
     )
 
 
+def _count_window(backend: str) -> Callable[[pl.DataFrame], object]:
+    def run(df: pl.DataFrame) -> object:
+        stream = ks.stream(df, timestamp="ts", order_by="offset", backend=backend)
+        result = stream.key_by("key").count_window(100, 10).sum("amount")
+        return result.collect()
+
+    return run
+
+
+def count_window_baseline(df: pl.DataFrame) -> object:
+    """Per key, a rolling sum over the last 100 records at every 10th record (the events
+    arrive in offset order)."""
+    rank = pl.int_range(pl.len()).over("key")
+    return (
+        df.lazy()
+        .with_columns(
+            rank.alias("n"),
+            pl.col("amount").rolling_sum(100, min_samples=1).over("key").alias("sum"),
+        )
+        .filter((pl.col("n") + 1) % 10 == 0)
+        .select("key", "n", "sum")
+        .collect()
+    )
+
+
+def _evicting_tumbling(backend: str) -> Callable[[pl.DataFrame], object]:
+    def run(df: pl.DataFrame) -> object:
+        stream = ks.stream(
+            df,
+            timestamp="ts",
+            order_by="offset",
+            watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(GRACE_MS),
+            backend=backend,
+        )
+        result = (
+            stream.key_by("key")
+            .window(ks.TumblingEventTimeWindows.of(timedelta(minutes=1)))
+            .evictor(ks.CountEvictor.of(10))
+            .aggregate(ks.agg.sum("amount"))
+        )
+        return result.collect(), result.late_records()
+
+    return run
+
+
+def evicting_tumbling_baseline(df: pl.DataFrame) -> object:
+    """Floor-division group_by summing each window's last 10 records by arrival; no
+    watermarks, no lateness handling."""
+    return (
+        df.lazy()
+        .group_by("key", (pl.col("ts") // MINUTE * MINUTE).alias("window_start"))
+        .agg(pl.col("amount").tail(10).sum())
+        .collect()
+    )
+
+
 TUMBLING = ks.TimeWindows.of(timedelta(minutes=1)).grace(GRACE_MS)
 HOPPING = ks.TimeWindows.of(timedelta(minutes=5)).advance_by(timedelta(minutes=1)).grace(GRACE_MS)
 
@@ -228,6 +284,20 @@ CASES = [
         _sliding("polars"),
         sliding_baseline,
         target=2.0,
+    ),
+    Case(
+        "polars count_window(100, 10) sum per key",
+        10_000_000,
+        _count_window("polars"),
+        count_window_baseline,
+        target=None,
+    ),
+    Case(
+        "polars Flink tumbling 1 min + CountEvictor(10), sum per key",
+        10_000_000,
+        _evicting_tumbling("polars"),
+        evicting_tumbling_baseline,
+        target=None,
     ),
     Case(
         "reference tumbling 1 min, grace 10 s, on close",

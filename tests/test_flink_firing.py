@@ -431,9 +431,12 @@ def test_aggregate_function_merges_on_sessions() -> None:
 def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
     rows = _rows([(t, 1) for t in range(4)])
     s = ks.stream(rows, key="k", value="v", timestamp="ts")
-    result = s.key_by("k").count_window(2).sum("v")
+    assert resolve_backend(None, s.key_by("k").count_window(2).sum("v").plan) == "polars"
+    delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
+    end = ks.GlobalWindows.create_with_end_of_stream_trigger()
+    result = s.key_by("k").window(end).evictor(delta).sum("v")
     assert resolve_backend(None, result.plan) == "reference"
-    assert result.collect()["v"].to_list() == [2, 2]
+    assert result.collect()["v"].to_list() == [4]
     plain = ks.stream(
         rows,
         key="k",
@@ -447,9 +450,18 @@ def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
 @pytest.mark.parametrize(
     ("build", "feature"),
     [
-        (lambda w: w.trigger(ks.CountTrigger.of(2)).count(), "CountTrigger(2)"),
-        (lambda w: w.evictor(ks.CountEvictor.of(2)).count(), "evictors (CountEvictor)"),
-        (lambda w: w.process(Describe()), "ProcessWindowFunction"),
+        (
+            lambda w: w.trigger(ks.PurgingTrigger.of(ks.ContinuousEventTimeTrigger.of(5))).count(),
+            "PurgingTrigger(ContinuousEventTimeTrigger(5))",
+        ),
+        (
+            lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),
+            "evictors (DeltaEvictor)",
+        ),
+        (
+            lambda w: w.trigger(ks.CountTrigger.of(2)).process(Describe()),
+            "ProcessWindowFunction with other triggers",
+        ),
     ],
 )
 def test_explicit_vectorized_backend_names_the_missing_feature(build: Any, feature: str) -> None:
@@ -460,13 +472,15 @@ def test_explicit_vectorized_backend_names_the_missing_feature(build: Any, featu
         build(w)
 
 
-def test_explicit_polars_backend_rejects_global_windows_and_unbounded_replays() -> None:
+def test_explicit_polars_backend_rejects_delta_evictors_and_unbounded_sessions() -> None:
     s = _stream(_rows([(1, 1)]), backend="polars")
-    with pytest.raises(ks.UnsupportedPlanError, match="GlobalWindows"):
-        s.key_by("k").count_window(2).count()
+    delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
+    end = ks.GlobalWindows.create_with_end_of_stream_trigger()
+    with pytest.raises(ks.UnsupportedPlanError, match="DeltaEvictor under this trigger"):
+        s.key_by("k").window(end).evictor(delta).count()
     s = _stream(_rows([(1, 1)]), monotonous=True, bounded=False, backend="polars")
     with pytest.raises(ks.UnsupportedPlanError, match="bounded=False"):
-        s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count()
+        s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(10)).count()
 
 
 def test_spark_backend_names_the_firing_model_features() -> None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.backends._firing import firing_model_gap
 from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.polars._output import finish_invalid, infer_python_columns
 from kstreamlike.backends.polars._prepare import prepare
+from kstreamlike.backends.polars._support import polars_gap
 from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
@@ -26,10 +26,9 @@ __all__ = ["execute", "unsupported"]
 
 
 def unsupported(node: PlanNode) -> str | None:
-    """Why the Polars backend cannot run ``node``, or None when it can: it runs every plan
-    but those with Flink triggers other than the default, evictors, global or count windows,
-    process window functions, or unbounded replays."""
-    return firing_model_gap(node)
+    """Why the Polars backend cannot run ``node``, or None when it can (see
+    :mod:`._support` for the parts of Flink's firing model it runs)."""
+    return polars_gap(node)
 
 
 def execute(node: PlanNode) -> Outputs:

@@ -4,7 +4,9 @@ Two forms over the records of a window, which must be in arrival order:
 
 - :func:`final_exprs`: the window's value, for a ``group_by(...).agg(...)``;
 - :func:`running_exprs`: the window's value after each record, as window expressions
-  ``.over(group)`` on a frame sorted in arrival order (every-update changelogs).
+  ``.over(group)`` on a frame sorted in arrival order (every-update changelogs);
+- :func:`rolling_exprs`: the value over the last ``n`` records up to each record (ranges
+  of a fixed number of records, e.g. count windows).
 
 Semantics follow the reference: SQL null skipping, ``count()`` counts records, an aggregate
 over no non-null value is null, ``first``/``last``/``collect_list`` follow arrival order and
@@ -23,7 +25,7 @@ from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._columns import SEQ
 from kstreamlike.plan.schema import adding_dtype
 
-__all__ = ["final_exprs", "running_exprs"]
+__all__ = ["can_roll", "final_exprs", "rolling_exprs", "running_exprs"]
 
 
 def _column(expr: AggExpr, schema: pl.Schema | None) -> pl.Expr:
@@ -34,16 +36,27 @@ def _column(expr: AggExpr, schema: pl.Schema | None) -> pl.Expr:
     return col if dtype is None else col.cast(dtype)
 
 
-def final_exprs(exprs: Sequence[AggExpr], schema: pl.Schema | None = None) -> list[pl.Expr]:
+def final_exprs(
+    exprs: Sequence[AggExpr], schema: pl.Schema | None = None, keep: pl.Expr | None = None
+) -> list[pl.Expr]:
     """Aggregation expressions giving each window's value (for ``group_by().agg``);
-    ``schema`` is the input's."""
+    ``schema`` is the input's.
+
+    With ``keep``, a boolean expression, each group aggregates only its rows where ``keep``
+    holds (a group with none gets the value of an empty window: count 0, empty list, else
+    null), e.g. what an evictor leaves of a window.
+    """
     out: list[pl.Expr] = []
     for e in exprs:
         if e.column is None:
-            out.append(pl.len().cast(pl.Int64).alias(e.name))
+            size = pl.len() if keep is None else keep.sum()
+            out.append(size.cast(pl.Int64).alias(e.name))
             continue
         col = _column(e, schema)
-        by_arrival = col.sort_by(SEQ)
+        seq = pl.col(SEQ)
+        if keep is not None:
+            col, seq = col.filter(keep), seq.filter(keep)
+        by_arrival = col.sort_by(seq)
         expr = {
             "count": col.count(),
             "sum": pl.when(col.count() > 0).then(col.sum()),
@@ -82,6 +95,57 @@ def running_exprs(
             "last": col,
             "collect_list": col.implode().first().list.head(pl.int_range(1, pl.len() + 1)),
             "count_distinct": (col.is_first_distinct() & col.is_not_null()).cum_sum(),
+        }[e.kind]
+        out.append(expr.over(over).alias(e.name))
+    return out
+
+
+_ROLLING_KINDS = frozenset({"count", "sum", "min", "max", "mean", "first", "last"})
+
+
+def can_roll(exprs: Sequence[AggExpr], schema: pl.Schema) -> bool:
+    """Whether :func:`rolling_exprs` computes every one of ``exprs`` (not lists or distinct
+    counts, nor the minimum or maximum of a non-numeric column)."""
+    return all(
+        e.kind in _ROLLING_KINDS
+        and (e.kind not in ("min", "max") or schema[str(e.column)].is_numeric())
+        for e in exprs
+    )
+
+
+def rolling_exprs(
+    exprs: Sequence[AggExpr],
+    group: Sequence[str],
+    length: int,
+    rank: str,
+    schema: pl.Schema | None = None,
+) -> list[pl.Expr]:
+    """Window expressions giving, at each record, the value over the group's last
+    ``length`` records up to it (fewer at the group's start); ``rank`` is the record's
+    position in its group, from 0; :func:`can_roll` must hold.
+
+    Sums and means add and subtract as the range slides: a float result may differ from
+    a sum of the range's values in the last digits.
+    """
+    over = list(group)
+    out: list[pl.Expr] = []
+    for e in exprs:
+        if e.column is None:
+            out.append(pl.min_horizontal(pl.col(rank) + 1, pl.lit(length)).alias(e.name))
+            continue
+        col = _column(e, schema)
+        seen = col.is_not_null().cast(pl.Int64).rolling_sum(length, min_samples=1)
+        total = col.fill_null(0).rolling_sum(length, min_samples=1)
+        expr = {
+            "count": seen,
+            "sum": pl.when(seen > 0).then(total),
+            "min": col.rolling_min(length, min_samples=1),
+            "max": col.rolling_max(length, min_samples=1),
+            "mean": pl.when(seen > 0).then(total / seen),
+            "first": pl.when(pl.col(rank) >= length - 1)
+            .then(col.shift(length - 1))
+            .otherwise(col.first()),
+            "last": col,
         }[e.kind]
         out.append(expr.over(over).alias(e.name))
     return out

@@ -31,33 +31,53 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
+from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
-from kstreamlike.backends.polars._columns import PART, ROW, SEQ, TS
+from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._continuous import TIMER, continuous_panes
+from kstreamlike.backends.polars._count_trigger import count_trigger_panes
+from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
+from kstreamlike.backends.polars._evictors import (
+    FIRED,
+    KEEP,
+    keep_at_first_firing,
+    successive_firing_values,
+)
 from kstreamlike.backends.polars._output import finish_late, finish_main
 from kstreamlike.backends.polars._python import RUNNING_VALUE, running_python_values
+from kstreamlike.backends.polars._watermarks import (
+    ADVANCE,
+    LAST,
+    POS,
+    SLOT,
+    WM,
+    replay_watermarks,
+)
+from kstreamlike.plan.firing import (
+    FlinkContinuousEventTimeTrigger,
+    FlinkCountTrigger,
+    FlinkDeltaEvictor,
+    FlinkDeltaTrigger,
+    FlinkPurgingTrigger,
+)
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
-    ExplicitWatermarks,
+    ElementsAggregation,
     FlinkWindowedAggregate,
-    GeneratedWatermarks,
 )
 from kstreamlike.plan.schema import aggregate_columns
-from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.plan.windows import (
+    FlinkGlobalWindow,
+    FlinkSessionWindow,
+    FlinkSlidingWindow,
+    FlinkTumblingWindow,
+)
 
 __all__ = ["run_flink"]
 
 # Internal columns of this module.
-WM = "__ks_wm"  # the watermark when the record is processed (before it)
-WM_NEXT = "__ks_wm_next"  # generated watermarks: the watermark right after the record
-ADVANCE = "__ks_advance"  # the watermark an advance raises the partition to
-SLOT = "__ks_slot"  # emission position of an advance (even: 2 * arrival position)
-POS = "__ks_pos"  # emission position of a firing within its partition
 TIE = "__ks_tie"  # order within a position: timer timestamp, or assigner index
-FIRST = "__ks_first"  # the partition's first arrival position
-LAST = "__ks_last"  # the partition's last arrival position
-ORDER = "__ks_order"  # the arrival-order value explicit watermarks refer to
 WSTART = "__ks_wstart"  # window start
 WMAX = "__ks_wmax"  # window maxTimestamp (end - 1)
 WINDEX = "__ks_windex"  # index of the window in the assigner's list for the record
@@ -77,7 +97,8 @@ def run_flink(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The main output and the late side output of a Flink window aggregation.
 
-    Session windows are handed to :mod:`.flink_session` once the watermarks are known.
+    Session windows are handed to :mod:`.flink_session` and global windows to
+    :mod:`.flink_global` once the watermarks are known.
 
     Args:
         node: the plan node.
@@ -88,12 +109,11 @@ def run_flink(
         The main output in emission order, and the late records in arrival order, both in
         their final schemas.
     """
-    records = valid.with_columns(pl.col(SEQ).cast(pl.Int64))
-    bounds = _partition_bounds(records)
-    if isinstance(node.watermarks, GeneratedWatermarks):
-        records, advances = _generated_watermarks(node, records)
-    else:
-        records, advances = _explicit_watermarks(node, node.watermarks, records, bounds)
+    records, advances, bounds = replay_watermarks(node, valid)
+    if isinstance(node.window, FlinkGlobalWindow):
+        from kstreamlike.backends.polars.flink_global import run_flink_global
+
+        return run_flink_global(node, records, advances, bounds)
     if isinstance(node.window, FlinkSessionWindow):
         from kstreamlike.backends.polars.flink_session import run_flink_session
 
@@ -103,132 +123,51 @@ def run_flink(
 
     late = records.filter(_is_late(node))
     pairs = _assign_windows(node, records)
-    firings = [_on_time_firings(node, pairs, advances, bounds)]
-    if node.allowed_lateness > 0:
-        # with no lateness a window is dropped when it fires: no record can re-fire it
-        firings.append(_late_firings(node, pairs))
+    trigger = node.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+        from kstreamlike.backends.polars.flink_process import process_window_panes
+
+        names = (WSTART, WMAX, CLEANUP, WINDEX, TIE, PANE)
+        panes = process_window_panes(
+            node, pairs, advances, bounds, group=_group(node), size=_window_size(node), names=names
+        )
+        return finish_main(node, _output_columns(node, panes)), finish_late(node, late, pl.col(WM))
+    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
+        firings = [_continuous_firings(node, trigger.interval, pairs, advances, bounds)]
+    elif isinstance(nested, FlinkDeltaTrigger):
+        panes = delta_trigger_panes(
+            pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
+            _group(node),
+            pl.col(WMAX),
+            trigger=nested,
+            purging=isinstance(trigger, FlinkPurgingTrigger),
+            evictor=node.evictor,
+            exprs=_exprs(node),
+            source=node.source,
+            carry=[WINDEX],
+        )
+        firings = [
+            _firing_columns(
+                node,
+                panes,
+                pane_timing=pl.col(TIMING),
+                tie=pl.col(WINDEX),
+                pane_index=pl.col(PANE),
+            )
+        ]
+    elif isinstance(nested, FlinkCountTrigger):
+        purging = isinstance(trigger, FlinkPurgingTrigger)
+        firings = [_count_trigger_firings(node, pairs, nested.count, purging)]
+    else:
+        firings = [_on_time_firings(node, pairs, advances, bounds)]
+        if node.allowed_lateness > 0:
+            # with no lateness a window is dropped when it fires: no record can re-fire it
+            firings.append(_late_firings(node, pairs))
     emitted = pl.concat(firings, how="vertical").sort(
         [PART, POS, TIE, *node.keys, WSTART], nulls_last=True
     )
     return finish_main(node, _output_columns(node, emitted)), finish_late(node, late, pl.col(WM))
-
-
-# ---------------------------------------------------------------------------------------------
-# Watermarks
-# ---------------------------------------------------------------------------------------------
-
-
-def _partitioned(node: FlinkWindowedAggregate, expr: pl.Expr) -> pl.Expr:
-    """``expr`` evaluated per partition (one operator instance each)."""
-    return expr if node.source.partition is None else expr.over(PART)
-
-
-def _partition_bounds(records: pl.LazyFrame) -> pl.LazyFrame:
-    """Per partition: its first and last arrival positions (``FIRST``, ``LAST``)."""
-    return records.group_by(PART).agg(pl.col(SEQ).min().alias(FIRST), pl.col(SEQ).max().alias(LAST))
-
-
-def _generated_watermarks(
-    node: FlinkWindowedAggregate, records: pl.LazyFrame
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """The watermark before each record, and the advances, for generated watermarks.
-
-    ``BoundedOutOfOrdernessWatermarks`` emits ``max timestamp - d - 1`` after every record
-    (starting so that the first watermark is ``Long.MIN_VALUE``): a running maximum.
-
-    Returns:
-        ``records`` with ``WM``, and the advances (``PART``, ``SLOT``, ``ADVANCE``), strictly
-        increasing within a partition and in arrival order.
-    """
-    assert isinstance(node.watermarks, GeneratedWatermarks)
-    delay = node.watermarks.out_of_orderness
-    seen = pl.col(TS).cum_max().clip(lower_bound=LONG_MIN + delay + 1)
-    records = records.with_columns(_partitioned(node, (seen - delay) - 1).alias(WM_NEXT))
-    records = records.with_columns(
-        _partitioned(node, pl.col(WM_NEXT).shift(1, fill_value=LONG_MIN)).alias(WM)
-    )
-    advances = records.filter(pl.col(WM_NEXT) > pl.col(WM)).select(
-        PART, (2 * pl.col(SEQ) + 2).alias(SLOT), pl.col(WM_NEXT).alias(ADVANCE)
-    )
-    return records.drop(WM_NEXT), advances
-
-
-def _order_dtype(node: FlinkWindowedAggregate, after: pl.DataType) -> tuple[str, pl.DataType]:
-    """The arrival-order column explicit watermarks refer to, and the dtype to compare in."""
-    source = node.source
-    column = source.order_by if source.order_by is not None else ROW
-    dtype = source.schema[column] if source.order_by is not None else pl.Int64()
-    if dtype.is_integer() and after.is_integer():
-        return column, pl.Int64()
-    if dtype.is_numeric() and after.is_numeric():
-        return column, pl.Float64()
-    return column, dtype
-
-
-def _explicit_watermarks(
-    node: FlinkWindowedAggregate,
-    plan: ExplicitWatermarks,
-    records: pl.LazyFrame,
-    bounds: pl.LazyFrame,
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """The watermark before each record, and the advances, for recorded watermarks.
-
-    A row applies right after the last record whose order value is ``<= after`` (before the
-    first record if there is none); without a ``partition`` column it applies to every
-    partition. Rows sharing a slot fire timers in one ascending sweep, so only their
-    maximum matters; non-advancing rows are ignored.
-
-    Returns:
-        ``records`` with ``WM``, and the advances (``PART``, ``SLOT``, ``ADVANCE``), strictly
-        increasing within a partition and sorted by ``SLOT`` within a partition.
-    """
-    source = node.source
-    order_column, dtype = _order_dtype(node, plan.frame.schema["after"])
-    rows = plan.frame.lazy().filter(
-        pl.col("after").is_not_null() & pl.col("watermark").is_not_null()
-    )
-    if source.partition is not None and "partition" in plan.frame.columns:
-        part_dtype = source.schema[source.partition]
-        rows = rows.with_columns(
-            pl.col("partition").cast(part_dtype, strict=False).alias(PART)
-        ).join(bounds, on=PART)
-    else:
-        rows = rows.join(bounds, how="cross")
-    orders = records.select(PART, pl.col(order_column).cast(dtype).alias(ORDER), SEQ)
-    # records are sorted by order within a partition: the last record with order <= after
-    placed = (
-        rows.with_columns(pl.col("after").cast(dtype).alias(ORDER))
-        .sort(ORDER)
-        .join_asof(orders, on=ORDER, by=PART, strategy="backward", check_sortedness=False)
-        .with_columns(
-            pl.when(pl.col(SEQ).is_null())
-            .then(2 * pl.col(FIRST))
-            .otherwise(2 * pl.col(SEQ) + 2)
-            .alias(SLOT)
-        )
-    )
-    running = pl.col(ADVANCE).cum_max().over(PART)
-    advances = (
-        placed.group_by(PART, SLOT)
-        .agg(pl.col("watermark").cast(pl.Int64).max().alias(ADVANCE))
-        .sort(PART, SLOT)
-        .with_columns(running)
-        .filter(pl.col(ADVANCE) > pl.col(ADVANCE).shift(1, fill_value=LONG_MIN).over(PART))
-    )
-    with_wm = (
-        records.with_columns((2 * pl.col(SEQ)).alias(POS))
-        .join_asof(
-            advances,
-            left_on=POS,
-            right_on=SLOT,
-            by=PART,
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .with_columns(pl.col(ADVANCE).fill_null(LONG_MIN).alias(WM))
-        .drop(POS, SLOT, ADVANCE)
-    )
-    return with_wm, advances
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,7 +241,12 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     the window's start, ``maxTimestamp``, cleanup time and index in that list.
     """
     window = node.window
-    keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node)]))
+    continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
+    nested = node.trigger.nested if isinstance(node.trigger, FlinkPurgingTrigger) else node.trigger
+    evicting = [TS] if node.evictor is not None or continuous else []
+    if isinstance(nested, FlinkDeltaTrigger) or isinstance(node.evictor, FlinkDeltaEvictor):
+        evicting = [TS, *node.source.value]
+    keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting]))
     if isinstance(window, FlinkSlidingWindow):
         last_start = _last_start(node)
         count = (window.size - (pl.col(TS) - last_start) + window.slide - 1) // window.slide
@@ -364,8 +308,8 @@ def _on_time_firings(
             check_sortedness=False,
         )
         .join(bounds, on=PART)
-        # not reached by any recorded advance: the end-of-input advance fires it
-        .select(PART, WMAX, pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2).alias(POS))
+        .select(PART, WMAX, _end_of_input(node, pl.col(SLOT)).alias(POS))
+        .filter(pl.col(POS).is_not_null())
     )
     return _firing_columns(
         node,
@@ -376,11 +320,78 @@ def _on_time_firings(
     )
 
 
+def _end_of_input(node: FlinkWindowedAggregate, slot: pl.Expr) -> pl.Expr:
+    """The position of a timer's firing: where an advance reached it, or else (null slot)
+    the end-of-input advance of a bounded input; null when nothing reaches it (an unbounded
+    replay simply stops)."""
+    if not node.source.bounded:
+        return slot
+    return slot.fill_null(2 * pl.col(LAST) + 2)
+
+
+def _count_trigger_firings(
+    node: FlinkWindowedAggregate, pairs: pl.LazyFrame, count: int, purging: bool
+) -> pl.LazyFrame:
+    """``CountTrigger`` (or ``PurgingTrigger(CountTrigger)``): a pane at every ``count``-th
+    record a window takes (:mod:`._count_trigger`); windows never fire at their end."""
+    panes = count_trigger_panes(
+        pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
+        _group(node),
+        pl.col(WMAX),
+        count=count,
+        purging=purging,
+        evictor=node.evictor,
+        exprs=_exprs(node),
+        schema=node.source.schema,
+        carry=[WINDEX],
+        source=node.source,
+    )
+    return _firing_columns(
+        node, panes, pane_timing=pl.col(TIMING), tie=pl.col(WINDEX), pane_index=pl.col(PANE)
+    )
+
+
+def _continuous_firings(
+    node: FlinkWindowedAggregate,
+    interval: int,
+    pairs: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """``ContinuousEventTimeTrigger``: periodic, end and late firings (:mod:`._continuous`)."""
+    panes = continuous_panes(
+        pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
+        _group(node),
+        advances,
+        bounds,
+        interval=interval,
+        bounded=node.source.bounded,
+        exprs=_exprs(node),
+        schema=node.source.schema,
+        names=(WMAX, WINDEX),
+    )
+    return _firing_columns(
+        node,
+        panes,
+        pane_timing=pl.col(TIMING),
+        tie=pl.coalesce(TIMER, WINDEX),
+        pane_index=pl.col(PANE),
+    )
+
+
 def _window_values(node: FlinkWindowedAggregate, contents: pl.LazyFrame) -> pl.LazyFrame:
-    """Each window's aggregates over ``contents`` (in arrival order), one row per window."""
+    """Each window's aggregates over ``contents`` (in arrival order), one row per window;
+    with an evictor, over what it leaves to the window's first firing."""
     if not isinstance(node.aggregation, DeclarativeAggregation):
         return _python_running(node, contents).group_by(_group(node)).last()
-    return contents.group_by(_group(node)).agg(*final_exprs(_exprs(node), node.source.schema))
+    keep = keep_at_first_firing(node.evictor, _group(node))
+    if keep is None:
+        return contents.group_by(_group(node)).agg(*final_exprs(_exprs(node), node.source.schema))
+    return (
+        contents.with_columns(keep.alias(KEEP))
+        .group_by(_group(node))
+        .agg(*final_exprs(_exprs(node), node.source.schema, pl.col(KEEP)))
+    )
 
 
 def _python_running(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
@@ -409,7 +420,11 @@ def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyF
     had_on_time = (pl.col(WM) < pl.col(WMAX)).any().over(group).cast(pl.Int64)
     late_before = fires.cast(pl.Int64).cum_sum().over(group) - 1
     pane = (had_on_time + late_before).alias(PANE)
-    if not isinstance(node.aggregation, DeclarativeAggregation):
+    if isinstance(node.trigger, FlinkPurgingTrigger):
+        panes = _purged_late_panes(node, windows.with_columns(pane).filter(fires))
+    elif node.evictor is not None:
+        panes = _evicting_late_panes(node, windows.with_columns(pane))
+    elif not isinstance(node.aggregation, DeclarativeAggregation):
         panes = _python_running(node, windows).with_columns(pane).filter(fires)
     else:
         exprs = _exprs(node)
@@ -429,6 +444,40 @@ def _late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyF
         tie=pl.col(WINDEX),
         pane_index=pl.col(PANE),
     )
+
+
+def _purged_late_panes(node: FlinkWindowedAggregate, fired: pl.LazyFrame) -> pl.LazyFrame:
+    """``PurgingTrigger(EventTimeTrigger)``: every firing clears the window, and a late
+    record fires it at once, so each late pane reads that record alone (what an evictor
+    leaves of it)."""
+    one = [*_group(node), SEQ]
+    keep = keep_at_first_firing(node.evictor, one)
+    if keep is not None:
+        fired = fired.with_columns(keep.alias(KEEP))
+    values = fired.group_by(one).agg(
+        *final_exprs(_exprs(node), node.source.schema, None if keep is None else pl.col(KEEP))
+    )
+    return fired.select(*one, WINDEX, PANE).join(values, on=one, how="left", nulls_equal=True)
+
+
+def _evicting_late_panes(node: FlinkWindowedAggregate, windows: pl.LazyFrame) -> pl.LazyFrame:
+    """The late panes of evicting windows: each reads what the window's previous firing
+    (the ``ON_TIME`` one, or the previous late one) left, plus the records since
+    (:func:`._evictors.successive_firing_values`)."""
+    group = _group(node)
+    ranked = windows.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(FIRED))
+    on_time = ranked.filter(pl.col(WM) < pl.col(WMAX)).group_by(group).agg(pl.col(FIRED).max())
+    late = ranked.filter(pl.col(WMAX) <= pl.col(WM)).select(*group, FIRED, SEQ, WINDEX, PANE)
+    assert node.evictor is not None
+    values = successive_firing_values(
+        node.evictor,
+        group,
+        windows,
+        pl.concat([on_time, late], how="diagonal"),
+        _exprs(node),
+        node.source.schema,
+    )
+    return values.filter(pl.col(SEQ).is_not_null())
 
 
 def _list_prefixes(
@@ -455,7 +504,7 @@ def _firing_columns(
     node: FlinkWindowedAggregate,
     frame: pl.LazyFrame,
     *,
-    pane_timing: str,
+    pane_timing: str | pl.Expr,
     tie: pl.Expr,
     pane_index: pl.Expr,
 ) -> pl.LazyFrame:
@@ -469,7 +518,9 @@ def _firing_columns(
         ),
         pl.col(POS).cast(pl.Int64),
         tie.cast(pl.Int64).alias(TIE),
-        pl.lit(pane_timing, dtype=pl.String).alias(TIMING),
+        (pl.lit(pane_timing) if isinstance(pane_timing, str) else pane_timing)
+        .cast(pl.String)
+        .alias(TIMING),
         pane_index.cast(pl.Int64).alias(PANE),
     )
 

@@ -87,7 +87,7 @@ from kstreamlike.backends.polars._session_intervals import (
     dominance_max,
     interval_layout,
 )
-from kstreamlike.backends.polars.flink import ADVANCE, LAST, SLOT, WM
+from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, SLOT, WM
 from kstreamlike.backends.polars.kafka_session import (
     CLOSED,
     _group_ids,

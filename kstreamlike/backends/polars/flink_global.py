@@ -1,0 +1,327 @@
+"""Flink ``GlobalWindows`` (and count windows), vectorized with Polars.
+
+A global window holds every element of its key and is never late, so what a firing reads
+follows from the key's elements in arrival order, without replaying the operator:
+
+* ``CountTrigger(n)``, purging or not (``count_window(size[, slide])`` is one of them, with
+  a ``CountEvictor(size)`` when sliding), is :mod:`._count_trigger` with one window per key.
+  A ``TimeEvictor`` runs only under a purging trigger: without purging, each firing would
+  read back through the whole history of its key.
+* ``EndOfStreamTrigger`` fires each key's window once, when the watermark reaches
+  ``Long.MAX_VALUE`` (the end of a bounded input, or a recorded watermark), over the
+  elements processed before that (trimmed by the evictor); ``ON_TIME``, in key order.
+* ``NeverTrigger`` (``GlobalWindows.create()`` without a trigger) never fires.
+
+A firing by an element is ``EARLY`` unless the watermark is already ``Long.MAX_VALUE``
+(``LATE``); every result carries ``GlobalWindow#maxTimestamp`` (``Long.MAX_VALUE``) and null
+window bounds. Emissions are ordered by partition, then emission position (see
+:mod:`._watermarks`), then key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX
+from kstreamlike.backends.polars._aggregates import final_exprs
+from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._count_trigger import PANE, TIMING, count_trigger_panes
+from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
+from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
+from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
+from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.plan.firing import (
+    FlinkCountEvictor,
+    FlinkCountTrigger,
+    FlinkDeltaEvictor,
+    FlinkDeltaTrigger,
+    FlinkEndOfStreamTrigger,
+    FlinkNeverTrigger,
+    FlinkPurgingTrigger,
+    FlinkTimeEvictor,
+    FlinkTrigger,
+    trigger_name,
+)
+from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
+from kstreamlike.plan.schema import aggregate_columns
+
+__all__ = ["global_window_gap", "run_flink_global"]
+
+_RANK = "__ks_rank"  # Python functions: the element's position in its key's window
+
+# Internal columns of this module.
+
+
+@dataclass(frozen=True)
+class _Firing:
+    """The trigger of a global window, unwrapped: ``count`` for ``CountTrigger(count)``,
+    None for the end-of-stream trigger."""
+
+    count: int | None
+    purging: bool
+
+
+def _firing(trigger: FlinkTrigger) -> _Firing | None:
+    """The supported trigger, or None for ``NeverTrigger`` (nothing ever fires)."""
+    purging = isinstance(trigger, FlinkPurgingTrigger)
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if isinstance(nested, FlinkNeverTrigger):
+        return None
+    if isinstance(nested, FlinkCountTrigger):
+        return _Firing(nested.count, purging)
+    assert isinstance(nested, FlinkEndOfStreamTrigger)
+    return _Firing(None, purging)
+
+
+def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
+    """Why the Polars backend cannot run this global-window plan, or None.
+
+    It runs count, end-of-stream and never triggers (purging or not) with count evictors,
+    and time evictors wherever each firing reads elements no earlier firing read (purging
+    count triggers, the end-of-stream trigger), over ``ks.agg`` aggregations; with count
+    evictors only, over Python functions (``reduce``, ``AggregateFunction``,
+    ``ProcessWindowFunction``).
+    """
+    trigger = node.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if isinstance(nested, FlinkDeltaTrigger):
+        declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        if not declarative or node.window_function is not None:
+            return "DeltaTrigger with Python functions runs on the reference backend only"
+        return None
+    if not isinstance(nested, (FlinkCountTrigger, FlinkEndOfStreamTrigger, FlinkNeverTrigger)):
+        name = trigger_name(trigger)
+        return f"the trigger {name} on GlobalWindows runs on the reference backend only"
+    evictor = node.evictor
+    if isinstance(evictor, FlinkDeltaEvictor):
+        declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        if not isinstance(nested, FlinkCountTrigger):
+            return "DeltaEvictor under this trigger runs on the reference backend only"
+        if not declarative or node.window_function is not None:
+            return "DeltaEvictor with Python functions runs on the reference backend only"
+        return None
+    if isinstance(evictor, FlinkTimeEvictor) and isinstance(trigger, FlinkCountTrigger):
+        return "TimeEvictor under a non-purging CountTrigger runs on the reference backend only"
+    if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
+        return None
+    if isinstance(evictor, FlinkTimeEvictor):
+        return "TimeEvictor with Python functions runs on the reference backend only"
+    if node.source.processing_time is not None:
+        return "Python functions on a stream with processing_time run on the reference backend only"
+    return None
+
+
+def run_flink_global(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The main output and the (always empty) late side output of a global-window plan.
+
+    Args:
+        node: the plan node (a :class:`~kstreamlike.plan.windows.FlinkGlobalWindow`).
+        records: the valid records in arrival order, with ``WM``.
+        advances: the watermark advances (:func:`._watermarks.replay_watermarks`).
+        bounds: the partitions' arrival bounds.
+
+    Returns:
+        The main output in emission order and the late records (none: global windows are
+        never late), both in their final schemas.
+    """
+    late = finish_late(node, records.filter(pl.lit(value=False)), pl.col(WM))
+    trigger = node.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if isinstance(nested, FlinkDeltaTrigger):
+        panes = delta_trigger_panes(
+            records,
+            _group(node),
+            pl.lit(LONG_MAX),
+            trigger=nested,
+            purging=isinstance(trigger, FlinkPurgingTrigger),
+            evictor=node.evictor,
+            exprs=_exprs_of(node).exprs,
+            source=node.source,
+        )
+        emitted = panes.sort([PART, POS, *node.keys], nulls_last=True)
+        return finish_main(node, _output_columns(node, emitted)), late
+    firing = _firing(node.trigger)
+    if firing is None:
+        panes = records.head(0).select(*_group(node), *_aggregates_of_empty(node))
+        panes = panes.with_columns(
+            pl.lit(0, dtype=pl.Int64).alias(POS),
+            pl.lit("", dtype=pl.String).alias(TIMING),
+            pl.lit(0, dtype=pl.Int64).alias(PANE),
+        )
+    elif not isinstance(node.aggregation, DeclarativeAggregation):
+        panes = _python_firings(node, records, advances, bounds, firing)
+    elif firing.count is None:
+        panes = _end_of_stream_firings(node, records, advances, bounds)
+    else:
+        panes = _count_firings(node, records, firing.count, firing.purging)
+    emitted = panes.sort([PART, POS, *node.keys], nulls_last=True, maintain_order=True)
+    return finish_main(node, _output_columns(node, emitted)), late
+
+
+def _group(node: FlinkWindowedAggregate) -> list[str]:
+    """A window's identity: partition (operator) and key (there is one window per key)."""
+    return list(dict.fromkeys([PART, *node.keys]))
+
+
+def _exprs_of(node: FlinkWindowedAggregate) -> DeclarativeAggregation:
+    assert isinstance(node.aggregation, DeclarativeAggregation)
+    return node.aggregation
+
+
+def _aggregates_of_empty(node: FlinkWindowedAggregate) -> list[pl.Expr]:
+    """Placeholder aggregate columns for an empty output."""
+    dtypes = aggregate_columns(node.aggregation, node.source.schema)
+    return [pl.lit(None, dtype=dtype).alias(name) for name, dtype in dtypes.items()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Count triggers
+# ---------------------------------------------------------------------------------------------
+
+
+def _count_firings(
+    node: FlinkWindowedAggregate, ranked: pl.LazyFrame, count: int, purging: bool
+) -> pl.LazyFrame:
+    """One pane per ``count``-th element of each key (:mod:`._count_trigger`)."""
+    return count_trigger_panes(
+        ranked,
+        _group(node),
+        pl.lit(LONG_MAX),
+        count=count,
+        purging=purging,
+        evictor=node.evictor,
+        exprs=_exprs_of(node).exprs,
+        schema=node.source.schema,
+        source=node.source,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# End of stream
+# ---------------------------------------------------------------------------------------------
+
+
+def _end_of_stream_firings(
+    node: FlinkWindowedAggregate,
+    ranked: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """``EndOfStreamTrigger``: every key's window fires at the first advance to
+    ``Long.MAX_VALUE``, over the elements processed before it."""
+    group = _group(node)
+    ends = _end_of_stream(node, advances, bounds)
+    contents = ranked.filter(pl.col(WM) < LONG_MAX)
+    keep = keep_at_first_firing(node.evictor, group)
+    if keep is not None:
+        contents = contents.with_columns(keep.alias(KEEP))
+    values = contents.group_by(group).agg(
+        *final_exprs(
+            _exprs_of(node).exprs, node.source.schema, None if keep is None else pl.col(KEEP)
+        )
+    )
+    return values.join(ends, on=PART, how="inner", nulls_equal=True).with_columns(
+        pl.lit("ON_TIME").alias(TIMING), pl.lit(0, dtype=pl.Int64).alias(PANE)
+    )
+
+
+def _end_of_stream(
+    node: FlinkWindowedAggregate, advances: pl.LazyFrame, bounds: pl.LazyFrame
+) -> pl.LazyFrame:
+    """Per partition, the position of the first advance to ``Long.MAX_VALUE`` (``POS``):
+    a recorded one, or the end of a bounded input; none for an unbounded replay that
+    never gets there."""
+    recorded = advances.filter(pl.col(ADVANCE) == LONG_MAX).select(PART, SLOT)
+    ends = bounds.join(recorded, on=PART, how="left", nulls_equal=True)
+    end = pl.col(SLOT)
+    if node.source.bounded:
+        end = end.fill_null(2 * pl.col(LAST) + 2)
+    return ends.select(PART, end.alias(POS)).filter(pl.col(POS).is_not_null())
+
+
+# ---------------------------------------------------------------------------------------------
+# Python functions
+# ---------------------------------------------------------------------------------------------
+
+
+def _python_firings(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    firing: _Firing,
+) -> pl.LazyFrame:
+    """Firings with Python functions: the firings and the rank range each reads are
+    columnar (as for ``ks.agg``), the functions run per firing (:mod:`._firing_functions`)."""
+    group = _group(node)
+    ranked = records.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(_RANK))
+    evictor = node.evictor
+    hi = pl.col(HI)
+    if firing.count is None:
+        fires = (
+            ranked.filter(pl.col(WM) < LONG_MAX)
+            .group_by(group)
+            .agg((pl.len().cast(pl.Int64) - 1).alias(HI))
+            .join(_end_of_stream(node, advances, bounds), on=PART, nulls_equal=True)
+            .with_columns(
+                pl.lit("ON_TIME").alias(TIMING),
+                pl.lit(0, dtype=pl.Int64).alias(PANE),
+                pl.lit(LONG_MAX, dtype=pl.Int64).alias(WATERMARK),
+            )
+        )
+        lo = pl.lit(0, dtype=pl.Int64)
+        if isinstance(evictor, FlinkCountEvictor) and not evictor.do_evict_after:
+            lo = pl.max_horizontal(lo, hi - (evictor.max_count - 1))
+    else:
+        count = firing.count
+        fires = ranked.filter((pl.col(_RANK) + 1) % count == 0).select(
+            *group,
+            pl.col(_RANK).alias(HI),
+            (2 * pl.col(SEQ) + 1).alias(POS),
+            pl.when(pl.col(WM) < LONG_MAX)
+            .then(pl.lit("EARLY"))
+            .otherwise(pl.lit("LATE"))
+            .alias(TIMING),
+            ((pl.col(_RANK) + 1) // count - 1).alias(PANE),
+            pl.col(WM).alias(WATERMARK),
+        )
+        lo = hi - (count - 1) if firing.purging else pl.lit(0, dtype=pl.Int64)
+        if isinstance(evictor, FlinkCountEvictor):
+            if not evictor.do_evict_after:
+                lo = pl.max_horizontal(lo, hi - (evictor.max_count - 1))
+            elif not firing.purging:
+                lo = pl.max_horizontal(lo, hi - (count + evictor.max_count - 1))
+    ordered = fires.with_columns(lo.alias(LO)).sort([PART, POS, *node.keys], nulls_last=True)
+    columns = [*group, _RANK, TS, *node.source.value]
+    elements = ranked.select(list(dict.fromkeys(columns)))
+    frames = pl.collect_all([ordered, elements])
+    panes = python_panes(node, frames[0], frames[1], group, _RANK, None)
+    return panes.lazy()
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+# ---------------------------------------------------------------------------------------------
+
+
+def _output_columns(node: FlinkWindowedAggregate, emitted: pl.LazyFrame) -> pl.LazyFrame:
+    """The output columns (before :func:`~._output.finish_main`): null window bounds and
+    ``GlobalWindow#maxTimestamp`` as every result's timestamp."""
+    partition = node.source.partition
+    extra = [] if partition is None or partition in node.keys else [pl.col(PART).alias(partition)]
+    return emitted.with_columns(
+        *extra,
+        pl.lit(None, dtype=pl.Int64).alias("window_start"),
+        pl.lit(None, dtype=pl.Int64).alias("window_end"),
+        pl.lit(LONG_MAX, dtype=pl.Int64).alias("timestamp"),
+        pl.col(TIMING).cast(pl.String),
+        pl.col(PANE).cast(pl.Int64),
+    )

@@ -1,0 +1,180 @@
+"""The Polars backend equals the reference interpreter on Flink tumbling and sliding windows
+with event-time, count (purging or not) and continuous event-time triggers, count and time
+evictors, allowed lateness (late firings read what the previous firing left), unbounded
+replays and window functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kstreamlike as ks
+from tests.backends.differential import assert_same_as_reference
+from tests.backends.test_polars_flink import AGG_LISTS, KEYS, _Collect, assigners, frames
+from tests.backends.test_polars_flink_global import (
+    delta_triggers,
+    evictors,
+    watermark_strategies,
+)
+
+
+def time_window_triggers() -> st.SearchStrategy[Any]:
+    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)``, count and delta
+    triggers, purging or not, and continuous event-time triggers."""
+    count = st.integers(1, 5).map(ks.CountTrigger.of)
+    return st.one_of(
+        st.none(),
+        st.just(ks.PurgingTrigger.of(ks.EventTimeTrigger.create())),
+        count,
+        count.map(ks.PurgingTrigger.of),
+        st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of),
+        delta_triggers(),
+    )
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    trigger=time_window_triggers(),
+    evictor=evictors(),
+    bounded=st.booleans(),
+    lateness=st.sampled_from([0, 0, 5, 20, 60]),
+    keys=KEYS,
+    partition=st.booleans(),
+    order_by=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_time_window_firing_matches_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    bounded: bool,
+    lateness: int,
+    keys: list[str],
+    partition: bool,
+    order_by: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o" if order_by else None,
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by)),
+        bounded=bounded,
+    )
+    windowed = (
+        stream.key_by(keys[0] if len(keys) == 1 else keys)
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .side_output_late_data(ks.OutputTag("late"))
+    )
+    if trigger is not None:
+        windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
+
+
+class _Cleared(ks.ProcessWindowFunction[Any, str]):
+    """Stateful across a key's windows, and counting cleanups in the key's state: the calls
+    must follow Flink's order, cleanups included."""
+
+    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
+        context.window_state["n"] = context.window_state.get("n", 0) + 1
+        seen = context.global_state.get("cleared", 0)
+        head = f"{key}:{context.window_start}:{context.window_end}:{context.max_timestamp}"
+        tail = f"{context.window_state['n']}:{seen}:{context.current_watermark}"
+        return [f"{head}:{tail}:{e}" for e in elements]
+
+    def clear(self, context: ks.ProcessWindowContext) -> None:
+        context.global_state["cleared"] = context.global_state.get("cleared", 0) + 1
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    purging=st.booleans(),
+    lateness=st.sampled_from([0, 0, 5, 20, 60]),
+    bounded=st.booleans(),
+    partition=st.booleans(),
+    kind=st.sampled_from(["process", "reduce", "aggregate_function"]),
+    data=st.data(),
+)
+def test_window_functions_on_time_windows_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    purging: bool,
+    lateness: int,
+    bounded: bool,
+    partition: bool,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    stream = ks.stream(
+        frame,
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
+    if purging:
+        windowed = windowed.trigger(ks.PurgingTrigger.of(ks.EventTimeTrigger.create()))
+    if kind == "process":
+        result = windowed.process(_Cleared())
+    elif kind == "reduce":
+        result = windowed.reduce(lambda a, b: b if a is None else a, window_function=_Cleared())
+    else:
+        result = windowed.aggregate(_Collect(), window_function=_Cleared())
+    assert_same_as_reference(result, "polars")
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    interval=st.integers(1, 30),
+    lateness=st.sampled_from([0, 5, 20, 60]),
+    bounded=st.booleans(),
+    keys=KEYS,
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_continuous_event_time_trigger_matches_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    interval: int,
+    lateness: int,
+    bounded: bool,
+    keys: list[str],
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    result = (
+        stream.key_by(keys[0] if len(keys) == 1 else keys)
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .side_output_late_data(ks.OutputTag("late"))
+        .trigger(ks.ContinuousEventTimeTrigger.of(interval))
+        .aggregate(*aggregations)
+    )
+    assert_same_as_reference(result, "polars")
