@@ -29,6 +29,7 @@ def _load(name: str) -> ModuleType:
         ("clickstream_sessions", ["--users", "40"], "sessions were still open"),
         ("card_fraud_sliding", ["--cards", "60"], "tested cards"),
         ("flights_departures", ["--month", "1", "--days", "1"], "What a larger grace keeps"),
+        ("sensor_evictors", ["--sensors", "2"], "DeltaEvictor measures from the newest"),
     ],
 )
 def test_example_runs(
@@ -71,8 +72,26 @@ def _untimed(printed: str) -> list[str]:
 
 
 def test_every_example_is_tested() -> None:
-    tested = {"quickstart", "clickstream_sessions", "card_fraud_sliding", "flights_departures"}
+    tested = {
+        "quickstart",
+        "clickstream_sessions",
+        "card_fraud_sliding",
+        "flights_departures",
+        "sensor_evictors",
+    }
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
+
+
+def test_sensor_example_is_the_same_on_the_default_backends(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """By default Polars runs the count windows and the count evictor, and the reference the
+    delta evictor; the output equals the reference's."""
+    module = _load("sensor_evictors")
+    module.main(["--sensors", "2"])
+    chosen = capsys.readouterr().out
+    module.main(["--sensors", "2", "--backend", "reference"])
+    assert chosen == capsys.readouterr().out
 
 
 def test_flights_example_accounts_for_every_flight(capsys: pytest.CaptureFixture[str]) -> None:
