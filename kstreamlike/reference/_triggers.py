@@ -305,15 +305,65 @@ class CountTrigger(Trigger):
         ctx.clear_state(self.STATE)
 
 
-class ContinuousEventTimeTrigger(Trigger):
-    """Fires every ``interval`` of event time, and at the window's end
-    (``ContinuousEventTimeTrigger``, as of FLINK-20443: the next fire time is capped at the
-    window's ``maxTimestamp``)."""
+class _PeriodicTrigger(Trigger):
+    """What Flink's two continuous triggers share: one periodic fire time per window, kept
+    in partitioned state (the earliest on merge) with a timer in one time domain."""
 
     STATE = "fire-time"
 
     def __init__(self, interval: int) -> None:
         self.interval = interval
+
+    @abstractmethod
+    def _set_timer(self, ctx: TriggerContext, time: int) -> None:
+        """Register a timer at ``time`` in the trigger's time domain."""
+
+    @abstractmethod
+    def _delete_timer(self, ctx: TriggerContext, time: int) -> None:
+        """Delete the timer at ``time`` in the trigger's time domain."""
+
+    def _fire_periodic(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        """FIRE at the stored fire time, scheduling the next."""
+        if ctx.get_state(self.STATE) == time:
+            ctx.clear_state(self.STATE)
+            self._register_next_fire_timestamp(time, window, ctx)
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        """Fire times merge (the minimum)."""
+        return True
+
+    def on_merge(self, window: Window, ctx: TriggerContext) -> None:
+        """Keep the earliest fire time and set its timer."""
+        ctx.merge_partitioned_state(self.STATE, min)
+        fire_time = ctx.get_state(self.STATE)
+        if fire_time is not None:
+            self._set_timer(ctx, fire_time)
+
+    def clear(self, window: Window, ctx: TriggerContext) -> None:
+        """Delete the periodic timer and its state (an end timer stays, harmless)."""
+        fire_time = ctx.get_state(self.STATE)
+        if fire_time is not None:
+            self._delete_timer(ctx, fire_time)
+            ctx.clear_state(self.STATE)
+
+    def _register_next_fire_timestamp(self, time: int, window: Window, ctx: TriggerContext) -> None:
+        next_fire = min(time + self.interval, window.max_timestamp())
+        ctx.set_state(self.STATE, next_fire)
+        self._set_timer(ctx, next_fire)
+
+
+class ContinuousEventTimeTrigger(_PeriodicTrigger):
+    """Fires every ``interval`` of event time, and at the window's end
+    (``ContinuousEventTimeTrigger``, as of FLINK-20443: the next fire time is capped at the
+    window's ``maxTimestamp``)."""
+
+    def _set_timer(self, ctx: TriggerContext, time: int) -> None:
+        ctx.register_event_time_timer(time)
+
+    def _delete_timer(self, ctx: TriggerContext, time: int) -> None:
+        ctx.delete_event_time_timer(time)
 
     def on_element(
         self, record: Record, timestamp: int, window: Window, ctx: TriggerContext
@@ -332,43 +382,17 @@ class ContinuousEventTimeTrigger(Trigger):
         """FIRE at the window's end, and at the stored fire time (scheduling the next)."""
         if time == window.max_timestamp():
             return TriggerResult.FIRE
-        if ctx.get_state(self.STATE) == time:
-            ctx.clear_state(self.STATE)
-            self._register_next_fire_timestamp(time, window, ctx)
-            return TriggerResult.FIRE
-        return TriggerResult.CONTINUE
-
-    def can_merge(self) -> bool:
-        """Fire times merge (the minimum)."""
-        return True
-
-    def on_merge(self, window: Window, ctx: TriggerContext) -> None:
-        """Keep the earliest fire time and set its timer."""
-        ctx.merge_partitioned_state(self.STATE, min)
-        fire_time = ctx.get_state(self.STATE)
-        if fire_time is not None:
-            ctx.register_event_time_timer(fire_time)
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        """Delete the periodic timer and its state (the end timer stays, harmless)."""
-        fire_time = ctx.get_state(self.STATE)
-        if fire_time is not None:
-            ctx.delete_event_time_timer(fire_time)
-            ctx.clear_state(self.STATE)
-
-    def _register_next_fire_timestamp(self, time: int, window: Window, ctx: TriggerContext) -> None:
-        next_fire = min(time + self.interval, window.max_timestamp())
-        ctx.set_state(self.STATE, next_fire)
-        ctx.register_event_time_timer(next_fire)
+        return self._fire_periodic(time, window, ctx)
 
 
-class ContinuousProcessingTimeTrigger(Trigger):
+class ContinuousProcessingTimeTrigger(_PeriodicTrigger):
     """Fires every ``interval`` of processing time (``ContinuousProcessingTimeTrigger``)."""
 
-    STATE = "fire-time"
+    def _set_timer(self, ctx: TriggerContext, time: int) -> None:
+        ctx.register_processing_time_timer(time)
 
-    def __init__(self, interval: int) -> None:
-        self.interval = interval
+    def _delete_timer(self, ctx: TriggerContext, time: int) -> None:
+        ctx.delete_processing_time_timer(time)
 
     def on_element(
         self, record: Record, timestamp: int, window: Window, ctx: TriggerContext
@@ -384,34 +408,7 @@ class ContinuousProcessingTimeTrigger(Trigger):
 
     def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
         """FIRE at the stored fire time and schedule the next."""
-        if ctx.get_state(self.STATE) == time:
-            ctx.clear_state(self.STATE)
-            self._register_next_fire_timestamp(time, window, ctx)
-            return TriggerResult.FIRE
-        return TriggerResult.CONTINUE
-
-    def can_merge(self) -> bool:
-        """Fire times merge (the minimum)."""
-        return True
-
-    def on_merge(self, window: Window, ctx: TriggerContext) -> None:
-        """Keep the earliest fire time and set its timer."""
-        ctx.merge_partitioned_state(self.STATE, min)
-        fire_time = ctx.get_state(self.STATE)
-        if fire_time is not None:
-            ctx.register_processing_time_timer(fire_time)
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        """Delete the periodic timer and its state."""
-        fire_time = ctx.get_state(self.STATE)
-        if fire_time is not None:
-            ctx.delete_processing_time_timer(fire_time)
-            ctx.clear_state(self.STATE)
-
-    def _register_next_fire_timestamp(self, time: int, window: Window, ctx: TriggerContext) -> None:
-        next_fire = min(time + self.interval, window.max_timestamp())
-        ctx.set_state(self.STATE, next_fire)
-        ctx.register_processing_time_timer(next_fire)
+        return self._fire_periodic(time, window, ctx)
 
 
 class DeltaTrigger(Trigger):
