@@ -14,10 +14,15 @@ DUE = "__ks_due"
 
 
 def first_position_reaching(
-    due: pl.LazyFrame, progress: pl.LazyFrame, position: str, partition: Sequence[str]
+    due: pl.LazyFrame,
+    progress: pl.LazyFrame,
+    position: str,
+    partition: Sequence[str],
+    ties: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """``due`` with a column ``FIRST``: for each row, the first ``position`` of its partition
     at which ``progress``'s ``TIME`` is ``>= `` the row's ``DUE`` (null when never reached).
+    The rows come out sorted by ``DUE``, then by ``ties`` (nulls last).
 
     ``progress`` must be sorted by (partition, ``position``) with ``TIME`` non-decreasing
     within each partition, so the first row of each new time value is where that time is
@@ -31,7 +36,7 @@ def first_position_reaching(
     # Without partitions, progress is already in time order.
     steps = steps.sort(TIME) if partition else steps.set_sorted(TIME)
     return (
-        due.sort(DUE)
+        (due.sort([DUE, *ties], nulls_last=True) if ties else due.sort(DUE))
         .join_asof(
             steps,
             left_on=DUE,

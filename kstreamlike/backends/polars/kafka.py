@@ -177,13 +177,15 @@ def _on_close(
         records.select(*part, pl.col(ST).alias(TIME), SEQ),
         SEQ,
         part,
-    )
-    return (
-        closed.filter(pl.col(FIRST).is_not_null())
-        .sort(list(dict.fromkeys([*part, FIRST, START, *node.keys])), nulls_last=True)
-        .drop(FIRST)
-        .with_columns(pl.lit(False).alias(TOMBSTONE))
-    )
+        node.keys,
+    ).filter(pl.col(FIRST).is_not_null())
+    if part:
+        closed = closed.sort(
+            list(dict.fromkeys([*part, FIRST, START, *node.keys])), nulls_last=True
+        )
+    # Without partitions the rows already come in emission order (first, start, keys):
+    # the first position reaching a due time grows with it, and the due time with the start.
+    return closed.drop(FIRST).with_columns(pl.lit(False).alias(TOMBSTONE))
 
 
 def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
