@@ -23,6 +23,7 @@ from kstreamlike.backends.spark._arrivals import (
     floor_div,
     stream_time_at,
 )
+from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
 from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._prepare import PART, TS, Prepared
 from kstreamlike.backends.spark._suppress import suppress
@@ -39,9 +40,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 __all__ = ["run_kafka"]
-
-ST = "__ks_st"
-START, END, TIMESTAMP, TOMBSTONE = "window_start", "window_end", "timestamp", "is_tombstone"
 
 
 def _window_id(node: KafkaWindowedAggregate) -> list[str]:

@@ -22,6 +22,7 @@ from kstreamlike.backends.polars._python import WindowDeleted
 from kstreamlike.backends.polars.kafka_session import CONSUMER, SUB, run_session
 from kstreamlike.backends.polars.kafka_sliding import CREATED, run_sliding
 from kstreamlike.backends.spark import _scan
+from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
 from kstreamlike.backends.spark._frames import polars_schema
 from kstreamlike.backends.spark._kernels import (
     KernelFailed,
@@ -49,11 +50,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DELETED_MESSAGE", "run_kafka_keyed"]
 
-ST = "__ks_st"
 DUE = "__ks_due"  # the stream time that closes a window
 FIRST = "__ks_first"
 LATE = "__ks_late"  # a row of the kernel's output that names a late record
-START, END, TIMESTAMP, TOMBSTONE = "window_start", "window_end", "timestamp", "is_tombstone"
 
 DELETED_MESSAGE = (
     "a Python aggregation returned None for a session or sliding window (Kafka deletes the "
