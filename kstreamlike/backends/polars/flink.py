@@ -74,7 +74,7 @@ from kstreamlike.plan.windows import (
     FlinkTumblingWindow,
 )
 
-__all__ = ["run_flink"]
+__all__ = ["TIE", "flink_panes", "run_flink"]
 
 # Internal columns of this module.
 TIE = "__ks_tie"  # order within a position: timer timestamp, or assigner index
@@ -97,9 +97,6 @@ def run_flink(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The main output and the late side output of a Flink window aggregation.
 
-    Session windows are handed to :mod:`.flink_session` and global windows to
-    :mod:`.flink_global` once the watermarks are known.
-
     Args:
         node: the plan node.
         valid: the valid records in arrival order, with the input columns and the
@@ -110,15 +107,46 @@ def run_flink(
         their final schemas.
     """
     records, advances, bounds = replay_watermarks(node, valid)
-    if isinstance(node.window, FlinkGlobalWindow):
-        from kstreamlike.backends.polars.flink_global import run_flink_global
+    panes, late = flink_panes(node, records, advances, bounds)
+    return finish_main(node, panes), finish_late(node, late, pl.col(WM))
 
-        return run_flink_global(node, records, advances, bounds)
+
+def flink_panes(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Every pane and the late records, once the watermarks are known.
+
+    The watermarks may come from :func:`~._watermarks.replay_watermarks` or from elsewhere
+    (the Spark backend runs this per key, with the watermarks of the key's partition):
+    nothing here looks at the records of other keys.
+
+    Session windows are handed to :mod:`.flink_session` and global windows to
+    :mod:`.flink_global`.
+
+    Args:
+        node: the plan node.
+        records: the valid records in arrival order (``SEQ`` = 0, 1, ... per partition
+            block, as :func:`~._watermarks.replay_watermarks` returns them) with ``WM``.
+        advances: the watermark advances (``PART``, ``SLOT``, ``ADVANCE``), increasing.
+        bounds: per partition, its first and last arrival positions.
+
+    Returns:
+        The panes in emission order: the output columns (window bounds and ``timestamp``
+        in ticks, no ``emit_order``) plus ``POS`` (emission position, see
+        :mod:`._watermarks`) and ``TIE`` (the timer's timestamp for a firing at a watermark
+        advance); and the late records (with ``WM``).
+    """
+    if isinstance(node.window, FlinkGlobalWindow):
+        from kstreamlike.backends.polars.flink_global import flink_global_panes
+
+        return flink_global_panes(node, records, advances, bounds)
     if isinstance(node.window, FlinkSessionWindow):
         from kstreamlike.backends.polars.flink_session import run_flink_session
 
-        panes, late = run_flink_session(node, records, advances, bounds)
-        return finish_main(node, panes), finish_late(node, late, pl.col(WM))
+        return run_flink_session(node, records, advances, bounds)
     assert isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow))
 
     late = records.filter(_is_late(node))
@@ -132,7 +160,7 @@ def run_flink(
         panes = process_window_panes(
             node, pairs, advances, bounds, group=_group(node), size=_window_size(node), names=names
         )
-        return finish_main(node, _output_columns(node, panes)), finish_late(node, late, pl.col(WM))
+        return _output_columns(node, panes), late
     if isinstance(trigger, FlinkContinuousEventTimeTrigger):
         firings = [_continuous_firings(node, trigger.interval, pairs, advances, bounds)]
     elif isinstance(nested, FlinkDeltaTrigger):
@@ -167,7 +195,7 @@ def run_flink(
     emitted = pl.concat(firings, how="vertical").sort(
         [PART, POS, TIE, *node.keys, WSTART], nulls_last=True
     )
-    return finish_main(node, _output_columns(node, emitted)), finish_late(node, late, pl.col(WM))
+    return _output_columns(node, emitted), late
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from kstreamlike.backends.polars._count_trigger import PANE, TIMING, count_trigg
 from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
 from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
 from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
-from kstreamlike.backends.polars._output import finish_late, finish_main
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
@@ -48,11 +47,12 @@ from kstreamlike.plan.firing import (
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
 
-__all__ = ["global_window_gap", "run_flink_global"]
+__all__ = ["flink_global_panes", "global_window_gap"]
 
 _RANK = "__ks_rank"  # Python functions: the element's position in its key's window
 
 # Internal columns of this module.
+TIE = "__ks_tie"  # order within an emission position (as in :mod:`.flink`)
 
 
 @dataclass(frozen=True)
@@ -114,13 +114,13 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     return None
 
 
-def run_flink_global(
+def flink_global_panes(
     node: FlinkWindowedAggregate,
     records: pl.LazyFrame,
     advances: pl.LazyFrame,
     bounds: pl.LazyFrame,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """The main output and the (always empty) late side output of a global-window plan.
+    """The panes and the (always empty) late records of a global-window plan.
 
     Args:
         node: the plan node (a :class:`~kstreamlike.plan.windows.FlinkGlobalWindow`).
@@ -129,10 +129,12 @@ def run_flink_global(
         bounds: the partitions' arrival bounds.
 
     Returns:
-        The main output in emission order and the late records (none: global windows are
-        never late), both in their final schemas.
+        The panes in emission order (the output columns before
+        :func:`~._output.finish_main`, with ``POS`` and ``TIE``: ``Long.MAX_VALUE``, the
+        timestamp of the only timer that fires a global window), and the late records
+        (none: global windows are never late).
     """
-    late = finish_late(node, records.filter(pl.lit(value=False)), pl.col(WM))
+    late = records.filter(pl.lit(value=False))
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
     if isinstance(nested, FlinkDeltaTrigger):
@@ -147,7 +149,7 @@ def run_flink_global(
             source=node.source,
         )
         emitted = panes.sort([PART, POS, *node.keys], nulls_last=True)
-        return finish_main(node, _output_columns(node, emitted)), late
+        return _output_columns(node, emitted), late
     firing = _firing(node.trigger)
     if firing is None:
         panes = records.head(0).select(*_group(node), *_aggregates_of_empty(node))
@@ -163,7 +165,7 @@ def run_flink_global(
     else:
         panes = _count_firings(node, records, firing.count, firing.purging)
     emitted = panes.sort([PART, POS, *node.keys], nulls_last=True, maintain_order=True)
-    return finish_main(node, _output_columns(node, emitted)), late
+    return _output_columns(node, emitted), late
 
 
 def _group(node: FlinkWindowedAggregate) -> list[str]:
@@ -322,6 +324,7 @@ def _output_columns(node: FlinkWindowedAggregate, emitted: pl.LazyFrame) -> pl.L
         pl.lit(None, dtype=pl.Int64).alias("window_start"),
         pl.lit(None, dtype=pl.Int64).alias("window_end"),
         pl.lit(LONG_MAX, dtype=pl.Int64).alias("timestamp"),
+        pl.lit(LONG_MAX, dtype=pl.Int64).alias(TIE),
         pl.col(TIMING).cast(pl.String),
         pl.col(PANE).cast(pl.Int64),
     )

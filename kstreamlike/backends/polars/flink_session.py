@@ -88,6 +88,7 @@ from kstreamlike.backends.polars._session_intervals import (
     interval_layout,
 )
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, SLOT, WM
+from kstreamlike.backends.polars._watermarks import POS as EMIT_POS
 from kstreamlike.backends.polars.kafka_session import (
     CLOSED,
     _group_ids,
@@ -600,9 +601,9 @@ def run_flink_session(
         bounds: per partition, its first and last arrival positions.
 
     Returns:
-        The panes in emission order (``PART``, key columns, window bounds and
-        ``maxTimestamp``, aggregates, ``POSITION``, ``TIE``, timing and index), and the late
-        records in arrival order (with ``WM``).
+        The panes in emission order (the output columns before
+        :func:`~._output.finish_main`, with ``POS`` and ``TIE``), and the late records in
+        arrival order (with ``WM``).
     """
     frame = records.collect()
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
@@ -622,7 +623,8 @@ def run_flink_session(
 
 def _output_columns(node: FlinkWindowedAggregate, emitted: pl.DataFrame) -> pl.DataFrame:
     """The output columns (window bounds and ``timestamp`` in ticks, aggregates in the
-    output dtypes); ``WindowOperator#emitWindowContents`` stamps ``window.maxTimestamp()``."""
+    output dtypes), the emission position (``POS`` of :mod:`._watermarks`) and ``TIE``;
+    ``WindowOperator#emitWindowContents`` stamps ``window.maxTimestamp()``."""
     partition = node.source.partition
     extra = [] if partition is None or partition in node.keys else [pl.col(PART).alias(partition)]
     dtypes = aggregate_columns(node.aggregation, node.source.schema)
@@ -638,4 +640,6 @@ def _output_columns(node: FlinkWindowedAggregate, emitted: pl.DataFrame) -> pl.D
         ),
         pl.col(TIMING).cast(pl.String),
         pl.col(PANE).cast(pl.Int64),
+        pl.col(POSITION).alias(EMIT_POS),
+        pl.col(TIE),
     )
