@@ -178,3 +178,22 @@ def test_continuous_event_time_trigger_matches_reference(
         .aggregate(*aggregations)
     )
     assert_same_as_reference(result, "polars")
+
+
+def test_window_function_sees_the_recorded_watermark_that_fired_it() -> None:
+    """Two recorded watermarks after the same record apply one after the other: the window
+    fired by the first sees that one, not the larger second."""
+    frame = pl.DataFrame({"o": [0, 1], "k": ["a", "a"], "ts": [5, 15]})
+    watermarks = pl.DataFrame({"after": [0, 0], "watermark": [10, 30]})
+    stream = ks.stream(
+        frame,
+        key="k",
+        value="ts",
+        timestamp="ts",
+        order_by="o",
+        watermarks=ks.WatermarkStrategy.explicit(watermarks),
+        backend="polars",
+    )
+    result = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).process(_Cleared())
+    assert result.collect()["value"].to_list() == ["a:0:10:9:1:0:10:5"]
+    assert_same_as_reference(result, "polars")

@@ -39,6 +39,7 @@ POS = "__ks_pos"  # emission position of a firing within its partition
 FIRST = "__ks_first"  # the partition's first arrival position
 LAST = "__ks_last"  # the partition's last arrival position
 ORDER = "__ks_order"  # the arrival-order value explicit watermarks refer to
+_FRAME_ROW = "__ks_frame_row"  # a recorded watermark's row in its frame
 
 
 def replay_watermarks(
@@ -121,17 +122,21 @@ def _explicit_watermarks(
 
     A row applies right after the last record whose order value is ``<= after`` (before the
     first record if there is none); without a ``partition`` column it applies to every
-    partition. Rows sharing a slot fire timers in one ascending sweep, so only their
-    maximum matters; non-advancing rows are ignored.
+    partition. Rows sharing a slot apply one after the other in frame order, each firing
+    the timers it reaches (a window function sees the watermark of the row that fired
+    it); non-advancing rows are ignored.
 
     Returns:
         ``records`` with ``WM``, and the advances (``PART``, ``SLOT``, ``ADVANCE``), strictly
-        increasing within a partition and sorted by ``SLOT`` within a partition.
+        increasing within a partition and sorted by ``SLOT`` within a partition (several
+        advances may share a slot).
     """
     source = node.source
     order_column, dtype = _order_dtype(node, plan.frame.schema["after"])
-    rows = plan.frame.lazy().filter(
-        pl.col("after").is_not_null() & pl.col("watermark").is_not_null()
+    rows = (
+        plan.frame.lazy()
+        .with_row_index(_FRAME_ROW)
+        .filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
     )
     if source.partition is not None and "partition" in plan.frame.columns:
         part_dtype = source.schema[source.partition]
@@ -153,18 +158,21 @@ def _explicit_watermarks(
             .alias(SLOT)
         )
     )
-    running = pl.col(ADVANCE).cum_max().over(PART)
+    # rows apply in slot order, those of a slot in frame order; those that raise the
+    # watermark are the advances (several may share a slot)
+    running = pl.col("watermark").cast(pl.Int64).cum_max().over(PART)
     advances = (
-        placed.group_by(PART, SLOT)
-        .agg(pl.col("watermark").cast(pl.Int64).max().alias(ADVANCE))
-        .sort(PART, SLOT)
-        .with_columns(running)
+        placed.sort(PART, SLOT, _FRAME_ROW)
+        .with_columns(running.alias(ADVANCE))
         .filter(pl.col(ADVANCE) > pl.col(ADVANCE).shift(1, fill_value=LONG_MIN).over(PART))
+        .select(PART, SLOT, ADVANCE)
     )
+    # the watermark before a record: the last advance of the last slot before it
+    last_of_slot = advances.group_by(PART, SLOT).agg(pl.col(ADVANCE).max())
     with_wm = (
         records.with_columns((2 * pl.col(SEQ)).alias(POS))
         .join_asof(
-            advances,
+            last_of_slot.sort(SLOT),
             left_on=POS,
             right_on=SLOT,
             by=PART,
