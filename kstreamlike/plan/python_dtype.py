@@ -11,6 +11,11 @@ Backends that need the output schema up front (Spark) take it from this rule:
 3. the type of what the aggregation starts from, computed once: ``initializer()`` for Kafka
    ``aggregate``, ``get_result(create_accumulator())`` for a Flink ``AggregateFunction``.
 
+With a Flink ``ProcessWindowFunction`` (``process``, or ``window_function=``) the value is
+what the function returns: :func:`window_function_dtype` reads the element type of the
+return annotation of ``process`` (``Iterable[float]``, ``list[str]``, ...), else the
+output type parameter of the class (``ks.ProcessWindowFunction[int, float]``).
+
 When none applies, :func:`python_value_dtype` raises :class:`InvalidSpecError`, naming the
 function to annotate.
 
@@ -26,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import collections.abc
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +39,7 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.errors import InvalidSpecError
+from kstreamlike.functions import ProcessWindowFunction
 from kstreamlike.plan.nodes import (
     Aggregation,
     DeclarativeAggregation,
@@ -41,7 +48,7 @@ from kstreamlike.plan.nodes import (
     ReduceAggregation,
 )
 
-__all__ = ["python_value_dtype"]
+__all__ = ["python_value_dtype", "window_function_dtype"]
 
 _SCALARS: dict[type, pl.DataType] = {
     bool: pl.Boolean(),
@@ -110,3 +117,55 @@ def python_value_dtype(
     if found is None:
         raise _fail("AggregateFunction.get_result", "def get_result(self, acc) -> float")
     return found
+
+
+_ITERABLES = (
+    list,
+    tuple,
+    collections.abc.Iterable,
+    collections.abc.Iterator,
+    collections.abc.Generator,
+    collections.abc.Sequence,
+    collections.abc.Collection,
+)
+
+
+def window_function_dtype(function: ProcessWindowFunction[Any, Any]) -> pl.DataType:
+    """The dtype of the ``value`` column of a ``ProcessWindowFunction``: the element type
+    of the return annotation of its ``process``, else its class's output type parameter.
+
+    Example:
+        >>> from collections.abc import Iterable
+        >>> import kstreamlike as ks
+        >>> class Span(ks.ProcessWindowFunction[int, int]):
+        ...     def process(self, key, context, elements):
+        ...         yield max(elements) - min(elements)
+        >>> window_function_dtype(Span())
+        Int64
+        >>> class Labels(ks.ProcessWindowFunction):
+        ...     def process(self, key, context, elements) -> Iterable[str]:
+        ...         yield str(key)
+        >>> window_function_dtype(Labels())
+        String
+    """
+    cls = type(function)
+    try:
+        returned = typing.get_type_hints(cls.process).get("return")
+    except Exception:  # unresolvable annotations count as absent
+        returned = None
+    if typing.get_origin(returned) in _ITERABLES:
+        found = _from_type((typing.get_args(returned) or (None,))[0])
+        if found is not None:
+            return found
+    for klass in cls.__mro__:
+        for base in getattr(klass, "__orig_bases__", ()):
+            if typing.get_origin(base) is ProcessWindowFunction:
+                arguments = typing.get_args(base)
+                found = _from_type(arguments[1]) if len(arguments) == 2 else None
+                if found is not None:
+                    return found
+    raise _fail(
+        "ProcessWindowFunction.process",
+        "def process(self, key, context, elements) -> Iterable[float], or subclass "
+        "ks.ProcessWindowFunction[int, float]",
+    )

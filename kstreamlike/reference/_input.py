@@ -27,7 +27,7 @@ from kstreamlike.plan.validity import (
 )
 from kstreamlike.plan.windows import FlinkSessionWindow
 
-__all__ = ["Partition", "Record", "read_input", "sort_key"]
+__all__ = ["Partition", "Record", "make_record", "read_input", "sort_key"]
 
 ROW = "__kstreamlike_row__"
 TICKS = "__kstreamlike_ticks__"
@@ -102,6 +102,41 @@ def _value(node: WindowedAggregate, row: dict[str, Any]) -> Any:
     return row[source.value[0]]
 
 
+def make_record(
+    node: WindowedAggregate,
+    row: dict[str, Any],
+    *,
+    seq: int,
+    ts: int,
+    order: Any,
+    gap: int | None = None,
+    processing_time: int | None = None,
+) -> Record:
+    """The record of an input ``row`` (a dict of the input columns) for ``node``: its key
+    and the value Python functions receive follow from the row.
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> frame = pl.DataFrame({"k": ["a"], "ts": [1], "v": [2]})
+        >>> stream = ks.stream(frame, key="k", value="v", timestamp="ts")
+        >>> plan = stream.key_by("k").count_window(2).sum("v").plan
+        >>> record = make_record(plan, {"k": "a", "ts": 1, "v": 2}, seq=0, ts=1, order=0)
+        >>> record.key, record.value
+        (('a',), 2)
+    """
+    return Record(
+        seq=seq,
+        row=row,
+        ts=ts,
+        key=tuple(row[k] for k in node.keys),
+        value=_value(node, row),
+        order=order,
+        gap=gap,
+        processing_time=processing_time,
+    )
+
+
 def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dict[str, Any], str]]]:
     """Split the input into partitions of valid records and a list of (row, reason)."""
     source = node.source
@@ -129,7 +164,6 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
     for full in frame.iter_rows(named=True):
         row = {c: full[c] for c in columns}
         ts, gap = full[TICKS], full.get(GAP)
-        value = _value(node, row)
         reason = _invalid_reason(node, {**row, EVENT_TIME: ts, SESSION_GAP: gap})
         if reason is not None:
             invalid.append((row, reason))
@@ -143,15 +177,8 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
                 "(within one partition): arrival order must be unique"
             )
         orders.add(order)
-        record = Record(
-            seq=0,
-            row=row,
-            ts=ts,
-            key=tuple(row[k] for k in node.keys),
-            value=value,
-            order=order,
-            gap=gap,
-            processing_time=full.get(PROCESSING),
+        record = make_record(
+            node, row, seq=0, ts=ts, order=order, gap=gap, processing_time=full.get(PROCESSING)
         )
         partitions.setdefault(part_value, Partition(part_value)).records.append(record)
 

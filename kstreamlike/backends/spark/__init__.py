@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from kstreamlike.backends._firing import firing_model_gap
 from kstreamlike.backends.base import Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
+from kstreamlike.plan.firing import FlinkEventTimeTrigger
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
@@ -26,7 +26,7 @@ from kstreamlike.plan.nodes import (
     WindowedAggregate,
     windowed_aggregate,
 )
-from kstreamlike.plan.python_dtype import python_value_dtype
+from kstreamlike.plan.python_dtype import python_value_dtype, window_function_dtype
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 from kstreamlike.plan.windows import (
     FlinkSlidingWindow,
@@ -37,13 +37,15 @@ from kstreamlike.plan.windows import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["execute", "spark_session", "unsupported"]
+__all__ = ["execute", "spark_session", "unsupported", "vectorized"]
 
 
 def python_dtype(node: PlanNode) -> pl.DataType | None:
-    """The dtype of the ``value`` column of a Python aggregation (None for ``ks.agg``
-    aggregations), by the rule of :mod:`kstreamlike.plan.python_dtype`."""
+    """The dtype of the ``value`` column of a Python aggregation or window function (None
+    for ``ks.agg`` aggregations), by the rule of :mod:`kstreamlike.plan.python_dtype`."""
     agg = windowed_aggregate(node)
+    if isinstance(agg, FlinkWindowedAggregate) and agg.window_function is not None:
+        return window_function_dtype(agg.window_function)
     if isinstance(agg.aggregation, DeclarativeAggregation):
         return None
     source = agg.source
@@ -51,9 +53,10 @@ def python_dtype(node: PlanNode) -> pl.DataType | None:
 
 
 def unsupported(node: PlanNode) -> str | None:
-    """Why the Spark backend cannot run ``node`` yet, or None when it can: Python
-    aggregations over time windows, Flink session windows, and Python aggregations whose
-    value dtype is unknown before the query runs (see :func:`python_dtype`).
+    """Why the Spark backend cannot run ``node``, or None when it can. It runs every plan
+    the reference interpreter runs, except Python aggregations and window functions whose
+    value dtype is unknown before the query runs (see :func:`python_dtype`), and Python
+    aggregations over Kafka time windows.
 
     Example:
         >>> import polars as pl
@@ -64,23 +67,45 @@ def unsupported(node: PlanNode) -> str | None:
         >>> windowed = stream.group_by_key().windowed_by(sessions)
         >>> unsupported(windowed.reduce(lambda a, b: a + b).plan) is None
         True
+        >>> counted = stream.key_by("k").count_window(3).trigger(ks.CountTrigger.of(2))
+        >>> unsupported(counted.reduce(lambda a, b: a + b).plan) is None
+        True
     """
     agg = windowed_aggregate(node)
-    gap = firing_model_gap(node)
-    if gap is not None:
-        return gap
     try:
         python_dtype(node)
     except InvalidSpecError as error:
         return str(error)
-    if not isinstance(agg.aggregation, DeclarativeAggregation):
-        if not isinstance(agg, KafkaWindowedAggregate) or isinstance(agg.window, KafkaTimeWindow):
-            return "Python aggregations over time windows do not run on Spark yet"
     if isinstance(agg, KafkaWindowedAggregate):
-        return None
-    if not isinstance(agg.window, (FlinkTumblingWindow, FlinkSlidingWindow)):
-        return "Flink session windows do not run on Spark yet"
+        python = not isinstance(agg.aggregation, DeclarativeAggregation)
+        if python and isinstance(agg.window, KafkaTimeWindow):
+            return "Python aggregations over time windows do not run on Spark yet"
     return None
+
+
+def vectorized(agg: FlinkWindowedAggregate) -> bool:
+    """Whether a Flink plan runs vectorized on Spark (:mod:`.flink`): tumbling or sliding
+    windows, the default ``EventTimeTrigger``, no evictor, ``ks.agg`` aggregations without
+    window function. Every other Flink plan runs per key (:mod:`.flink_keyed`).
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> frame = pl.DataFrame({"k": ["a"], "ts": [1], "v": [2]})
+        >>> keyed = ks.stream(frame, key="k", value="v", timestamp="ts").key_by("k")
+        >>> windowed = keyed.window(ks.TumblingEventTimeWindows.of(10))
+        >>> vectorized(windowed.sum("v").plan)
+        True
+        >>> vectorized(windowed.evictor(ks.CountEvictor.of(2)).sum("v").plan)
+        False
+    """
+    return (
+        isinstance(agg.window, (FlinkTumblingWindow, FlinkSlidingWindow))
+        and isinstance(agg.trigger, FlinkEventTimeTrigger)
+        and agg.evictor is None
+        and agg.window_function is None
+        and isinstance(agg.aggregation, DeclarativeAggregation)
+    )
 
 
 def spark_session(frame: object) -> SparkSession:
@@ -115,6 +140,7 @@ def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
     from kstreamlike.backends.spark.flink import run_flink
+    from kstreamlike.backends.spark.flink_keyed import run_flink_keyed
     from kstreamlike.backends.spark.kafka import run_kafka
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
 
@@ -124,9 +150,11 @@ def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
         main, late = run_kafka_keyed(node, agg, prepared.valid, python_dtype(node))
     elif isinstance(agg, KafkaWindowedAggregate):
         main, late = run_kafka(node, agg, prepared)
+    elif isinstance(agg, FlinkWindowedAggregate) and vectorized(agg):
+        main, late = run_flink(node, agg, prepared.valid)
     else:
         assert isinstance(agg, FlinkWindowedAggregate)
-        main, late = run_flink(node, agg, prepared.valid)
+        main, late = run_flink_keyed(node, agg, prepared.valid, python_dtype(node))
     invalid = finish_invalid(node, prepared.invalid)
     if is_spark_frame(agg.source.frame):
         frames: tuple[Any, Any, Any] = (main, late, invalid)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
 
-from kstreamlike.plan.nodes import KafkaWindowedAggregate, Source
+from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate, Source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -51,7 +51,10 @@ def kernel_message(error: str) -> str:
     return error
 
 
-def shippable(node: KafkaWindowedAggregate) -> KafkaWindowedAggregate:
+Node = TypeVar("Node", KafkaWindowedAggregate, FlinkWindowedAggregate)
+
+
+def shippable(node: Node) -> Node:
     """``node`` without its input frame (which may be a Spark frame), for sending to the
     executors."""
     source: Source = dataclasses.replace(node.source, frame=None)

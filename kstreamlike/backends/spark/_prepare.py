@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError
-from kstreamlike.plan.nodes import WindowedAggregate
+from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.validity import (
     EVENT_TIME,
+    SESSION_GAP,
     AllNull,
     Below,
     Condition,
@@ -26,17 +27,31 @@ from kstreamlike.plan.validity import (
     NotPositive,
     invalid_rules,
 )
+from kstreamlike.plan.windows import FlinkSessionWindow
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["CHUNK", "PART", "REASON", "ROW", "SEQ", "TS", "Prepared", "prepare"]
+__all__ = [
+    "CHUNK",
+    "GAP",
+    "PART",
+    "PROCESSING",
+    "REASON",
+    "ROW",
+    "SEQ",
+    "TS",
+    "Prepared",
+    "prepare",
+]
 
 ROW = "__ks_row"  # position of the row in the input
 SEQ = "__ks_seq"  # arrival order: increasing in (partition, order_by)
 CHUNK = "__ks_chunk"  # the block of consecutive arrivals the row was numbered in
 PART = "__ks_part"  # the partition value (0 without a partition column)
 TS = EVENT_TIME  # event time in ticks
+GAP = SESSION_GAP  # a Flink dynamic session gap in ticks
+PROCESSING = "__ks_processing"  # a Flink record's processing time in ticks
 REASON = "reason"
 
 _MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
@@ -87,19 +102,43 @@ def _condition(condition: Condition) -> Column:
     return F.pmod(F.col(TS) - condition.offset, F.lit(condition.slide)) >= condition.size
 
 
-def _ticks(node: WindowedAggregate, frame: DataFrame) -> Column:
+def _ticks(node: WindowedAggregate, frame: DataFrame, name: str) -> Column:
+    """A timestamp column (or an integer one) in event-time ticks."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import TimestampNTZType, TimestampType
 
-    source = node.source
-    column = F.col(source.timestamp)
-    if not isinstance(frame.schema[source.timestamp].dataType, TimestampType | TimestampNTZType):
+    column = F.col(name)
+    if not isinstance(frame.schema[name].dataType, TimestampType | TimestampNTZType):
         return column.cast("long")
-    micros = F.unix_micros(column.cast("timestamp"))
-    unit = source.time_unit.unit
+    return _from_micros(node, F.unix_micros(column.cast("timestamp")))
+
+
+def _from_micros(node: WindowedAggregate, micros: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    unit = node.source.time_unit.unit
     if unit == "ns":
         return micros * 1_000
     return F.floor(micros / _MICROS_PER_UNIT[unit]).cast("long")
+
+
+def _derived(node: WindowedAggregate, frame: DataFrame) -> dict[str, Column]:
+    """The event time in ticks, and what the Flink profile reads besides: a dynamic session
+    gap (``GAP``) and the processing time (``PROCESSING``), in ticks."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DayTimeIntervalType
+
+    source = node.source
+    out = {TS: _ticks(node, frame, source.timestamp)}
+    window = node.window
+    if isinstance(window, FlinkSessionWindow) and window.gap_column is not None:
+        gap = F.col(window.gap_column)
+        if isinstance(frame.schema[window.gap_column].dataType, DayTimeIntervalType):
+            gap = _from_micros(node, F.unix_micros(F.timestamp_micros(F.lit(0)) + gap))
+        out[GAP] = gap.cast("long")
+    if isinstance(node, FlinkWindowedAggregate) and source.processing_time is not None:
+        out[PROCESSING] = _ticks(node, frame, source.processing_time)
+    return out
 
 
 def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
@@ -124,7 +163,7 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
     source = node.source
     frame = input_frame(spark, node)
     part = F.col(source.partition) if source.partition is not None else F.lit(0)
-    frame = frame.withColumns({TS: _ticks(node, frame), PART: part})
+    frame = frame.withColumns({**_derived(node, frame), PART: part})
     reason = F.lit(None).cast("string")
     for text, condition in reversed(invalid_rules(node)):
         reason = F.when(_condition(condition), F.lit(text)).otherwise(reason)

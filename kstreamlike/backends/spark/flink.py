@@ -1,15 +1,20 @@
-"""Flink-profile tumbling and sliding event-time windows on Spark.
+"""Flink-profile tumbling and sliding event-time windows on Spark, vectorized; and the
+watermarks every Flink plan on Spark starts from.
 
 The strategy of the Polars backend (:mod:`kstreamlike.backends.polars.flink`), with the
 scans made distributed: the watermark before each record is a running maximum over the
 partition's earlier records (a parallel prefix), the advance that first reaches a window's
 ``maxTimestamp`` is found by :func:`._scan.first_position_reaching`, and late panes are
-running aggregates per window.
+running aggregates per window. This runs the default ``EventTimeTrigger`` over ``ks.agg``
+aggregations without evictor; :mod:`.flink_keyed` runs every other plan.
 
-Emission positions within a partition are ``4 * SEQ + 1`` for the processing of a record
-(its late panes, in assigner order) and ``4 * SEQ + 2`` for the watermark advance right after
-it (timers by timestamp, key and window); the end-of-input advance shares the slot after the
-partition's last record, where it fires the remaining timers in timestamp order.
+Emission positions within a partition (:data:`POS`), for the record with arrival number
+``SEQ``: ``4 * SEQ`` for recorded watermarks before the partition's first record,
+``4 * SEQ + 1`` for the processing-time advance when the record arrives, ``4 * SEQ + 2`` for
+the processing of the record (its late panes, in assigner order) and ``4 * SEQ + 3`` for the
+watermark advances right after it (timers by timestamp, key and window). The end-of-input
+advance shares the slot after the partition's last record, where it fires the remaining
+timers in timestamp order (after those of the advances there, whose timestamps are smaller).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["run_flink"]
+__all__ = ["flink_watermarks", "run_flink"]
 
 WM = "__ks_wm"  # the watermark when the record is processed (before it)
 SEEN = "__ks_seen"  # the largest timestamp before the record
@@ -50,7 +55,12 @@ FIRST = "__ks_first"  # a partition's first arrival
 ORDER = "__ks_order"  # the arrival-order value recorded watermarks refer to
 PLACED = "__ks_placed"  # the last record at or before a recorded watermark
 NUMBER = "__ks_number"
-RAISED, BEFORE = "__ks_raised", "__ks_before"
+BEFORE = "__ks_before"
+AFTER = "__ks_after"  # an advance: the arrival number of the record it follows (null: none)
+FRAME_ROW = "__ks_frame_row"  # a recorded watermark's row in its frame
+
+# Emission positions within a partition (see the module docstring).
+BEFORE_FIRST, ARRIVAL, PROCESSING, ADVANCING = 0, 1, 2, 3
 
 
 def _size(node: FlinkWindowedAggregate) -> int:
@@ -93,10 +103,19 @@ def _is_late(node: FlinkWindowedAggregate) -> Column:
     return (_cleanup_time(node, latest_max) <= wm) & element_late
 
 
+def flink_watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """The watermark before each record (``WM``) and the advances: (``PART``, ``SLOT``,
+    ``ADVANCE``, ``AFTER``), strictly increasing in ``SLOT`` order within a partition
+    (several advances may share a slot), ``AFTER`` naming the record they follow."""
+    if isinstance(node.watermarks, ExplicitWatermarks):
+        return _explicit_watermarks(node, node.watermarks, valid)
+    return _watermarks(node, valid)
+
+
 def _watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
     """The watermark before each record (``BoundedOutOfOrdernessWatermarks``: the largest
     timestamp so far minus the delay minus 1, emitted after every record), and the advances
-    (``PART``, ``SLOT``, ``ADVANCE``)."""
+    (``PART``, ``SLOT``, ``ADVANCE``, ``AFTER``)."""
     from pyspark.sql import functions as F
 
     assert isinstance(node.watermarks, GeneratedWatermarks)
@@ -109,7 +128,10 @@ def _watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFra
     records = running_max(valid, TS, SEEN, inclusive=False).withColumn(WM, watermark(F.col(SEEN)))
     after = watermark(F.greatest(F.col(SEEN), F.col(TS)))
     advances = records.filter(after > F.col(WM)).select(
-        PART, (F.col(SEQ) * 4 + 2).alias(SLOT), after.alias(ADVANCE)
+        PART,
+        (F.col(SEQ) * 4 + ADVANCING).alias(SLOT),
+        after.alias(ADVANCE),
+        F.col(SEQ).alias(AFTER),
     )
     return records.drop(SEEN), advances
 
@@ -121,8 +143,8 @@ def _explicit_watermarks(
 
     A row applies right after the last record whose order value is ``<= after`` (before
     the partition's first record if there is none), in its ``partition`` or, without that
-    column, in every partition. Rows sharing a slot sweep timers once (their maximum), and
-    rows that do not raise the watermark are ignored.
+    column, in every partition. Rows sharing a slot apply one after the other in frame
+    order; rows that do not raise the watermark are ignored.
     """
     from pyspark.sql import functions as F
 
@@ -137,7 +159,8 @@ def _explicit_watermarks(
         dtype = pl.Int64()
     elif dtype.is_numeric() and after.is_numeric():
         dtype = pl.Float64()
-    rows = plan.frame.filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
+    rows = plan.frame.with_row_index(FRAME_ROW).with_columns(pl.col(FRAME_ROW).cast(pl.Int64))
+    rows = rows.filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
     rows = rows.with_columns(pl.col("watermark").cast(pl.Int64))
     partitions = valid.groupBy(PART).agg(F.min(SEQ).alias(FIRST))
     spark_rows = from_polars(valid.sparkSession, rows).withColumn(
@@ -152,7 +175,7 @@ def _explicit_watermarks(
         spark_rows = spark_rows.crossJoin(F.broadcast(partitions))
     records = valid.withColumn(ORDER, F.col(column).cast(spark_type(dtype)))
     placed = asof(
-        spark_rows.select(PART, ORDER, FIRST, "watermark"),
+        spark_rows.select(PART, ORDER, FIRST, FRAME_ROW, "watermark"),
         ORDER,
         records.select(PART, ORDER, SEQ),
         ORDER,
@@ -161,15 +184,18 @@ def _explicit_watermarks(
         forward=False,
     ).withColumn(
         SLOT,
-        F.when(F.col(PLACED).isNull(), F.col(FIRST) * 4).otherwise(F.col(PLACED) * 4 + 2),
+        F.when(F.col(PLACED).isNull(), F.col(FIRST) * 4 + BEFORE_FIRST).otherwise(
+            F.col(PLACED) * 4 + ADVANCING
+        ),
     )
-    slots = numbered(
-        placed.groupBy(PART, SLOT).agg(F.max("watermark").alias(ADVANCE)), [PART, SLOT], NUMBER
+    steps = numbered(
+        placed.select(PART, SLOT, FRAME_ROW, F.col("watermark").alias(ADVANCE), PLACED),
+        [PART, SLOT, FRAME_ROW],
+        NUMBER,
     )
-    raised = running_max(slots, ADVANCE, RAISED, NUMBER)
-    before = running_max(raised, ADVANCE, BEFORE, NUMBER, inclusive=False)
-    advances = before.filter(F.col(BEFORE).isNull() | (F.col(RAISED) > F.col(BEFORE))).select(
-        PART, SLOT, F.col(RAISED).alias(ADVANCE)
+    before = running_max(steps, ADVANCE, BEFORE, NUMBER, inclusive=False)
+    advances = before.filter(F.col(BEFORE).isNull() | (F.col(ADVANCE) > F.col(BEFORE))).select(
+        PART, SLOT, ADVANCE, F.col(PLACED).alias(AFTER)
     )
     with_wm = asof(
         records.withColumn(SLOT, F.col(SEQ) * 4),
@@ -215,7 +241,7 @@ def _on_time(
 ) -> DataFrame:
     """The ``ON_TIME`` pane of every window with contents when its end timer fired: the
     records added while ``maxTimestamp > watermark``, fired at the first advance reaching
-    ``maxTimestamp`` (the end-of-input advance at the latest)."""
+    ``maxTimestamp`` (the end-of-input advance at the latest, for a bounded input)."""
     from pyspark.sql import functions as F
 
     assert isinstance(node.aggregation, DeclarativeAggregation)
@@ -226,14 +252,20 @@ def _on_time(
         .withColumn(WMAX, F.col(WSTART) + (_size(node) - 1))
     )
     fired = first_position_reaching(values, WMAX, advances, ADVANCE, POS, SLOT)
-    return fired.join(F.broadcast(last), PART).withColumns(
-        {
-            POS: F.coalesce(F.col(POS), F.col(LAST) * 4 + 2),
-            TIE: F.col(WMAX),
-            TIMING: F.lit("ON_TIME"),
-            PANE: F.lit(0).cast("long"),
-        }
+    if not node.source.bounded:
+        # a recording of an unbounded stream just stops: windows no advance reached stay
+        return fired.filter(F.col(POS).isNotNull()).withColumns(_on_time_columns())
+    return (
+        fired.join(F.broadcast(last), PART)
+        .withColumn(POS, F.coalesce(F.col(POS), F.col(LAST) * 4 + ADVANCING))
+        .withColumns(_on_time_columns())
     )
+
+
+def _on_time_columns() -> dict[str, Column]:
+    from pyspark.sql import functions as F
+
+    return {TIE: F.col(WMAX), TIMING: F.lit("ON_TIME"), PANE: F.lit(0).cast("long")}
 
 
 def _late(node: FlinkWindowedAggregate, pairs: DataFrame) -> DataFrame:
@@ -262,22 +294,19 @@ def _late(node: FlinkWindowedAggregate, pairs: DataFrame) -> DataFrame:
             }
         )
         .filter(fires)
-        .withColumns({POS: F.col(SEQ) * 4 + 1, TIE: F.col(WINDEX), TIMING: F.lit("LATE")})
+        .withColumns({POS: F.col(SEQ) * 4 + PROCESSING, TIE: F.col(WINDEX), TIMING: F.lit("LATE")})
     )
 
 
 def run_flink(
     node: PlanNode, agg: FlinkWindowedAggregate, valid: DataFrame
 ) -> tuple[DataFrame, DataFrame]:
-    """(main output, late records) of a Flink tumbling or sliding window aggregation with
-    generated watermarks."""
+    """(main output, late records) of a Flink tumbling or sliding window aggregation of
+    ``ks.agg`` aggregations with the default trigger, without evictor."""
     from pyspark.sql import functions as F
 
     assert isinstance(agg.aggregation, DeclarativeAggregation)
-    if isinstance(agg.watermarks, ExplicitWatermarks):
-        records, advances = _explicit_watermarks(agg, agg.watermarks, valid)
-    else:
-        records, advances = _watermarks(agg, valid)
+    records, advances = flink_watermarks(agg, valid)
     last = valid.groupBy(PART).agg(F.max(SEQ).alias(LAST))
     pairs = _pairs(agg, records)
     group = _group(agg)
