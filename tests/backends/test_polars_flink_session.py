@@ -126,7 +126,7 @@ def _pipeline(
     )
 
 
-def _check(result: Any) -> None:
+def _check(result: Any, backend: str = "polars") -> None:
     """Compare with the reference; plans the reference itself rejects are not examples."""
     try:
         result.collect()
@@ -138,7 +138,7 @@ def _check(result: Any) -> None:
     out = result.collect()
     event(f"pane timings: {sorted(set(out['pane_timing'].to_list()))}")
     event(f"late records: {min(result.late_records().height, 3)}")
-    assert_same_as_reference(result, "polars")
+    assert_same_as_reference(result, backend)
 
 
 KEYS = st.sampled_from([["k"], ["k", "j"]])

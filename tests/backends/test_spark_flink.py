@@ -1,11 +1,17 @@
-"""The Spark backend equals the reference interpreter on Flink tumbling and sliding windows.
+"""The Spark backend equals the reference interpreter on Flink plans: tumbling and sliding
+windows (vectorized), and the firing model per key (session, global and count windows,
+triggers, evictors, Python aggregations, window functions, processing time, unbounded
+replays), whose plans stay distributed.
 
-Few examples in the ``ci`` and ``dev`` profiles (Spark runs each query in about a second on a
-local session); the ``thorough`` profile runs more.
+Few examples in the ``ci`` and ``dev`` profiles (Spark runs each query in seconds on a local
+session); the ``thorough`` profile runs more.
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
@@ -15,18 +21,34 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from kstreamlike._time import LONG_MAX
+from kstreamlike.errors import UnsupportedPlanError
+from tests.backends import test_polars_flink_session as sessions
 from tests.backends.differential import assert_same_as_reference
 from tests.backends.test_polars_flink import (
     AGG_LISTS,
     KEYS,
+    _Collect,
     _pipeline,
     assigners,
     explicit_cases,
     frames,
 )
+from tests.backends.test_polars_flink_global import (
+    _Panes,
+    _python_function,
+    count_triggers,
+    delta_triggers,
+    evictors,
+    watermark_strategies,
+)
+from tests.backends.test_polars_flink_triggers import _Cleared, time_window_triggers
 from tests.backends.test_spark_kafka import EXAMPLES
+from tests.backends.test_spark_kafka_keyed import _physical_plan
 
 pytestmark = pytest.mark.spark
+
+# The firing model runs per key: more Spark steps per query, fewer examples.
+KEYED_EXAMPLES = 60 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 4
 
 
 @settings(max_examples=EXAMPLES)
@@ -92,3 +114,348 @@ def test_spark_explicit_watermarks_match_reference(
         aggregations=aggregations,
     )
     assert_same_as_reference(result, "spark")
+
+
+# -- the firing model, per key ---------------------------------------------------------------
+
+
+@settings(max_examples=KEYED_EXAMPLES)
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    trigger=time_window_triggers(),
+    evictor=evictors(),
+    bounded=st.booleans(),
+    lateness=st.sampled_from([0, 5, 20, 60]),
+    keys=KEYS,
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_spark_time_window_firing_matches_reference(
+    spark: Any,
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    bounded: bool,
+    lateness: int,
+    keys: list[str],
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    """Count, delta and continuous triggers, purging or not, and evictors: the Polars
+    algorithms per key, and the reference operator per key for a delta evictor under the
+    event-time trigger."""
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    windowed = (
+        stream.key_by(keys[0] if len(keys) == 1 else keys)
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .side_output_late_data(ks.OutputTag("late"))
+    )
+    if trigger is not None:
+        windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    assert_same_as_reference(windowed.aggregate(*aggregations), "spark")
+
+
+def session_triggers() -> st.SearchStrategy[Any]:
+    """The default trigger (None), count and continuous event-time triggers, purging or
+    not."""
+    count = st.integers(1, 4).map(ks.CountTrigger.of)
+    continuous = st.integers(1, 20).map(ks.ContinuousEventTimeTrigger.of)
+    return st.one_of(
+        st.none(), count, count.map(ks.PurgingTrigger.of), continuous, st.just("purging")
+    )
+
+
+@settings(max_examples=KEYED_EXAMPLES)
+@given(
+    frame=sessions.session_frames(),
+    assigner=sessions.assigners(),
+    trigger=session_triggers(),
+    lateness=sessions.LATENESS,
+    bounded=st.booleans(),
+    partition=st.booleans(),
+    kind=st.sampled_from(["agg", "agg", "reduce", "aggregate_function", "process"]),
+    data=st.data(),
+)
+def test_spark_session_windows_match_reference(
+    spark: Any,
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    lateness: int,
+    bounded: bool,
+    partition: bool,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    """Static and dynamic gaps, merges under lateness, every trigger that merges, Python
+    aggregations and window functions, bounded or not."""
+    stream = ks.stream(
+        frame,
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
+    if trigger == "purging":
+        windowed = windowed.trigger(ks.PurgingTrigger.of(ks.EventTimeTrigger.create()))
+    elif trigger is not None:
+        windowed = windowed.trigger(trigger)
+    if kind == "agg":
+        result = windowed.aggregate(*data.draw(sessions.AGG_LISTS))
+    elif kind == "process":
+        result = windowed.process(_Cleared())
+    else:
+        result = _python_function(windowed, kind)
+    sessions._check(result, "spark")
+
+
+@settings(max_examples=KEYED_EXAMPLES)
+@given(
+    frame=frames(),
+    trigger=st.one_of(
+        count_triggers(), delta_triggers(), st.just(ks.ContinuousEventTimeTrigger.of(15))
+    ),
+    evictor=evictors(),
+    keys=st.none() | KEYS,
+    partition=st.booleans(),
+    bounded=st.booleans(),
+    kind=st.sampled_from(["agg", "agg", "reduce", "aggregate_function", "process"]),
+    data=st.data(),
+)
+def test_spark_global_windows_match_reference(
+    spark: Any,
+    frame: pl.DataFrame,
+    trigger: Any,
+    evictor: Any,
+    keys: list[str] | None,
+    partition: bool,
+    bounded: bool,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    """Global windows (keyed, and ``window_all``) with count, delta, continuous,
+    end-of-stream and never triggers, evictors, Python functions and window functions."""
+    stream = ks.stream(
+        frame,
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    if keys is None:
+        windowed = stream.window_all(ks.GlobalWindows.create())
+    else:
+        windowed = stream.key_by(keys[0] if len(keys) == 1 else keys).window(
+            ks.GlobalWindows.create()
+        )
+    if trigger is None:
+        windowed = windowed.trigger(ks.EndOfStreamTrigger.create())
+    elif trigger != "never":
+        windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    if kind == "agg":
+        result = windowed.aggregate(*data.draw(AGG_LISTS))
+    else:
+        result = _python_function(windowed, kind)
+    assert_same_as_reference(result, "spark")
+
+
+@st.composite
+def processing_times(draw: st.DrawFn, frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with a processing-time column ``pt`` in arrival order (``o``): a clock
+    that mostly advances, sometimes jumps, and is sometimes read behind (ignored)."""
+    clock = draw(st.integers(-20, 40))
+    values = []
+    for _ in range(frame.height):
+        move = draw(st.sampled_from(["step", "step", "jump", "same", "behind"]))
+        if move == "step":
+            clock += draw(st.integers(1, 6))
+        elif move == "jump":
+            clock += draw(st.integers(10, 80))
+        values.append(clock - draw(st.integers(1, 30)) if move == "behind" else clock)
+    ordered = frame.sort("o").with_columns(pl.Series("pt", values, dtype=pl.Int64))
+    return ordered.sample(fraction=1.0, shuffle=True, seed=draw(st.integers(0, 9)))
+
+
+class _Clocks(ks.ProcessWindowFunction[Any, str]):
+    """Reports the watermark and the processing time each firing sees."""
+
+    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
+        clocks = f"{context.current_watermark}:{context.current_processing_time}"
+        return [f"{key}:{context.window_start}:{clocks}:{len(elements)}"]
+
+
+@settings(max_examples=KEYED_EXAMPLES)
+@given(
+    frame=frames(),
+    window=st.sampled_from(["time", "session", "global"]),
+    trigger=st.sampled_from(["processing", "continuous", "purging", "event"]),
+    interval=st.integers(1, 25),
+    lateness=st.sampled_from([0, 10, 100]),
+    partition=st.booleans(),
+    bounded=st.booleans(),
+    process=st.booleans(),
+    data=st.data(),
+)
+def test_spark_processing_time_matches_reference(
+    spark: Any,
+    frame: pl.DataFrame,
+    window: str,
+    trigger: str,
+    interval: int,
+    lateness: int,
+    partition: bool,
+    bounded: bool,
+    process: bool,
+    data: st.DataObject,
+) -> None:
+    """Processing-time triggers, continuous or not, fire where the partition's clock
+    reaches their timers; a window function sees the watermark and the clock of its
+    partition there."""
+    stream = ks.stream(
+        data.draw(processing_times(frame)),
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        processing_time="pt",
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    assigner: Any = {
+        "time": ks.TumblingEventTimeWindows.of(20),
+        "session": ks.EventTimeSessionWindows.with_gap(8),
+        "global": ks.GlobalWindows.create(),
+    }[window]
+    windowed = stream.key_by("k").window(assigner)
+    if window != "global":
+        windowed = windowed.allowed_lateness(lateness)
+    chosen: Any = {
+        "processing": ks.ProcessingTimeTrigger.create(),
+        "continuous": ks.ContinuousProcessingTimeTrigger.of(interval),
+        "purging": ks.PurgingTrigger.of(ks.ContinuousProcessingTimeTrigger.of(interval)),
+        "event": ks.ContinuousEventTimeTrigger.of(interval),
+    }[trigger]
+    windowed = windowed.trigger(chosen)
+    result = windowed.process(_Clocks()) if process else windowed.aggregate(ks.agg.count())
+    assert_same_as_reference(result, "spark")
+
+
+def _interleaved(backend: str) -> ks.SingleOutputStreamOperator[pl.DataFrame]:
+    """Key ``a``'s window fires at a recorded watermark between records of key ``b``."""
+    frame = pl.DataFrame(
+        {
+            "o": [0, 1, 2, 3, 4],
+            "k": ["a", "b", "b", "b", "a"],
+            "ts": [5, 6, 7, 8, 30],
+            "pt": [100, 101, 150, 160, 170],
+        }
+    )
+    watermarks = pl.DataFrame({"after": [1, 2, 2, 3], "watermark": [4, 9, 12, 20]})
+    stream = ks.stream(
+        frame,
+        key="k",
+        value="ts",
+        timestamp="ts",
+        order_by="o",
+        processing_time="pt",
+        watermarks=ks.WatermarkStrategy.explicit(watermarks),
+        backend=backend,
+    )
+    return stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).process(_Clocks())
+
+
+def test_spark_window_function_sees_the_watermark_of_its_partition(spark: Any) -> None:
+    """Key ``a``'s first window fires at watermark 9, recorded between records of key ``b``,
+    when the clock reads 150 (``b``'s second record): what ``a``'s own records show (20
+    before its next record, 100 at its first) is not what it sees."""
+    result = _interleaved("spark")
+    end = f"{LONG_MAX}:170:1"
+    assert result.collect()["value"].to_list() == ["a:0:9:150:1", "b:0:9:150:2", f"a:30:{end}"]
+    assert_same_as_reference(_interleaved("reference"), "spark")
+
+
+def test_spark_firing_model_plans_stay_distributed(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partitioned session plan with a trigger, an evictor and a Python aggregation runs
+    per key without bringing all rows to one partition."""
+    monkeypatch.setattr("kstreamlike.backends.spark._scan.CHECKPOINT", False)
+    frame = pl.DataFrame(
+        {
+            "o": list(range(12)),
+            "p": [0, 1] * 6,
+            "k": ["a", "b", "c"] * 4,
+            "ts": [1, 4, 12, 3, 30, 22, 8, 41, 50, 19, 52, 60],
+            "v": list(range(12)),
+        }
+    )
+    data = spark.createDataFrame(frame.to_arrow())
+    stream = ks.stream(
+        data,
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p",
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(3),
+    )
+    windowed = (
+        stream.key_by("k")
+        .window(ks.EventTimeSessionWindows.with_gap(5))
+        .allowed_lateness(10)
+        .trigger(ks.ContinuousEventTimeTrigger.of(4))
+        .evictor(ks.CountEvictor.of(2))
+    )
+    result = windowed.reduce(lambda a, b: a + b)
+    for output in (result.collect(), result.late_records(), result.invalid_records()):
+        plan = _physical_plan(output)
+        assert "SinglePartition" not in plan
+        # A window function prints as "Window [functions], [partition by], [order by]".
+        assert not re.search(r"Window \[[^\n]*\], \[\], \[", plan), plan
+    assert "FlatMapGroupsInArrow" in _physical_plan(result.collect())
+    reference = type(result)(result.plan, "reference")
+    assert result.to_polars().equals(reference.collect())
+
+
+class _Unknown(ks.ProcessWindowFunction[Any, Any]):
+    def process(
+        self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]
+    ) -> Iterable[Any]:
+        yield {"key": key}
+
+
+def test_window_function_value_dtype_comes_from_its_class(spark: Any) -> None:
+    frame = pl.DataFrame({"o": [0, 1], "k": ["a", "a"], "ts": [1, 2], "v": [3, 4]})
+    keyed = ks.stream(frame, key="k", value="v", timestamp="ts", order_by="o").key_by("k")
+    counted = keyed.count_window(2)
+    result = counted.process(_Panes())
+    spark_result = type(result)(result.plan, "spark")
+    assert spark_result.collect().schema["value"] == pl.String
+    with pytest.raises(UnsupportedPlanError, match="annotate the return type of"):
+        type(result)(counted.process(_Unknown()).plan, "spark")
+    averaged = counted.aggregate(_Collect(), window_function=_Cleared())
+    assert_same_as_reference(averaged, "spark")

@@ -92,7 +92,9 @@ def vectorized(agg: FlinkWindowedAggregate) -> bool:
         >>> import polars as pl
         >>> import kstreamlike as ks
         >>> frame = pl.DataFrame({"k": ["a"], "ts": [1], "v": [2]})
-        >>> keyed = ks.stream(frame, key="k", value="v", timestamp="ts").key_by("k")
+        >>> monotonous = ks.WatermarkStrategy.for_monotonous_timestamps()
+        >>> stream = ks.stream(frame, key="k", value="v", timestamp="ts", watermarks=monotonous)
+        >>> keyed = stream.key_by("k")
         >>> windowed = keyed.window(ks.TumblingEventTimeWindows.of(10))
         >>> vectorized(windowed.sum("v").plan)
         True

@@ -16,6 +16,7 @@ and, for a firing by a timer, its timestamp (``TIE``); and the late records' arr
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,13 @@ from kstreamlike.backends.polars.flink import TIE, flink_panes
 from kstreamlike.backends.spark._kernels import GLOBAL, local_numbers
 from kstreamlike.backends.spark._prepare import GAP, PART, SEQ, TS
 from kstreamlike.backends.spark.flink import PROCESSING
-from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.plan.firing import (
+    FlinkContinuousProcessingTimeTrigger,
+    FlinkProcessingTimeTrigger,
+    FlinkPurgingTrigger,
+    FlinkTrigger,
+)
+from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
 from kstreamlike.reference._input import make_record
 from kstreamlike.reference._timers import Timer
@@ -45,6 +52,9 @@ __all__ = [
     "WM_EVENT",
     "MissedEvent",
     "PartitionEnd",
+    "REACH",
+    "exact_events",
+    "processing_time_trigger",
     "replay_key",
     "vectorized_key",
 ]
@@ -56,6 +66,7 @@ EV_POS = "__ks_ev_pos"  # an event's emission position
 EV_WM = "__ks_ev_wm"  # the watermark at an event
 EV_PT = "__ks_ev_pt"  # the processing time at an event (null: no clock yet)
 PT = "__ks_pt"  # the partition's processing-time clock when a record arrives
+REACH = "__ks_reach"  # what the advance of a firing not yet placed reaches (see _reach)
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,60 @@ class PartitionEnd:
     processing_time: int | None
 
 
+def exact_events(node: FlinkWindowedAggregate) -> bool:
+    """Whether a key's kernel gets the events of its partition (:mod:`.flink_keyed`): when
+    user code sees the clocks (a window function) or processing time runs besides the
+    watermark (a processing-time trigger, whose firings see the watermark and interleave
+    with event-time timers).
+
+    Otherwise the kernel replays only the watermarks its records show: before record ``j``
+    the advance to its watermark ``WM(j)``, and at the end the partition's last one. The
+    timers then fire in the same slots between the key's records as in the partition, in
+    the same order, with the same contents; a firing by timer ``T`` in the slot before
+    record ``j`` is placed afterwards at the first advance of the partition reaching
+    ``max(T, WM(j - 1) + 1)``, the first after record ``j - 1`` reaching the timer.
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> frame = pl.DataFrame({"k": ["a"], "ts": [1], "v": [2], "pt": [5]})
+        >>> monotonous = ks.WatermarkStrategy.for_monotonous_timestamps()
+        >>> stream = ks.stream(
+        ...     frame, key="k", value="v", timestamp="ts", watermarks=monotonous,
+        ...     processing_time="pt",
+        ... )
+        >>> sessions = stream.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
+        >>> exact_events(sessions.sum("v").plan)
+        False
+        >>> exact_events(sessions.trigger(ks.ProcessingTimeTrigger.create()).sum("v").plan)
+        True
+    """
+    nested = _nested(node.trigger)
+    processing = isinstance(
+        nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
+    )
+    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
+    return processing or function
+
+
+def processing_time_trigger(node: FlinkWindowedAggregate) -> bool:
+    """Whether the plan's trigger (inside a ``PurgingTrigger``) runs on processing time."""
+    nested = _nested(node.trigger)
+    return isinstance(nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger))
+
+
+def _nested(trigger: FlinkTrigger) -> FlinkTrigger:
+    return trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+
+
+def _reach(timer: int, previous: int | None) -> int:
+    """The value the advance firing ``timer`` reaches, after a record whose watermark was
+    ``previous`` (None: before the key's first record)."""
+    if previous is None:
+        return timer
+    return max(timer, min(previous, LONG_MAX - 1) + 1)
+
+
 class MissedEvent(RuntimeError):
     """A timer fired where the kernel had no event for it: the events a key receives
     must include every advance that fires one of its timers."""
@@ -84,37 +149,39 @@ class MissedEvent(RuntimeError):
 
 
 def vectorized_key(
-    node: FlinkWindowedAggregate, records: pl.DataFrame, events: pl.DataFrame, end: PartitionEnd
+    node: FlinkWindowedAggregate,
+    records: pl.DataFrame,
+    events: pl.DataFrame | None,
+    end: PartitionEnd,
 ) -> tuple[pl.DataFrame, list[int]]:
     """The key's panes and late records by :func:`~kstreamlike.backends.polars.flink.flink_panes`.
 
-    The key's advances are its watermark events, and before each record the advance to
-    its watermark: each at the local slot ``2 * j`` of the first local record ``j`` whose
-    watermark it does not exceed (``2 * n`` after the last). Panes then go to global
-    positions: a firing during record ``i``'s processing (local position ``2 * i + 1``) to
-    that record's; a firing by a timer ``T`` in slot ``2 * j`` to the first event reaching
-    ``max(T, WM(j - 1) + 1)`` (the first advance after record ``j - 1`` reaching the timer),
-    or to the end of a bounded input.
+    The key's advances are, before each record, the advance to its watermark, the
+    partition's last watermark after the last record, and its watermark events if it has
+    them (:func:`exact_events`), each at the local slot ``2 * j`` of the first local
+    record ``j`` whose watermark it does not exceed (``2 * n`` after the last). A firing
+    during record ``i``'s processing (local position ``2 * i + 1``) goes to that record's
+    position; one by a timer ``T`` in slot ``2 * j`` reaches ``R = max(T, WM(j - 1) + 1)``
+    (``REACH``): with events, it goes to the first event reaching ``R``, or to the end of a
+    bounded input; without, its position is left null for the partition's advances.
     """
     local = local_numbers(records, SEQ).with_columns(pl.col(SEQ).cast(pl.Int64))
     n = local.height
     part = local[PART][:1]
     watermarks = local[WM].cast(pl.Int64)
-    exact = events.filter(pl.col(KIND) == WM_EVENT)
-    values = exact[EV_WM].cast(pl.Int64)
+    exact = None if events is None else events.filter(pl.col(KIND) == WM_EVENT)
     before = watermarks.shift(1, fill_value=LONG_MIN)
     steps = [
         local.filter(watermarks > before).select(
             PART, (2 * pl.col(SEQ)).alias(SLOT), pl.col(WM).cast(pl.Int64).alias(ADVANCE)
-        ),
-        pl.DataFrame(
-            {
-                PART: part.gather([0] * len(values)),
-                SLOT: watermarks.search_sorted(values, side="left").cast(pl.Int64) * 2,
-                ADVANCE: values,
-            }
-        ),
+        )
     ]
+    if exact is not None:
+        values = exact[EV_WM].cast(pl.Int64)
+        slots = watermarks.search_sorted(values, side="left").cast(pl.Int64) * 2
+        steps.append(
+            pl.DataFrame({PART: part.gather([0] * len(values)), SLOT: slots, ADVANCE: values})
+        )
     if end.watermark is not None and end.watermark > watermarks[-1]:
         steps.append(
             pl.DataFrame({PART: part, SLOT: [2 * n], ADVANCE: [end.watermark]}).cast(
@@ -128,7 +195,7 @@ def vectorized_key(
     panes_lazy, late_lazy = flink_panes(node, local.lazy(), advances.lazy(), bounds.lazy())
     panes, late = pl.collect_all([panes_lazy, late_lazy])
     numbers = local[GLOBAL].cast(pl.Int64)
-    placed = _placed(node, panes, numbers, watermarks, exact, end)
+    placed = _placed(node, panes, numbers.to_list(), watermarks.to_list(), exact, end)
     late_numbers = numbers.gather(late[SEQ].cast(pl.Int64)).to_list()
     return placed, late_numbers
 
@@ -136,36 +203,38 @@ def vectorized_key(
 def _placed(
     node: FlinkWindowedAggregate,
     panes: pl.DataFrame,
-    numbers: pl.Series,
-    watermarks: pl.Series,
-    exact: pl.DataFrame,
+    numbers: list[int],
+    watermarks: list[int],
+    exact: pl.DataFrame | None,
     end: PartitionEnd,
 ) -> pl.DataFrame:
-    """``panes`` with global positions (``POS``) and ties (``TIE``: the timer's timestamp,
-    null for firings during a record's processing); see :func:`vectorized_key`."""
+    """``panes`` with global positions (``POS``), ties (``TIE``: the timer's timestamp,
+    null for firings during a record's processing) and ``REACH``; see
+    :func:`vectorized_key`."""
     n = len(numbers)
-    local_pos = panes[POS].cast(pl.Int64)
-    timers = panes[TIE].cast(pl.Int64)
-    out_pos: list[int] = []
+    out_pos: list[int | None] = []
     out_tie: list[int | None] = []
-    event_values = exact[EV_WM].cast(pl.Int64).to_list()
-    event_positions = exact[EV_POS].cast(pl.Int64).to_list()
-    number = numbers.to_list()
-    marks = watermarks.to_list()
-    from bisect import bisect_left
-
-    for position, timer in zip(local_pos.to_list(), timers.to_list(), strict=True):
+    out_reach: list[int | None] = []
+    values = [] if exact is None else exact[EV_WM].cast(pl.Int64).to_list()
+    positions = [] if exact is None else exact[EV_POS].cast(pl.Int64).to_list()
+    for position, timer in zip(panes[POS].to_list(), panes[TIE].to_list(), strict=True):
         if position % 2 == 1:
-            out_pos.append(4 * number[(position - 1) // 2] + PROCESSING)
+            out_pos.append(4 * numbers[(position - 1) // 2] + PROCESSING)
             out_tie.append(None)
+            out_reach.append(None)
             continue
         j = position // 2
-        reach = timer if j == 0 else max(timer, min(marks[j - 1], LONG_MAX - 1) + 1)
-        k = bisect_left(event_values, reach)
-        if k < len(event_values):
-            found = event_positions[k]
-            after_previous = j == 0 or found > 4 * number[j - 1] + PROCESSING
-            before_next = j == n or found < 4 * number[j] + PROCESSING
+        reach = _reach(timer, None if j == 0 else watermarks[j - 1])
+        out_tie.append(timer)
+        out_reach.append(reach)
+        if exact is None:
+            out_pos.append(None)
+            continue
+        k = bisect_left(values, reach)
+        if k < len(values):
+            found = positions[k]
+            after_previous = j == 0 or found > 4 * numbers[j - 1] + PROCESSING
+            before_next = j == n or found < 4 * numbers[j] + PROCESSING
             if not (after_previous and before_next):
                 raise MissedEvent(f"the advance reaching {reach} is not where it fired")
             out_pos.append(found)
@@ -173,9 +242,10 @@ def _placed(
             out_pos.append(end.position)
         else:
             raise MissedEvent(f"no advance reaching {reach}")
-        out_tie.append(timer)
     return panes.with_columns(
-        pl.Series(POS, out_pos, dtype=pl.Int64), pl.Series(TIE, out_tie, dtype=pl.Int64)
+        pl.Series(POS, out_pos, dtype=pl.Int64),
+        pl.Series(TIE, out_tie, dtype=pl.Int64),
+        pl.Series(REACH, out_reach, dtype=pl.Int64),
     )
 
 
@@ -191,7 +261,7 @@ class _KeyOperator(WindowOperator):
     def __init__(self, node: FlinkWindowedAggregate) -> None:
         super().__init__(node)
         self.ties: list[int | None] = []
-        self.timers_fired = 0
+        self.fired = 0
 
     def on_event_time(self, timer: Timer) -> None:
         """Run the timer, noting it (see the class docstring)."""
@@ -202,7 +272,7 @@ class _KeyOperator(WindowOperator):
         self._timed(timer, super().on_processing_time)
 
     def _timed(self, timer: Timer, run: Callable[[Timer], None]) -> None:
-        self.timers_fired += 1
+        self.fired += 1
         start = len(self.emissions)
         run(timer)
         self.ties.extend([timer.timestamp] * (len(self.emissions) - start))
@@ -213,28 +283,42 @@ class _KeyOperator(WindowOperator):
 
 
 def replay_key(
-    node: FlinkWindowedAggregate, records: pl.DataFrame, events: pl.DataFrame, end: PartitionEnd
+    node: FlinkWindowedAggregate,
+    records: pl.DataFrame,
+    events: pl.DataFrame | None,
+    end: PartitionEnd,
 ) -> tuple[pl.DataFrame, list[int]]:
     """The key's panes and late records by the reference's ``WindowOperator``.
 
-    Events and records are replayed in position order: at a watermark event the clock is
-    set to its processing time, then the watermark advances; at a processing-time event the
-    watermark is set, then the clock advances; a record arrives with its own watermark and
-    clock (neither may fire a timer then: its events came before), then is processed. A
-    bounded input ends with ``Long.MAX_VALUE``.
+    With events (:func:`exact_events`), events and records are replayed in position order:
+    at a watermark event the clock is set to its processing time, then the watermark
+    advances; at a processing-time event the watermark is set, then the clock advances; a
+    record arrives with its own watermark and clock (neither may fire a timer then: its
+    events came before), then is processed; a bounded input ends with ``Long.MAX_VALUE``.
+    Without, the watermark advances to each record's before it, and to the partition's
+    last at the end; the firings of those advances are placed afterwards (``REACH``, see
+    :func:`vectorized_key`).
     """
     operator = _KeyOperator(node)
-    positions: list[int] = []
+    positions: list[int | None] = []
+    reaches: list[int | None] = []
 
-    def at(position: int, action: Callable[[], None]) -> None:
+    def at(position: int | None, action: Callable[[], None], previous: int | None = None) -> None:
+        start = len(operator.emissions)
         action()
         operator.untimed()
-        positions.extend([position] * (len(operator.emissions) - len(positions)))
+        count = len(operator.emissions) - start
+        positions.extend([position] * count)
+        if position is None:  # firings by timers, placed afterwards
+            ties = operator.ties[start:]
+            reaches.extend(None if tie is None else _reach(tie, previous) for tie in ties)
+        else:
+            reaches.extend([None] * count)
 
     def quiet(action: Callable[[], None]) -> None:
-        fired = operator.timers_fired
+        fired = operator.fired
         action()
-        if operator.timers_fired != fired:
+        if operator.fired != fired:
             raise MissedEvent("a timer fired between the events of its key")
 
     def clock(time: Any) -> Callable[[], None]:
@@ -243,10 +327,10 @@ def replay_key(
     def watermark(value: Any) -> Callable[[], None]:
         return lambda: operator.process_watermark(int(value))
 
-    timeline = events.iter_rows(named=True)
+    timeline = iter(()) if events is None else events.iter_rows(named=True)
     pending = next(timeline, None)
 
-    def until(position: int) -> Any:
+    def until(position: int) -> None:
         nonlocal pending
         while pending is not None and pending[EV_POS] < position:
             if pending[KIND] == WM_EVENT:
@@ -257,29 +341,42 @@ def replay_key(
                 at(pending[EV_POS], clock(pending[EV_PT]))
             pending = next(timeline, None)
 
+    previous: int | None = None
     for row in records.iter_rows(named=True):
         position = 4 * int(row[SEQ]) + PROCESSING
-        until(position)
-        quiet(watermark(row[WM]))
-        quiet(clock(row.get(PT)))
+        if events is None:
+            at(None, watermark(row[WM]), previous)
+            clock(row.get(PT))()
+        else:
+            until(position)
+            quiet(watermark(row[WM]))
+            quiet(clock(row.get(PT)))
         record = make_record(
             node, row, seq=int(row[SEQ]), ts=int(row[TS]), order=None, gap=row.get(GAP)
         )
         at(position, lambda record=record: operator.process_element(record))  # type: ignore[misc]
+        previous = int(row[WM])
     until(LONG_MAX)
-    if node.source.bounded:
+    if events is None:
+        if end.watermark is not None:
+            at(None, watermark(end.watermark), previous)
+        if node.source.bounded:
+            at(None, operator.end_input, previous)
+    elif node.source.bounded:
         quiet(clock(end.processing_time))
         if end.watermark is not None:
             quiet(watermark(end.watermark))
         at(end.position, operator.end_input)
-    return _emitted(node, records, operator, positions), [late.record.seq for late in operator.late]
+    panes = _emitted(node, records, operator, positions)
+    placed = panes.with_columns(pl.Series(REACH, reaches, dtype=pl.Int64))
+    return placed, [late.record.seq for late in operator.late]
 
 
 def _emitted(
     node: FlinkWindowedAggregate,
     records: pl.DataFrame,
     operator: _KeyOperator,
-    positions: list[int],
+    positions: list[int | None],
 ) -> pl.DataFrame:
     """The operator's emissions as panes (bounds and ``timestamp`` in ticks, Python values
     as objects), with ``POS`` and ``TIE``."""

@@ -53,12 +53,22 @@ def numbered(frame: DataFrame, order: list[str], position: str) -> DataFrame:
 
 
 def running_max(
-    records: DataFrame, value: str, out: str, position: str = SEQ, *, inclusive: bool = True
+    records: DataFrame,
+    value: str,
+    out: str,
+    position: str = SEQ,
+    *,
+    inclusive: bool = True,
+    before: str | None = None,
 ) -> DataFrame:
     """``records`` (numbered: ``position`` and ``CHUNK``, see :func:`numbered`) with ``out``:
     the maximum of ``value`` over the partition's rows so far in ``position`` order (rows
-    before this one only, unless ``inclusive``; null when there are none)."""
-    return _running(records, value, out, position, inclusive=inclusive, smallest=False)
+    before this one only, unless ``inclusive``; null when there are none); and, if
+    ``before`` names a column, the maximum over the rows before this one there too (the
+    same scan)."""
+    return _running(
+        records, value, out, position, inclusive=inclusive, smallest=False, before=before
+    )
 
 
 def running_min(
@@ -69,29 +79,38 @@ def running_min(
 
 
 def _running(
-    records: DataFrame, value: str, out: str, position: str, *, inclusive: bool, smallest: bool
+    records: DataFrame,
+    value: str,
+    out: str,
+    position: str,
+    *,
+    inclusive: bool,
+    smallest: bool,
+    before: str | None = None,
 ) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     pick, combine = (F.min, F.least) if smallest else (F.max, F.greatest)
-    block = (
-        Window.partitionBy(CHUNK, PART)
-        .orderBy(position)
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow if inclusive else -1)
-    )
+    ordered = Window.partitionBy(CHUNK, PART).orderBy(position)
+    block = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow if inclusive else -1)
     summary = records.groupBy(CHUNK, PART).agg(pick(value).alias(_SUMMARY))
-    before = summary.alias("a").join(
+    earlier_blocks = summary.alias("a").join(
         summary.alias("b"),
         (F.col(f"a.{PART}") == F.col(f"b.{PART}")) & (F.col(f"b.{CHUNK}") < F.col(f"a.{CHUNK}")),
     )
-    carry = before.groupBy(F.col(f"a.{CHUNK}").alias(CHUNK), F.col(f"a.{PART}").alias(PART)).agg(
-        pick(f"b.{_SUMMARY}").alias(_CARRY)
-    )
+    carry = earlier_blocks.groupBy(
+        F.col(f"a.{CHUNK}").alias(CHUNK), F.col(f"a.{PART}").alias(PART)
+    ).agg(pick(f"b.{_SUMMARY}").alias(_CARRY))
     local = records.withColumn(out, pick(value).over(block))
+    outputs = [out]
+    if before is not None:
+        earlier = ordered.rowsBetween(Window.unboundedPreceding, -1)
+        local = local.withColumn(before, pick(value).over(earlier))
+        outputs.append(before)
     return (
         local.join(F.broadcast(carry), [CHUNK, PART], "left")
-        .withColumn(out, combine(F.col(out), F.col(_CARRY)))
+        .withColumns({c: combine(F.col(c), F.col(_CARRY)) for c in outputs})
         .drop(_CARRY)
     )
 

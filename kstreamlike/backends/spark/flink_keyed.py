@@ -15,31 +15,41 @@ it does not vectorize, delta functions, processing-time triggers), by the refere
 **Which advances a key sees.** Between two records of a key no other record of that key
 arrives, so what the key's windows hold is the same whether its kernel replays every advance
 of the partition or only some: an advance that fires none of the key's timers changes
-nothing. What must be exact is where each firing happens and what user code sees then
-(``ProcessWindowContext.current_watermark`` and ``current_processing_time``, and the
-``pane_timing`` of processing-time firings). So each kernel gets, besides its records (with
-their exact ``WM``), the *events* that can fire one of its timers: for every timestamp a
-timer of the key may have (:func:`_event_time_due`, :func:`_processing_time_due`: window
-ends, cleanup times, the end of time of global windows, the first advance after each record
-for timers set when already due), the first advance of the partition reaching it, found
-with :func:`._scan.asof`; for continuous triggers, whose timers are the multiples of the
-interval, every advance crossing a multiple within the span the key's windows live in
-(:func:`_crossing_events`). Each event carries its emission position and the watermark and
-processing time there. Nothing else of the partition reaches the kernel, so the work stays
-proportional to the key's records and firings.
+nothing. A kernel therefore replays only the watermarks its own records show (the advance
+to each record's ``WM`` before it, the partition's last watermark at the end): its timers
+fire in the same slots between its records, in the same order and with the same contents
+as in the partition. A firing by a timer ``T`` in the slot before record ``j`` happened at
+the first advance of the partition reaching ``max(T, WM(j - 1) + 1)`` (the first advance
+after record ``j - 1`` that reaches the timer; ``REACH``): an as-of search places it there
+afterwards (:func:`_place`), or at the end of a bounded input when none does.
+
+Two things need more (:func:`._flink_kernels.exact_events`): what user code sees
+(``ProcessWindowContext.current_watermark`` and ``current_processing_time`` of a window
+function), and processing-time triggers, whose timers interleave with event-time ones and
+whose firings read the watermark. Those kernels get, besides their records, the *events*
+of the partition that can fire one of their timers, each with its emission position and
+the watermark and processing time there: for every timestamp a timer of the key may have
+(:func:`_event_time_due`, :func:`_processing_time_due`: window ends, cleanup times, the end
+of time of global windows, just past each record's clocks for timers set when already due)
+the first advance reaching it, found with :func:`._scan.asof`; for continuous triggers,
+whose timers are the multiples of the interval, every advance crossing a multiple within
+the span the key's windows live in (:func:`_crossing_events`). They replay those events
+with their records in position order and place every firing themselves. Nothing else of
+the partition reaches a kernel, so its work stays proportional to the key's records and
+firings.
 
 **Emission order.** Positions are those of :mod:`.flink` (records, the advances after
 them, processing-time advances as records arrive; the end of a bounded input after the
-partition's last advance). A kernel gives each pane its global position: a firing during a
-record's processing is at that record's; a firing by a timer at the event that fired it,
-with the timer's timestamp as ``TIE``; one by the end of the input at the partition's last
-slot. Timers of several keys fired by one advance come out in (timestamp, key, window)
-order, as ``InternalTimerServiceImpl`` polls them, and a key's panes at one position in the
-order its kernel emitted them (``LOCAL``).
+partition's last advance). A firing during a record's processing is at that record's; a
+firing by a timer at the advance that fired it, with the timer's timestamp as ``TIE``.
+Timers of several keys fired by one advance come out in (timestamp, key, window) order, as
+``InternalTimerServiceImpl`` polls them, and a key's panes at one position in the order
+its kernel emitted them (``LOCAL``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -55,9 +65,12 @@ from kstreamlike.backends.spark._flink_kernels import (
     KIND,
     PT,
     PT_EVENT,
+    REACH,
     RECORD,
     WM_EVENT,
     PartitionEnd,
+    exact_events,
+    processing_time_trigger,
     replay_key,
     vectorized_key,
 )
@@ -65,7 +78,13 @@ from kstreamlike.backends.spark._frames import polars_schema
 from kstreamlike.backends.spark._kernels import per_key, shippable
 from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._prepare import CHUNK, GAP, PART, PROCESSING, SEQ, TS
-from kstreamlike.backends.spark._scan import asof, dense_index, numbered, running_max
+from kstreamlike.backends.spark._scan import (
+    asof,
+    dense_index,
+    first_position_reaching,
+    numbered,
+    running_max,
+)
 from kstreamlike.backends.spark.flink import (
     ADVANCE,
     ADVANCING,
@@ -84,13 +103,13 @@ from kstreamlike.backends.spark.flink import (
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
-    FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
     FlinkTrigger,
 )
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate, PlanNode
 from kstreamlike.plan.schema import output_schema
 from kstreamlike.plan.windows import (
+    FlinkGlobalWindow,
     FlinkSessionWindow,
     FlinkSlidingWindow,
     FlinkTumblingWindow,
@@ -118,6 +137,7 @@ START, END_COLUMN, TIMESTAMP = "window_start", "window_end", "timestamp"
 TIMING, PANE = "pane_timing", "pane_index"
 
 Kernel = Callable[[pl.DataFrame], pl.DataFrame]
+_EVENT = (EV_POS, EV_WM, EV_PT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,11 +147,6 @@ Kernel = Callable[[pl.DataFrame], pl.DataFrame]
 
 def _nested(trigger: FlinkTrigger) -> FlinkTrigger:
     return trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
-
-
-def _processing_time_trigger(node: FlinkWindowedAggregate) -> bool:
-    nested = _nested(node.trigger)
-    return isinstance(nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger))
 
 
 def _group(node: FlinkWindowedAggregate) -> list[str]:
@@ -184,10 +199,18 @@ def _window_ends(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
     return records.withColumns({WMAX: F.lit(LONG_MAX), CLEANUP: F.lit(LONG_MAX)})
 
 
+def _after_each_record(node: FlinkWindowedAggregate, windows: DataFrame, clock: str) -> DataFrame:
+    """(group, ``DUE``): just past each record's ``clock`` (``WM`` or ``PT``): a timer set
+    when already due fires at the clock's next advance."""
+    from pyspark.sql import functions as F
+
+    return windows.select(*_group(node), _plus_one(F.col(clock)).alias(DUE))
+
+
 def _event_time_due(node: FlinkWindowedAggregate, windows: DataFrame) -> DataFrame:
-    """(group, ``DUE``): the timestamps event-time timers of the key may have. Window ends
+    """(group, ``DUE``): the timestamps event-time timers of the key may have: window ends
     and cleanup times; with a ``ContinuousEventTimeTrigger``, just past each record's
-    watermark too (a periodic timer set when already due fires at the next advance)."""
+    watermark too (:func:`_after_each_record`)."""
     from pyspark.sql import functions as F
 
     group = _group(node)
@@ -195,18 +218,18 @@ def _event_time_due(node: FlinkWindowedAggregate, windows: DataFrame) -> DataFra
         windows.select(*group, F.col(CLEANUP).alias(DUE))
     )
     if isinstance(_nested(node.trigger), FlinkContinuousEventTimeTrigger):
-        due = due.unionByName(windows.select(*group, _plus_one(F.col(WM)).alias(DUE)))
+        due = due.unionByName(_after_each_record(node, windows, WM))
     return due.filter(F.col(DUE).isNotNull()).distinct()
 
 
 def _processing_time_due(node: FlinkWindowedAggregate, windows: DataFrame) -> DataFrame:
     """(group, ``DUE``): the timestamps processing-time timers of the key may have: window
-    ends, and just past each record's clock (a timer set when already due)."""
+    ends, and just past each record's clock (:func:`_after_each_record`)."""
     from pyspark.sql import functions as F
 
     group = _group(node)
     due = windows.select(*group, F.col(WMAX).alias(DUE)).unionByName(
-        windows.select(*group, _plus_one(F.col(PT)).alias(DUE))
+        _after_each_record(node, windows, PT)
     )
     return due.filter(F.col(DUE).isNotNull()).distinct()
 
@@ -250,7 +273,7 @@ def _reached(
     from pyspark.sql import functions as F
 
     found = "__ks_found"
-    first = asof(due, DUE, steps, value, value, found, forward=True)
+    first = asof(due.filter(F.col(DUE).isNotNull()), DUE, steps, value, value, found, forward=True)
     reached = first.filter(F.col(found).isNotNull()).select(*_group(node), found).distinct()
     located = steps.select(PART, F.col(value).alias(found), EV_POS, EV_WM, EV_PT)
     return reached.join(located, [PART, found]).select(
@@ -304,18 +327,28 @@ def _events(node: FlinkWindowedAggregate, records: DataFrame, advances: DataFram
     from pyspark.sql import functions as F
 
     windows = _window_ends(node, records)
-    has_clock = PT in records.columns
-    context = F.col(EV_PT) if has_clock else F.lit(None).cast("long")
+    context = F.col(EV_PT) if PT in records.columns else F.lit(None).cast("long")
     wm_steps = advances.select(
         PART, F.col(SLOT).alias(EV_POS), F.col(ADVANCE).alias(EV_WM), context.alias(EV_PT)
     )
-    events = _reached(node, _event_time_due(node, windows), wm_steps, EV_WM, WM_EVENT)
+    events: list[DataFrame] = []
     trigger = _nested(node.trigger)
+    if isinstance(node.window, FlinkGlobalWindow):
+        # a global window's end and cleanup are at the end of time: a recorded
+        # Long.MAX_VALUE watermark reaches them, or the end of the input
+        ends = wm_steps.filter(F.col(EV_WM) == LONG_MAX)
+        keys = records.select(*_group(node)).distinct().join(F.broadcast(ends), PART)
+        events.append(keys.select(*_group(node), F.lit(WM_EVENT).alias(KIND), *_EVENT))
+    else:
+        due = _event_time_due(node, windows)
+        events.append(_reached(node, due, wm_steps, EV_WM, WM_EVENT))
     if isinstance(trigger, FlinkContinuousEventTimeTrigger):
+        if isinstance(node.window, FlinkGlobalWindow):
+            due = _after_each_record(node, windows, WM)
+            events.append(_reached(node, due, wm_steps, EV_WM, WM_EVENT))
         spans = _continuous_spans(node, windows, TS, trigger.interval)
-        crossing = _crossing_events(node, spans, wm_steps, EV_WM, trigger.interval, WM_EVENT)
-        events = events.unionByName(crossing)
-    if _processing_time_trigger(node):
+        events.append(_crossing_events(node, spans, wm_steps, EV_WM, trigger.interval, WM_EVENT))
+    if processing_time_trigger(node):
         pt_steps = records.filter(
             F.col(PT).isNotNull() & (F.col(PT_BEFORE).isNull() | (F.col(PT) > F.col(PT_BEFORE)))
         ).select(
@@ -325,12 +358,13 @@ def _events(node: FlinkWindowedAggregate, records: DataFrame, advances: DataFram
             F.col(PT).alias(EV_PT),
         )
         due = _processing_time_due(node, windows)
-        events = events.unionByName(_reached(node, due, pt_steps, EV_PT, PT_EVENT))
+        events.append(_reached(node, due, pt_steps, EV_PT, PT_EVENT))
         if isinstance(trigger, FlinkContinuousProcessingTimeTrigger):
             spans = _continuous_spans(node, windows, PT, trigger.interval)
-            crossing = _crossing_events(node, spans, pt_steps, EV_PT, trigger.interval, PT_EVENT)
-            events = events.unionByName(crossing)
-    return events.distinct()
+            events.append(
+                _crossing_events(node, spans, pt_steps, EV_PT, trigger.interval, PT_EVENT)
+            )
+    return functools.reduce(lambda a, b: a.unionByName(b), events).distinct()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,6 +396,7 @@ def _schema(
             assert chosen is not None
             schema[name] = chosen
     schema.update({POS: pl.Int64(), TIE: pl.Int64(), LOCAL: pl.Int64(), SEQ: pl.Int64()})
+    schema[REACH] = pl.Int64()
     schema[LATE] = pl.Boolean()
     return schema
 
@@ -370,15 +405,18 @@ def _kernel(node: FlinkWindowedAggregate) -> Kernel:
     """The per-key run (module docstring): the panes, then one row per late record."""
     shipped = shippable(node)
     replay = polars_gap(node) is not None
+    exact = exact_events(node)
 
     def kernel(group: pl.DataFrame) -> pl.DataFrame:
         records = group.filter(pl.col(KIND) == RECORD).sort(SEQ)
-        events = (
-            group.filter(pl.col(KIND) != RECORD)
-            .select(KIND, EV_POS, EV_WM, EV_PT)
-            .unique()
-            .sort(EV_POS, EV_WM)
-        )
+        events = None
+        if exact:
+            events = (
+                group.filter(pl.col(KIND) != RECORD)
+                .select(KIND, EV_POS, EV_WM, EV_PT)
+                .unique()
+                .sort(EV_POS, EV_WM)
+            )
         part = PartitionEnd(
             position=int(group[END][0]),
             watermark=_optional(group[FINAL][0]),
@@ -386,12 +424,15 @@ def _kernel(node: FlinkWindowedAggregate) -> Kernel:
         )
         run = replay_key if replay else vectorized_key
         panes, late = run(shipped, records, events, part)
+        partition = records[PART][:1]
         panes = panes.with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).alias(LOCAL), pl.lit(False).alias(LATE)
+            partition.gather([0] * panes.height).alias(PART),
+            pl.int_range(pl.len(), dtype=pl.Int64).alias(LOCAL),
+            pl.lit(False).alias(LATE),
         )
         panes = panes.with_columns(pl.coalesce(TIE, LOCAL).alias(TIE))
         late_rows = pl.DataFrame({SEQ: late}, schema={SEQ: pl.Int64}).with_columns(
-            pl.lit(records[PART][0]).alias(PART), pl.lit(True).alias(LATE)
+            partition.gather([0] * len(late)).alias(PART), pl.lit(True).alias(LATE)
         )
         return pl.concat([panes, late_rows], how="diagonal_relaxed")
 
@@ -400,6 +441,20 @@ def _kernel(node: FlinkWindowedAggregate) -> Kernel:
 
 def _optional(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def _place(emitted: DataFrame, advances: DataFrame, partitions: DataFrame) -> DataFrame:
+    """Firings by timers without a position at the first advance of their partition
+    reaching their ``REACH``, or at the end of the input when none does."""
+    from pyspark.sql import functions as F
+
+    found = "__ks_found"
+    pending = emitted.filter(F.col(POS).isNull())
+    placed = first_position_reaching(pending, REACH, advances, ADVANCE, found, SLOT)
+    placed = placed.join(F.broadcast(partitions.select(PART, END)), PART).withColumn(
+        POS, F.coalesce(F.col(found), F.col(END))
+    )
+    return emitted.filter(F.col(POS).isNotNull()).unionByName(placed.drop(found, END))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,8 +476,7 @@ def run_flink_keyed(
     ends = [(F.max(SEQ) * 4 + ADVANCING).alias(END)]
     if agg.source.processing_time is not None:
         # the clock when each record arrives, and before (the record's own step)
-        valid = running_max(valid, PROCESSING, PT)
-        valid = running_max(valid, PROCESSING, PT_BEFORE, inclusive=False)
+        valid = running_max(valid, PROCESSING, PT, before=PT_BEFORE)
         ends.append(F.max(PT).alias(FINAL_PT))
     records, advances = flink_watermarks(agg, valid)
     if agg.source.processing_time is not None:
@@ -435,18 +489,18 @@ def run_flink_keyed(
     )
     if _scan.CHECKPOINT:
         records = records.localCheckpoint(eager=True)
-    events = _events(agg, records, advances)
-    inputs = (
-        records.select(_input_columns(agg, records))
-        .withColumn(KIND, F.lit(RECORD))
-        .unionByName(events, allowMissingColumns=True)
-        .join(F.broadcast(partitions), PART)
-    )
+    inputs = records.select(_input_columns(agg, records)).withColumn(KIND, F.lit(RECORD))
+    if exact_events(agg):
+        events = _events(agg, records, advances)
+        inputs = inputs.unionByName(events, allowMissingColumns=True)
+    inputs = inputs.join(F.broadcast(partitions), PART)
     schema = _schema(node, agg, records, python)
     out = per_key(inputs, _group(agg), _kernel(agg), schema)
     if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
         out = out.localCheckpoint(eager=True)
     late = records.join(out.filter(F.col(LATE)).select(PART, SEQ), [PART, SEQ], "left_semi")
     emitted = out.filter(~F.col(LATE))
+    if not exact_events(agg):
+        emitted = _place(emitted, advances, partitions)
     order = [POS, TIE, *agg.keys, START, LOCAL]
     return finish_main(node, emitted, order), finish_late(node, late, F.col(WM))
