@@ -17,9 +17,9 @@ Three questions, each a classic of Flink or IBM Streams windows:
 
 The Polars backend runs the first two vectorized. A delta evictor under the default
 event-time trigger runs on the reference backend, which kstreamlike picks by itself when no
-backend is named; the Spark backend does not run triggers and evictors yet.
+backend is named. The Spark backend runs all three, per sensor on its executors.
 
-Run:  python examples/sensor_evictors.py [--sensors 4] [--seed 5] [--backend reference]
+Run:  python examples/sensor_evictors.py [--sensors 4] [--seed 5] [--backend spark]
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--backend",
         default=None,
-        help="reference, or polars for all but the delta evictor (default: chosen per pipeline)",
+        help="reference, spark, or polars for all but the delta evictor (default: chosen per "
+        "pipeline)",
     )
     args = parser.parse_args(argv)
     frame = readings(args.sensors, args.seed)

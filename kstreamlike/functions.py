@@ -169,6 +169,10 @@ class ProcessWindowFunction(ABC, Generic[IN, OUT]):
     value; after ``reduce(fn, window_function=...)`` or ``aggregate(fn,
     window_function=...)`` it receives the one pre-aggregated value.
 
+    The Spark backend needs the ``value`` dtype before the query runs: it reads the
+    element type of the return annotation of ``process`` (``Iterable[float]``), else the
+    output type parameter of the class (``ks.ProcessWindowFunction[int, str]`` below).
+
     Example:
         >>> import kstreamlike as ks
         >>> class Span(ks.ProcessWindowFunction[int, str]):

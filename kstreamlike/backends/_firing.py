@@ -1,4 +1,6 @@
-"""The parts of Flink's firing model only the reference interpreter runs so far."""
+"""The baseline of Flink's firing model: what a backend runs without modelling triggers,
+evictors or window functions (the Polars backend's session windows run exactly this; the
+Spark backend runs every plan)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,17 @@ __all__ = ["firing_model_gap"]
 
 
 def firing_model_gap(node: PlanNode) -> str | None:
-    """Why a vectorized backend cannot run ``node``'s firing model, or None.
+    """Why ``node``'s firing model is more than the baseline, or None: the baseline is the
+    default ``EventTimeTrigger`` on time windows of a bounded input, without evictor or
+    ``ProcessWindowFunction``.
 
-    Vectorized backends run the default ``EventTimeTrigger`` on time windows of a bounded
-    input, without evictor or ``ProcessWindowFunction``.
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> frame = pl.DataFrame({"k": ["a"], "ts": [1]})
+        >>> keyed = ks.stream(frame, key="k", timestamp="ts").key_by("k")
+        >>> firing_model_gap(keyed.count_window(2).count().plan)
+        'GlobalWindows (and count windows) run on the reference backend only'
     """
     agg = windowed_aggregate(node)
     if not isinstance(agg, FlinkWindowedAggregate):

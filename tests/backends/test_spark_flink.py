@@ -234,10 +234,10 @@ def test_spark_session_windows_match_reference(
         count_triggers(), delta_triggers(), st.just(ks.ContinuousEventTimeTrigger.of(15))
     ),
     evictor=evictors(),
-    keys=st.none() | KEYS,
+    keys=KEYS,
     partition=st.booleans(),
     bounded=st.booleans(),
-    kind=st.sampled_from(["agg", "agg", "reduce", "aggregate_function", "process"]),
+    aggregations=AGG_LISTS,
     data=st.data(),
 )
 def test_spark_global_windows_match_reference(
@@ -245,41 +245,69 @@ def test_spark_global_windows_match_reference(
     frame: pl.DataFrame,
     trigger: Any,
     evictor: Any,
-    keys: list[str] | None,
+    keys: list[str],
     partition: bool,
     bounded: bool,
-    kind: str,
+    aggregations: list[ks.agg.AggExpr],
     data: st.DataObject,
 ) -> None:
-    """Global windows (keyed, and ``window_all``) with count, delta, continuous,
-    end-of-stream and never triggers, evictors, Python functions and window functions."""
+    """Global windows with count, delta, continuous, end-of-stream (None) and never
+    triggers, purging or not, and count, time and delta evictors."""
     stream = ks.stream(
         frame,
-        key="k",
-        value="v",
         timestamp="ts",
         order_by="o",
         partition="p" if partition else None,
         watermarks=data.draw(watermark_strategies(partition, order_by=True)),
         bounded=bounded,
     )
-    if keys is None:
-        windowed = stream.window_all(ks.GlobalWindows.create())
-    else:
-        windowed = stream.key_by(keys[0] if len(keys) == 1 else keys).window(
-            ks.GlobalWindows.create()
-        )
+    keyed = stream.key_by(keys[0] if len(keys) == 1 else keys)
     if trigger is None:
-        windowed = windowed.trigger(ks.EndOfStreamTrigger.create())
-    elif trigger != "never":
-        windowed = windowed.trigger(trigger)
+        windowed = keyed.window(ks.GlobalWindows.create_with_end_of_stream_trigger())
+    else:
+        windowed = keyed.window(ks.GlobalWindows.create())
+        if trigger != "never":
+            windowed = windowed.trigger(trigger)
     if evictor is not None:
         windowed = windowed.evictor(evictor)
-    if kind == "agg":
-        result = windowed.aggregate(*data.draw(AGG_LISTS))
+    assert_same_as_reference(windowed.aggregate(*aggregations), "spark")
+
+
+@settings(max_examples=KEYED_EXAMPLES)
+@given(
+    frame=frames(),
+    size=st.integers(1, 5),
+    slide=st.none() | st.integers(1, 5),
+    keyed=st.booleans(),
+    partition=st.booleans(),
+    kind=st.sampled_from(
+        ["reduce", "row_reduce", "aggregate_function", "reduce_window_function", "process"]
+    ),
+)
+def test_spark_count_windows_with_python_functions_match_reference(
+    spark: Any,
+    frame: pl.DataFrame,
+    size: int,
+    slide: int | None,
+    keyed: bool,
+    partition: bool,
+    kind: str,
+) -> None:
+    """Count windows, keyed or over the whole stream, with Python aggregations and window
+    functions."""
+    stream = ks.stream(
+        frame,
+        key="k",
+        value=None if kind == "row_reduce" else "v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+    )
+    if keyed:
+        windowed = stream.key_by("k").count_window(size, slide)
     else:
-        result = _python_function(windowed, kind)
-    assert_same_as_reference(result, "spark")
+        windowed = stream.count_window_all(size, slide)
+    assert_same_as_reference(_python_function(windowed, kind), "spark")
 
 
 @st.composite

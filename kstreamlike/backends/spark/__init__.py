@@ -4,9 +4,14 @@ Every step stays distributed: arrival order is a range-partitioned sort, scans i
 order are parallel prefixes (:mod:`._scan`), and aggregations are ``groupBy`` or window
 functions partitioned by window. Kafka session and sliding windows run the Polars backend's
 algorithms per (partition, key) on the executors (:mod:`.kafka_keyed`), once every record
-carries its partition's stream time. :func:`unsupported` names the plans that do not run on
-Spark yet. Results are Spark frames when the input is one, and Polars frames (converted
-through Arrow) otherwise.
+carries its partition's stream time; so does Flink's firing model (:mod:`.flink_keyed`:
+sessions, triggers, evictors, global and count windows, Python and window functions,
+processing time), once every record carries its partition's watermark, through the Polars
+algorithms or, where the Polars backend has none, the reference interpreter's operator for
+the key. Flink time windows with the default trigger and ``ks.agg`` aggregations stay
+vectorized (:func:`vectorized`). :func:`unsupported` names the plans that do not run on
+Spark. Results are Spark frames when the input is one, and Polars frames (converted through
+Arrow) otherwise.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -54,6 +55,7 @@ __all__ = [
     "PartitionEnd",
     "REACH",
     "exact_events",
+    "nested_trigger",
     "processing_time_trigger",
     "replay_key",
     "vectorized_key",
@@ -112,7 +114,7 @@ def exact_events(node: FlinkWindowedAggregate) -> bool:
         >>> exact_events(sessions.trigger(ks.ProcessingTimeTrigger.create()).sum("v").plan)
         True
     """
-    nested = _nested(node.trigger)
+    nested = nested_trigger(node.trigger)
     processing = isinstance(
         nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
     )
@@ -122,11 +124,12 @@ def exact_events(node: FlinkWindowedAggregate) -> bool:
 
 def processing_time_trigger(node: FlinkWindowedAggregate) -> bool:
     """Whether the plan's trigger (inside a ``PurgingTrigger``) runs on processing time."""
-    nested = _nested(node.trigger)
+    nested = nested_trigger(node.trigger)
     return isinstance(nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger))
 
 
-def _nested(trigger: FlinkTrigger) -> FlinkTrigger:
+def nested_trigger(trigger: FlinkTrigger) -> FlinkTrigger:
+    """The trigger a ``PurgingTrigger`` wraps, or ``trigger`` itself."""
     return trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
 
 
@@ -354,7 +357,7 @@ def replay_key(
         record = make_record(
             node, row, seq=int(row[SEQ]), ts=int(row[TS]), order=None, gap=row.get(GAP)
         )
-        at(position, lambda record=record: operator.process_element(record))  # type: ignore[misc]
+        at(position, partial(operator.process_element, record))
         previous = int(row[WM])
     until(LONG_MAX)
     if events is None:

@@ -63,8 +63,9 @@ class Prepared:
 
     Attributes:
         records: the valid records, in no particular order, with the input columns plus
-            ``ROW``, ``PART`` and ``TS``; ``order`` is the column giving their arrival
-            order within a partition (unique there).
+            ``ROW``, ``PART`` and ``TS`` (and, in the Flink profile, ``GAP`` for dynamic
+            session gaps and ``PROCESSING`` with a ``processing_time`` column); ``order`` is
+            the column giving their arrival order within a partition (unique there).
         invalid: the other rows: the input columns plus ``reason`` and ``ROW``.
         count: how many valid records there are.
         ticks: the smallest and largest event time of the valid records (None without).

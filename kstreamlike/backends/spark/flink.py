@@ -40,7 +40,7 @@ from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["flink_watermarks", "run_flink"]
+__all__ = ["cleanup_time", "flink_watermarks", "run_flink", "window_pairs"]
 
 WM = "__ks_wm"  # the watermark when the record is processed (before it)
 SEEN = "__ks_seen"  # the largest timestamp before the record
@@ -82,7 +82,7 @@ def _last_start(node: FlinkWindowedAggregate) -> Column:
     return F.col(TS) - F.pmod(F.col(TS) - offset, F.lit(step))
 
 
-def _cleanup_time(node: FlinkWindowedAggregate, max_timestamp: Column) -> Column:
+def cleanup_time(node: FlinkWindowedAggregate, max_timestamp: Column) -> Column:
     from pyspark.sql import functions as F
 
     lateness = node.allowed_lateness
@@ -100,7 +100,7 @@ def _is_late(node: FlinkWindowedAggregate) -> Column:
     element_late = (ts <= LONG_MAX - lateness) & (
         F.least(ts, F.lit(LONG_MAX - lateness)) + lateness <= wm
     )
-    return (_cleanup_time(node, latest_max) <= wm) & element_late
+    return (cleanup_time(node, latest_max) <= wm) & element_late
 
 
 def flink_watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
@@ -209,7 +209,7 @@ def _explicit_watermarks(
     return with_wm.drop(SLOT, ORDER), advances
 
 
-def _pairs(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
+def window_pairs(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
     """One row per (record, window), with the window's start, ``maxTimestamp``, cleanup time
     and index in the assigner's list (``SlidingEventTimeWindows`` lists the latest first)."""
     from pyspark.sql import functions as F
@@ -228,7 +228,7 @@ def _pairs(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
     else:
         pairs = records.withColumns({WSTART: last_start, WINDEX: F.lit(0).cast("long")})
     max_timestamp = F.col(WSTART) + (_size(node) - 1)
-    return pairs.withColumns({WMAX: max_timestamp, CLEANUP: _cleanup_time(node, max_timestamp)})
+    return pairs.withColumns({WMAX: max_timestamp, CLEANUP: cleanup_time(node, max_timestamp)})
 
 
 def _group(node: FlinkWindowedAggregate) -> list[str]:
@@ -308,7 +308,7 @@ def run_flink(
     assert isinstance(agg.aggregation, DeclarativeAggregation)
     records, advances = flink_watermarks(agg, valid)
     last = valid.groupBy(PART).agg(F.max(SEQ).alias(LAST))
-    pairs = _pairs(agg, records)
+    pairs = window_pairs(agg, records)
     group = _group(agg)
     names = [e.name for e in agg.aggregation.exprs]
     columns = [*group, *names, POS, TIE, TIMING, PANE]

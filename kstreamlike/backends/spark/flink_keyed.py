@@ -70,6 +70,7 @@ from kstreamlike.backends.spark._flink_kernels import (
     WM_EVENT,
     PartitionEnd,
     exact_events,
+    nested_trigger,
     processing_time_trigger,
     replay_key,
     vectorized_key,
@@ -97,14 +98,13 @@ from kstreamlike.backends.spark.flink import (
     WM,
     WMAX,
     WSTART,
-    _pairs,
+    cleanup_time,
     flink_watermarks,
+    window_pairs,
 )
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
-    FlinkPurgingTrigger,
-    FlinkTrigger,
 )
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate, PlanNode
 from kstreamlike.plan.schema import output_schema
@@ -130,7 +130,8 @@ CIDX = "__ks_cidx"  # a crossing advance's number
 C_LO, C_HI = "__ks_clo", "__ks_chi"
 PREVIOUS = "__ks_previous"
 NUMBER = "__ks_number"
-# A kernel's output: POS, TIE (the timer's timestamp for a firing by a timer, else LOCAL),
+# A kernel's output: the panes with POS, TIE (the timer's timestamp for a firing by a timer,
+# else LOCAL) and REACH, and late markers.
 LOCAL = "__ks_local"  # the pane's rank in its key's output
 LATE = "__ks_late"  # a row that names a late record (by SEQ)
 START, END_COLUMN, TIMESTAMP = "window_start", "window_end", "timestamp"
@@ -143,10 +144,6 @@ _EVENT = (EV_POS, EV_WM, EV_PT)
 # ---------------------------------------------------------------------------------------------
 # Which timers a key may have
 # ---------------------------------------------------------------------------------------------
-
-
-def _nested(trigger: FlinkTrigger) -> FlinkTrigger:
-    return trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
 
 
 def _group(node: FlinkWindowedAggregate) -> list[str]:
@@ -163,13 +160,6 @@ def _session_end(node: FlinkWindowedAggregate) -> Column:
     assert isinstance(window, FlinkSessionWindow)
     gap = F.col(GAP) if window.gap_column is not None else F.lit(window.gap)
     return F.least(F.col(TS), F.lit(LONG_MAX) - gap) + gap - 1
-
-
-def _cleanup(node: FlinkWindowedAggregate, max_timestamp: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    lateness = node.allowed_lateness
-    return F.least(max_timestamp, F.lit(LONG_MAX - lateness)) + lateness
 
 
 def _minus(value: Column, amount: int) -> Column:
@@ -192,10 +182,10 @@ def _window_ends(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     if isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow)):
-        return _pairs(node, records)
+        return window_pairs(node, records)
     if isinstance(node.window, FlinkSessionWindow):
         end = _session_end(node)
-        return records.withColumns({WMAX: end, CLEANUP: _cleanup(node, end)})
+        return records.withColumns({WMAX: end, CLEANUP: cleanup_time(node, end)})
     return records.withColumns({WMAX: F.lit(LONG_MAX), CLEANUP: F.lit(LONG_MAX)})
 
 
@@ -217,7 +207,7 @@ def _event_time_due(node: FlinkWindowedAggregate, windows: DataFrame) -> DataFra
     due = windows.select(*group, F.col(WMAX).alias(DUE)).unionByName(
         windows.select(*group, F.col(CLEANUP).alias(DUE))
     )
-    if isinstance(_nested(node.trigger), FlinkContinuousEventTimeTrigger):
+    if isinstance(nested_trigger(node.trigger), FlinkContinuousEventTimeTrigger):
         due = due.unionByName(_after_each_record(node, windows, WM))
     return due.filter(F.col(DUE).isNotNull()).distinct()
 
@@ -332,7 +322,7 @@ def _events(node: FlinkWindowedAggregate, records: DataFrame, advances: DataFram
         PART, F.col(SLOT).alias(EV_POS), F.col(ADVANCE).alias(EV_WM), context.alias(EV_PT)
     )
     events: list[DataFrame] = []
-    trigger = _nested(node.trigger)
+    trigger = nested_trigger(node.trigger)
     if isinstance(node.window, FlinkGlobalWindow):
         # a global window's end and cleanup are at the end of time: a recorded
         # Long.MAX_VALUE watermark reaches them, or the end of the input
