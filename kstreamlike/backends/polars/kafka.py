@@ -126,12 +126,14 @@ def _changelog(
 def _finals(
     node: KafkaWindowedAggregate, records: pl.LazyFrame, contributions: pl.LazyFrame
 ) -> pl.LazyFrame:
-    """Each window's final value and timestamp (deleted windows left out)."""
+    """Each window's final value and timestamp (deleted windows left out), sorted by
+    (start, partition, keys) with nulls last."""
     group = _window_id(node)
+    order = list(dict.fromkeys([START, *group]))
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
         last = _python_running(node, contributions).group_by(group).last()
-        return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ)
+        return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ).sort(order, nulls_last=True)
     window = node.window
     assert isinstance(window, KafkaTimeWindow)
     values = [
@@ -140,18 +142,20 @@ def _finals(
     ]
     packed = _packed_window_id(node, records)
     if packed is None:
-        finals = contributions.group_by(group).agg(*values)
+        finals = contributions.group_by(group).agg(*values).sort(order, nulls_last=True)
     else:
+        # The start is the most significant digit: sorting the packed id sorts the windows.
         finals = (
             contributions.group_by(packed.pack())
             .agg(*values)
+            .sort(packed.name)
             .select(*packed.unpack(), *(v.meta.output_name() for v in values))
         )
     return finals.with_columns((pl.col(START) + window.size).alias(END))
 
 
 def _packed_window_id(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> Packing | None:
-    """The window id (partition, keys, start) packed into one Int64, when it fits."""
+    """The window id (start, partition, keys) packed into one Int64, when it fits."""
     window = node.window
     assert isinstance(window, KafkaTimeWindow)
     columns = _window_id(node)[:-1]
@@ -161,7 +165,7 @@ def _packed_window_id(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> Pa
     # Every window start is a multiple of the advance in (ts - size, ts].
     low = (ts.low - window.size) // window.advance * window.advance
     start = Range(START, pl.col(START), pl.Int64(), low, ts.high, False, window.advance)
-    return packing(PACKED, [*ranges, start])
+    return packing(PACKED, [start, *ranges])
 
 
 def _on_close(
@@ -172,12 +176,15 @@ def _on_close(
     assert isinstance(window, KafkaTimeWindow)
     part = _partition(node)
     finals = _finals(node, records, contributions)
+    # Windows come sorted by start, so by due time, and every due time is an end plus
+    # grace: a multiple of the advance plus a constant.
     closed = first_position_reaching(
         finals.with_columns((pl.col(END) + window.grace).alias(DUE)),
         records.select(*part, pl.col(ST).alias(TIME), SEQ),
         SEQ,
         part,
-        node.keys,
+        grid=(window.advance, (window.size + window.grace) % window.advance),
+        presorted=True,
     ).filter(pl.col(FIRST).is_not_null())
     if part:
         closed = closed.sort(
