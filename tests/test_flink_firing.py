@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -224,6 +225,18 @@ def test_count_window_tumbling_and_sliding() -> None:
         ("a", 6, LONG_MAX),
         ("a", 14, LONG_MAX),
     ]
+
+
+def test_global_window_timestamp_on_datetime_event_time_is_null(backend: str) -> None:
+    # Long.MAX_VALUE is no datetime: a global window's timestamp is null, and the result
+    # prints (a datetime that far out made printing fail).
+    start = datetime(2024, 1, 1)
+    rows = [{"k": "a", "ts": start + timedelta(seconds=i), "v": i} for i in range(4)]
+    out = _stream(rows, backend=backend).key_by("k").count_window(2).sum("v").collect()
+    assert out["timestamp"].dtype == pl.Datetime("us")
+    assert out["timestamp"].to_list() == [None, None]
+    assert out["v"].to_list() == [1, 5]
+    assert "null" in str(out)
 
 
 def test_count_window_all_has_no_key_columns() -> None:
