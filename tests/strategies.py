@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hypothesis import strategies as st
@@ -38,3 +39,10 @@ def kafka_windows(max_size: int, max_grace: int, time_weight: int = 1) -> st.Sea
     sliding = st.builds(ks.SlidingWindows.of_time_difference_and_grace, size, grace)
     session = st.builds(ks.SessionWindows.of_inactivity_gap_and_grace, size, grace)
     return st.one_of(*[time] * time_weight, sliding, session)
+
+
+def spark_examples(few: int) -> int:
+    """How many examples a Hypothesis test on Spark takes: ``few`` (Spark runs each query in
+    about a second on a local session, whatever its size), or 25 times as many with the
+    ``thorough`` profile."""
+    return few * 25 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else few

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -14,7 +13,6 @@ __all__ = [
     "MODES",
     "ROWS",
     "assert_distributed",
-    "examples",
     "finish",
     "physical_plan",
     "python_aggregation",
@@ -33,12 +31,6 @@ ROWS = pl.DataFrame(
         "v": list(range(12)),
     }
 )
-
-
-def examples(few: int) -> int:
-    """``few`` Hypothesis examples (Spark runs each query in about a second on a local
-    session), or many more with the ``thorough`` profile."""
-    return few * 25 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else few
 
 
 def windowed(

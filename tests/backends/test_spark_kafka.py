@@ -21,18 +21,17 @@ from tests.backends.spark_kafka import (
     MODES,
     ROWS,
     assert_distributed,
-    examples,
     finish,
     python_aggregation,
     windowed,
 )
 from tests.backends.test_polars_kafka import _table, frames
 from tests.backends.test_polars_kafka_session import session_frames
-from tests.strategies import AGGREGATIONS
+from tests.strategies import AGGREGATIONS, spark_examples
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = examples(6)
+EXAMPLES = spark_examples(6)
 
 time_windows = st.builds(
     lambda s, a, g: ks.TimeWindows.of_size_and_grace(s, g).advance_by(min(a, s)),
@@ -63,7 +62,7 @@ def test_spark_kafka_matches_reference(
     assert_same_as_reference(_table(frame, windows, mode, partition, aggregations), "spark")
 
 
-@settings(max_examples=examples(12))
+@settings(max_examples=spark_examples(12))
 @given(
     # frames(): null and negative times, sparse keys; session_frames(): equal timestamps,
     # records from well behind stream time (late), several partitions.

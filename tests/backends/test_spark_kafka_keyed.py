@@ -21,18 +21,17 @@ from tests.backends.spark_kafka import (
     MODES,
     ROWS,
     assert_distributed,
-    examples,
     finish,
     python_aggregation,
     windowed,
 )
 from tests.backends.test_polars_kafka_session import session_frames
 from tests.backends.test_polars_kafka_sliding import sliding_frames
-from tests.strategies import AGGREGATIONS
+from tests.strategies import AGGREGATIONS, spark_examples
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = examples(4)
+EXAMPLES = spark_examples(4)
 
 windows = st.one_of(
     st.builds(
