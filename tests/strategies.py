@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -116,3 +117,10 @@ def kafka_frames(
     if draw(st.booleans()):
         frame = frame.with_columns(pl.col("o").shuffle(seed=draw(st.integers(0, 2**16))))
     return frame
+
+
+def spark_examples(few: int) -> int:
+    """How many examples a Hypothesis test on Spark takes: ``few`` (Spark runs each query in
+    about a second on a local session, whatever its size), or 25 times as many with the
+    ``thorough`` profile."""
+    return few * 25 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else few

@@ -2,11 +2,11 @@
 
 Every step stays distributed: arrival order is a range-partitioned sort, scans in arrival
 order are parallel prefixes (:mod:`._scan`), and aggregations are ``groupBy`` or window
-functions partitioned by window. Kafka session and sliding windows run the Polars backend's
-algorithms per (partition, key) on the executors (:mod:`.kafka_keyed`), once every record
-carries its partition's stream time. :func:`unsupported` names the plans that do not run on
-Spark yet. Results are Spark frames when the input is one, and Polars frames (converted
-through Arrow) otherwise.
+functions partitioned by window. Kafka session and sliding windows, and Kafka time windows
+with Python aggregations, run the Polars backend's algorithms per (partition, key) on the
+executors (:mod:`.kafka_keyed`), once every record carries its partition's stream time.
+:func:`unsupported` names the plans that do not run on Spark yet. Results are Spark frames
+when the input is one, and Polars frames (converted through Arrow) otherwise.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def python_dtype(node: PlanNode) -> pl.DataType | None:
 
 def unsupported(node: PlanNode) -> str | None:
     """Why the Spark backend cannot run ``node`` yet, or None when it can: Python
-    aggregations over time windows, Flink session windows, and Python aggregations whose
+    aggregations over Flink windows, Flink session windows, and Python aggregations whose
     value dtype is unknown before the query runs (see :func:`python_dtype`).
 
     Example:
@@ -64,6 +64,10 @@ def unsupported(node: PlanNode) -> str | None:
         >>> windowed = stream.group_by_key().windowed_by(sessions)
         >>> unsupported(windowed.reduce(lambda a, b: a + b).plan) is None
         True
+        >>> hopping = ks.TimeWindows.of_size_with_no_grace(10).advance_by(5)
+        >>> windowed = stream.group_by_key().windowed_by(hopping)
+        >>> unsupported(windowed.reduce(lambda a, b: a + b).plan) is None
+        True
     """
     agg = windowed_aggregate(node)
     gap = firing_model_gap(node)
@@ -73,11 +77,10 @@ def unsupported(node: PlanNode) -> str | None:
         python_dtype(node)
     except InvalidSpecError as error:
         return str(error)
-    if not isinstance(agg.aggregation, DeclarativeAggregation):
-        if not isinstance(agg, KafkaWindowedAggregate) or isinstance(agg.window, KafkaTimeWindow):
-            return "Python aggregations over time windows do not run on Spark yet"
     if isinstance(agg, KafkaWindowedAggregate):
         return None
+    if not isinstance(agg.aggregation, DeclarativeAggregation):
+        return "Python aggregations over Flink windows do not run on Spark yet"
     if not isinstance(agg.window, (FlinkTumblingWindow, FlinkSlidingWindow)):
         return "Flink session windows do not run on Spark yet"
     return None
@@ -120,8 +123,10 @@ def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
 
     spark = spark_session(agg.source.frame)
     prepared = prepare(spark, agg)
-    if isinstance(agg, KafkaWindowedAggregate) and not isinstance(agg.window, KafkaTimeWindow):
-        main, late = run_kafka_keyed(node, agg, prepared.valid, python_dtype(node))
+    python = python_dtype(node)
+    keyed = not isinstance(agg.window, KafkaTimeWindow) or python is not None
+    if isinstance(agg, KafkaWindowedAggregate) and keyed:
+        main, late = run_kafka_keyed(node, agg, prepared.valid, python)
     elif isinstance(agg, KafkaWindowedAggregate):
         main, late = run_kafka(node, agg, prepared)
     else:
