@@ -103,8 +103,6 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
         if not declarative or node.window_function is not None:
             return "DeltaEvictor with Python functions runs on the reference backend only"
         return None
-    if isinstance(evictor, FlinkTimeEvictor) and isinstance(trigger, FlinkCountTrigger):
-        return "TimeEvictor under a non-purging CountTrigger runs on the reference backend only"
     if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
         return None
     if isinstance(evictor, FlinkTimeEvictor):
