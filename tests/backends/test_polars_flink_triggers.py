@@ -13,26 +13,16 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
-from tests.backends.test_polars_flink import AGG_LISTS, KEYS, _Collect, assigners, frames
-from tests.backends.test_polars_flink_global import (
-    delta_triggers,
+from tests.backends.flink_strategies import (
+    AGG_LISTS,
+    KEYS,
+    Collect,
+    assigners,
     evictors,
+    frames,
+    time_window_triggers,
     watermark_strategies,
 )
-
-
-def time_window_triggers() -> st.SearchStrategy[Any]:
-    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)``, count and delta
-    triggers, purging or not, and continuous event-time triggers."""
-    count = st.integers(1, 5).map(ks.CountTrigger.of)
-    return st.one_of(
-        st.none(),
-        st.just(ks.PurgingTrigger.of(ks.EventTimeTrigger.create())),
-        count,
-        count.map(ks.PurgingTrigger.of),
-        st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of),
-        delta_triggers(),
-    )
 
 
 @given(
@@ -135,7 +125,7 @@ def test_window_functions_on_time_windows_match_reference(
     elif kind == "reduce":
         result = windowed.reduce(lambda a, b: b if a is None else a, window_function=_Cleared())
     else:
-        result = windowed.aggregate(_Collect(), window_function=_Cleared())
+        result = windowed.aggregate(Collect(), window_function=_Cleared())
     assert_same_as_reference(result, "polars")
 
 

@@ -24,10 +24,13 @@ from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import running_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.errors import KStreamLikeError
 
-__all__ = ["TIMER", "continuous_panes"]
+__all__ = ["HORIZON", "TIMER", "continuous_panes"]
 
 TIMER = "__ks_timer"  # a periodic or end timer's timestamp (null for a late firing)
+HORIZON = "__ks_horizon"  # the last watermark advance before the end of the input
+_MOST_FIRINGS = 100_000_000  # more periodic firings than this would not fit in memory
 _REACH = "__ks_reach"  # the smallest advance that fires the timer
 _AT = "__ks_at"  # the last arrival position before a firing
 _WID = "__ks_wid"  # the window's id
@@ -44,6 +47,7 @@ def continuous_panes(
     exprs: Sequence[AggExpr],
     schema: pl.Schema,
     names: tuple[str, str],
+    horizon: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every firing of ``ContinuousEventTimeTrigger(interval)``.
 
@@ -59,6 +63,10 @@ def continuous_panes(
         exprs: the ``ks.agg`` aggregations.
         schema: the input schema.
         names: the columns of the window's ``maxTimestamp`` and assigner index.
+        horizon: for windows that never end (global windows): per partition (``PART``,
+            ``HORIZON``), the last watermark advance before the end of the input; periodic
+            timers after it never fire (the end of a bounded input fires the window's
+            end timer only, see :meth:`~kstreamlike.reference.flink.WindowOperator.end_input`).
 
     Returns:
         ``group``, ``POS``, ``TIMER``, the assigner index (late firings), ``pane_timing``,
@@ -87,16 +95,32 @@ def continuous_panes(
             pl.col(WM).alias("__ks_wm0"),
         )
     )
-    # Java's remainder rounds negative timestamps up: the start may be past the end, and
-    # then the end timer is the only one
-    count = pl.max_horizontal((pl.col(wmax) - pl.col("__ks_start") + interval - 1) // interval, 1)
+    start = pl.col("__ks_start")
+    if horizon is None:
+        # Java's remainder rounds negative timestamps up: the start may be past the end,
+        # and then the end timer is the only one
+        count = pl.max_horizontal((pl.col(wmax) - start + interval - 1) // interval, 1)
+        chain = pl.int_ranges(1, count + 1, dtype=pl.Int64)
+    else:
+        # the periodic timers up to the last advance, then the end timer (as ``k = 0``)
+        first = first.join(horizon, on=PART, how="left")
+        # (clipped so that the difference cannot overflow; a reach this far is refused)
+        near = 2**62
+        reach = pl.col(HORIZON).clip(-near, near) - start.clip(-near, near)
+        count = (reach // interval).clip(lower_bound=0).fill_null(0)
+        first = _bounded(first, count, interval)
+        chain = pl.concat_list(
+            pl.lit(0, dtype=pl.Int64), pl.int_ranges(1, count + 1, dtype=pl.Int64)
+        )
+    tick = start + pl.col(TIMER) * interval
     timers = (
-        first.with_columns(pl.int_ranges(1, count + 1, dtype=pl.Int64).alias(TIMER))
+        first.with_columns(chain.alias(TIMER))
         .explode(TIMER)
         .with_columns(
-            pl.min_horizontal(pl.col("__ks_start") + pl.col(TIMER) * interval, pl.col(wmax)).alias(
-                TIMER
-            )
+            pl.when(pl.col(TIMER) == 0)
+            .then(pl.col(wmax))
+            .otherwise(pl.min_horizontal(tick, pl.col(wmax)))
+            .alias(TIMER)
         )
         .with_columns(pl.max_horizontal(pl.col(TIMER), pl.col("__ks_wm0") + 1).alias(_REACH))
         .sort(_REACH)
@@ -110,7 +134,13 @@ def continuous_panes(
         )
         .join(bounds, on=PART)
     )
-    slot = pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2) if bounded else pl.col(SLOT)
+    slot = pl.col(SLOT)
+    if bounded:
+        # the end of a bounded input fires every timer left (only the end timer of a
+        # window that never ends)
+        end = 2 * pl.col(LAST) + 2
+        ends = pl.col(TIMER) == pl.col(wmax) if horizon is not None else pl.lit(value=True)
+        slot = slot.fill_null(pl.when(ends).then(end))
     timers = timers.with_columns(slot.alias(POS)).filter(pl.col(POS).is_not_null())
     # the window's value after its last element before the firing
     fired = (
@@ -145,3 +175,20 @@ def continuous_panes(
     return panes.sort([*over, POS, pl.coalesce(TIMER, windex)], nulls_last=True).with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias("pane_index")
     )
+
+
+def _bounded(first: pl.LazyFrame, count: pl.Expr, interval: int) -> pl.LazyFrame:
+    """``first`` (one row per window), after checking that its windows' periodic timers
+    (``count`` each) fit in memory: a watermark that jumps towards ``Long.MAX_VALUE`` on a
+    window that never ends fires its timer every ``interval`` up to there, which the
+    reference interpreter would run one by one too."""
+    windows = first.with_columns(count.alias("__ks_count")).collect()
+    total = int(windows["__ks_count"].sum() or 0)
+    if total > _MOST_FIRINGS:
+        raise KStreamLikeError(
+            f"ContinuousEventTimeTrigger({interval}) would fire {total} times: a watermark "
+            "advance towards Long.MAX_VALUE fires the timer of a window that never ends "
+            "every interval up to it (use a larger interval, or end the input instead of "
+            "recording such a watermark)"
+        )
+    return windows.drop("__ks_count").lazy()

@@ -8,13 +8,13 @@ the Polars backend runs what its window modules implement, and says why for anyt
 
 from __future__ import annotations
 
-from kstreamlike.backends._firing import firing_model_gap
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountTrigger,
     FlinkDeltaEvictor,
     FlinkDeltaTrigger,
     FlinkEventTimeTrigger,
+    FlinkNeverTrigger,
     FlinkPurgingTrigger,
     trigger_name,
 )
@@ -40,8 +40,38 @@ def polars_gap(node: PlanNode) -> str | None:
 
         return global_window_gap(agg)
     if isinstance(agg.window, FlinkSessionWindow):
-        return firing_model_gap(node)
+        return _session_window_gap(agg)
     return _time_window_gap(agg)
+
+
+def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
+    """What the Polars backend lacks for ``agg`` on session windows.
+
+    It runs ``EventTimeTrigger``, ``CountTrigger``, ``ContinuousEventTimeTrigger`` and
+    ``NeverTrigger``, purging or not, on bounded and unbounded replays; with ``ks.agg``
+    aggregations, or Python aggregations (``reduce``, ``AggregateFunction``) when the
+    trigger does not purge.
+    """
+    trigger = agg.trigger
+    purging = isinstance(trigger, FlinkPurgingTrigger)
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    merging = (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkContinuousEventTimeTrigger)
+    if not isinstance(nested, (*merging, FlinkNeverTrigger)):
+        name = trigger_name(trigger)
+        return f"the trigger {name} on session windows runs on the reference backend only"
+    if agg.evictor is not None:
+        return (
+            f"evictors ({type(agg.evictor).__name__[5:]}) on session windows run on the "
+            "reference backend only"
+        )
+    if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
+        return "ProcessWindowFunction on session windows runs on the reference backend only"
+    if purging and not isinstance(agg.aggregation, DeclarativeAggregation):
+        return (
+            f"{trigger_name(trigger)} with Python aggregations (reduce, AggregateFunction) on "
+            "session windows runs on the reference backend only"
+        )
+    return None
 
 
 def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:

@@ -27,6 +27,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._continuous import HORIZON, TIMER, continuous_panes
 from kstreamlike.backends.polars._count_trigger import PANE, TIMING, count_trigger_panes
 from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
 from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
@@ -34,6 +35,7 @@ from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, pyt
 from kstreamlike.backends.polars._output import finish_late, finish_main
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import (
+    FlinkContinuousEventTimeTrigger,
     FlinkCountEvictor,
     FlinkCountTrigger,
     FlinkDeltaEvictor,
@@ -50,9 +52,10 @@ from kstreamlike.plan.schema import aggregate_columns
 
 __all__ = ["global_window_gap", "run_flink_global"]
 
-_RANK = "__ks_rank"  # Python functions: the element's position in its key's window
-
 # Internal columns of this module.
+_RANK = "__ks_rank"  # Python functions: the element's position in its key's window
+_WMAX = "__ks_wmax"  # the window's maxTimestamp (Long.MAX_VALUE)
+_WINDEX = "__ks_windex"  # the window's index in the assigner's list (0: the only one)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,14 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     """
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
+        declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        if node.evictor is not None or not declarative or node.window_function is not None:
+            return (
+                "ContinuousEventTimeTrigger with evictors or Python functions on "
+                "GlobalWindows runs on the reference backend only"
+            )
+        return None
     if isinstance(nested, FlinkDeltaTrigger):
         declarative = isinstance(node.aggregation, DeclarativeAggregation)
         if not declarative or node.window_function is not None:
@@ -146,6 +157,10 @@ def run_flink_global(
         )
         emitted = panes.sort([PART, POS, *node.keys], nulls_last=True)
         return finish_main(node, _output_columns(node, emitted)), late
+    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
+        panes = _continuous_firings(node, records, advances, bounds, trigger.interval)
+        emitted = panes.sort([PART, POS, TIMER, *node.keys], nulls_last=True)
+        return finish_main(node, _output_columns(node, emitted)), late
     firing = _firing(node.trigger)
     if firing is None:
         panes = records.head(0).select(*_group(node), *_aggregates_of_empty(node))
@@ -199,6 +214,39 @@ def _count_firings(
         exprs=_exprs_of(node).exprs,
         schema=node.source.schema,
         source=node.source,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Continuous event-time triggers
+# ---------------------------------------------------------------------------------------------
+
+
+def _continuous_firings(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    interval: int,
+) -> pl.LazyFrame:
+    """``ContinuousEventTimeTrigger(interval)`` (:mod:`._continuous`): each key's window
+    fires every ``interval`` from its first element on, at the watermark advances that
+    reach its timers, and once more at the end of a bounded input (its end timer)."""
+    horizon = advances.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
+    elements = records.with_columns(
+        pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX), pl.lit(0, dtype=pl.Int64).alias(_WINDEX)
+    )
+    return continuous_panes(
+        elements,
+        _group(node),
+        advances,
+        bounds,
+        interval=interval,
+        bounded=node.source.bounded,
+        exprs=_exprs_of(node).exprs,
+        schema=node.source.schema,
+        names=(_WMAX, _WINDEX),
+        horizon=horizon,
     )
 
 

@@ -81,11 +81,34 @@ from kstreamlike.backends.polars._session_aggregates import (
     arrival_index,
     session_aggregates,
 )
+from kstreamlike.backends.polars._session_contents import FID, purged_reads
+from kstreamlike.backends.polars._session_firings import FIRING_COLUMNS, merging_trigger_firings
 from kstreamlike.backends.polars._session_intervals import (
     REACH,
     E,
     dominance_max,
     interval_layout,
+)
+from kstreamlike.backends.polars._session_windows import (
+    FIRST_SEQ,
+    FIRST_WM,
+    FOUND_AT,
+    HI,
+    LO,
+    PANE,
+    POSITION,
+    SUPERSEDED,
+    TIE,
+    TIMING,
+    UPDATE,
+    WEND,
+    WMAX,
+    WRITER,
+    WSTART,
+    record_windows,
+    superseding,
+    window_table,
+    with_writers,
 )
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, SLOT, WM
 from kstreamlike.backends.polars.kafka_session import (
@@ -99,6 +122,7 @@ from kstreamlike.backends.polars.kafka_session import (
     _with_links,
     _with_writers,
 )
+from kstreamlike.plan.firing import FlinkEventTimeTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkAggregateFunction,
@@ -116,22 +140,7 @@ END = "window_end"
 KEYG = "__ks_keyg"  # id of (partition, key): one merging window set
 DEATH = "__ks_death"  # arrival position at which the record's window is cleaned up
 CLEANUP = "__ks_cleanup_at"  # cleanupTime of a window
-FOUND_AT = "__ks_found_at"  # the record that found a window
-LO = "__ks_lo"  # first position of a found window
-HI = "__ks_hi"  # last position of a found window
-WSTART = "__ks_wstart"  # window start
-WEND = "__ks_wend"  # window end (exclusive)
-WMAX = "__ks_wmax"  # window maxTimestamp
-FIRST_SEQ = "__ks_first_seq"  # the record that created a window
-FIRST_WM = "__ks_first_wm"  # the watermark then
-SUPERSEDED = "__ks_superseded"  # the record that merged a window into a larger one
 FIRE = "__ks_fire"  # emission position of a window's end timer
-POSITION = "__ks_emit_pos"  # emission position of a pane
-TIE = "__ks_tie"  # order within a position: the timer's timestamp
-PANE = "pane_index"
-TIMING = "pane_timing"
-UPDATE = "__ks_update"
-WRITER = "__ks_writer"  # the record whose window a found window was
 
 _NEVER = LONG_MAX  # death of a record whose window outlives the input
 
@@ -328,34 +337,18 @@ def _fixpoint(
 # ---------------------------------------------------------------------------------------------
 
 
-def _versions(world: _World) -> pl.DataFrame:
-    """Every accepted record with the window it was added to (its merged window)."""
-    return world.frame.select(
-        pl.col(SEQ).cast(pl.Int64), GROUP, PART, WM, WSTART, WEND, (pl.col(WEND) - 1).alias(WMAX)
-    )
-
-
-def _superseded(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
-    """Per window, the first record that merges it into a larger window (the merge deletes
-    its timers): a record that found it and whose own window differs."""
-    merged = versions.select(
-        pl.col(SEQ).alias(FOUND_AT), pl.col(WSTART).alias("__ks_ms"), pl.col(WEND).alias("__ks_me")
-    )
-    return (
-        found.join(merged, on=FOUND_AT)
-        .filter((pl.col(WSTART) != pl.col("__ks_ms")) | (pl.col(WEND) != pl.col("__ks_me")))
-        .group_by(GROUP, WSTART, WEND)
-        .agg(pl.col(FOUND_AT).min().alias(SUPERSEDED))
-    )
-
-
 def _firings(
-    world: _World, found: pl.DataFrame, advances: pl.DataFrame, bounds: pl.DataFrame
+    world: _World,
+    found: pl.DataFrame,
+    advances: pl.DataFrame,
+    bounds: pl.DataFrame,
+    *,
+    bounded: bool,
 ) -> pl.DataFrame:
     """Every pane: ``UPDATE`` (the record after which the contents are read), window,
     ``POSITION``, ``TIE``, timing and index (module docstring)."""
     window = [GROUP, WSTART, WEND]
-    versions = _versions(world)
+    versions = record_windows(world.frame)
     windows = (
         versions.sort(SEQ)
         .group_by(window)
@@ -365,7 +358,7 @@ def _firings(
             pl.col(PART).first(),
             pl.col(WMAX).first(),
         )
-        .join(_superseded(found, versions), on=window, how="left")
+        .join(superseding(found, versions), on=window, how="left")
         # EventTimeTrigger#onElement/onMerge: the end timer is set when the window is
         # created before the watermark passes its end
         .filter(pl.col(FIRST_WM) < pl.col(WMAX))
@@ -379,9 +372,15 @@ def _firings(
             check_sortedness=False,
         )
         .join(bounds, on=PART)
-        .with_columns(pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2).alias(FIRE))
+        # (an unbounded replay simply stops: a timer no advance reaches never fires)
+        .with_columns(
+            (pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2) if bounded else pl.col(SLOT)).alias(FIRE)
+        )
         # fires unless a record extends the window before the advance reaching its end
-        .filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
+        .filter(
+            pl.col(FIRE).is_not_null()
+            & (pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
+        )
     )
     on_time = (
         versions.join(windows.select(*window, FIRE), on=window)
@@ -454,25 +453,6 @@ def _fold_for(node: FlinkWindowedAggregate) -> _Fold:
     return _Fold(fn.create_accumulator, fn.add, fn.merge, fn.get_result)
 
 
-def _writers(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
-    """``found`` with ``WRITER``: the last record before the finder whose window was the
-    found window (the one whose accumulator it holds)."""
-    stores = versions.select(GROUP, WSTART, WEND, pl.col(SEQ).alias(WRITER)).sort(WRITER)
-    return (
-        found.sort(FOUND_AT)
-        .join_asof(
-            stores,
-            left_on=FOUND_AT,
-            right_on=WRITER,
-            by=[GROUP, WSTART, WEND],
-            strategy="backward",
-            allow_exact_matches=False,
-            check_sortedness=False,
-        )
-        .sort(FOUND_AT, LO)
-    )
-
-
 def _python_values(
     node: FlinkWindowedAggregate,
     world: _World,
@@ -488,9 +468,9 @@ def _python_values(
     record that merged no window starts a new accumulator.
     """
     fold = _fold_for(node)
-    versions = _versions(world)
+    versions = record_windows(world.frame)
     merged = (
-        _writers(found, versions)
+        with_writers(found, versions)
         .group_by(FOUND_AT, maintain_order=True)
         .agg(pl.col(WRITER))
         .rename({FOUND_AT: SEQ})
@@ -608,16 +588,58 @@ def run_flink_session(
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
     frame = frame.with_columns(_group_ids(frame, stores).alias(KEYG))
     accepted, world, found = _fixpoint(node, frame)
-    panes = _firings(world, found, advances.collect(), bounds.collect())
-    needed = panes[UPDATE].unique().sort()
-    values = _values_of(node, world, found, frame, needed)
+    trigger = node.trigger
+    purging = isinstance(trigger, FlinkPurgingTrigger)
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    versions = record_windows(world.frame)
+    if isinstance(nested, FlinkEventTimeTrigger):
+        firings = _firings(
+            world, found, advances.collect(), bounds.collect(), bounded=node.source.bounded
+        )
+    else:
+        firings = merging_trigger_firings(
+            nested,
+            versions,
+            found,
+            advances.collect(),
+            bounds.collect(),
+            bounded=node.source.bounded,
+        )
+    firings = firings.select(FIRING_COLUMNS)
     if node.keys:
-        panes = pl.concat([panes, frame.select(node.keys)[panes[UPDATE]]], how="horizontal")
-    emitted = panes.join(values, on=UPDATE, how="left", maintain_order="left").sort(
-        [PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True
+        keys = frame.select(node.keys)[firings[UPDATE]]
+        firings = pl.concat([firings, keys], how="horizontal")
+    firings = firings.sort([PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True)
+    if purging:
+        emitted = _purged_panes(node, versions, found, frame, firings)
+    else:
+        needed = firings[UPDATE].unique().sort()
+        values = _values_of(node, world, found, frame, needed)
+        emitted = firings.join(values, on=UPDATE, how="left", maintain_order="left")
+    emitted = emitted.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(GROUP, WSTART, WEND).alias(PANE)
     )
     late = frame.filter(~accepted).filter(_element_late(node))
     return _output_columns(node, emitted).lazy(), late.lazy()
+
+
+def _purged_panes(
+    node: FlinkWindowedAggregate,
+    versions: pl.DataFrame,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+) -> pl.DataFrame:
+    """The firings that read something under a purging trigger, with what they read
+    (:func:`._session_contents.purged_reads`), in emission order."""
+    aggregation = node.aggregation
+    assert isinstance(aggregation, DeclarativeAggregation)
+    firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
+    reads = purged_reads(versions, window_table(versions, found), firings)
+    columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
+    contents = reads.with_columns(frame[column].gather(reads[SEQ]) for column in columns)
+    values = contents.group_by(FID).agg(final_exprs(aggregation.exprs, frame.schema))
+    return firings.join(values, on=FID, how="inner", maintain_order="left").drop(FID)
 
 
 def _output_columns(node: FlinkWindowedAggregate, emitted: pl.DataFrame) -> pl.DataFrame:
