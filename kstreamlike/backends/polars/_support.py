@@ -48,12 +48,10 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     """What the Polars backend lacks for ``agg`` on session windows.
 
     It runs ``EventTimeTrigger``, ``CountTrigger``, ``ContinuousEventTimeTrigger`` and
-    ``NeverTrigger``, purging or not, on bounded and unbounded replays; with ``ks.agg``
-    aggregations, or Python aggregations (``reduce``, ``AggregateFunction``) when the
-    trigger does not purge.
+    ``NeverTrigger``, purging or not, on bounded and unbounded replays, with ``ks.agg`` and
+    Python aggregations (``reduce``, ``AggregateFunction``).
     """
     trigger = agg.trigger
-    purging = isinstance(trigger, FlinkPurgingTrigger)
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
     merging = (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkContinuousEventTimeTrigger)
     if not isinstance(nested, (*merging, FlinkNeverTrigger)):
@@ -66,11 +64,6 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
         )
     if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
         return "ProcessWindowFunction on session windows runs on the reference backend only"
-    if purging and not isinstance(agg.aggregation, DeclarativeAggregation):
-        return (
-            f"{trigger_name(trigger)} with Python aggregations (reduce, AggregateFunction) on "
-            "session windows runs on the reference backend only"
-        )
     return None
 
 

@@ -504,6 +504,77 @@ def _python_values(
     )
 
 
+_EMPTY = object()  # a window whose contents a purging firing cleared
+
+
+def _purged_python_values(
+    node: FlinkWindowedAggregate,
+    versions: pl.DataFrame,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+) -> pl.DataFrame:
+    """The slow path under a purging trigger: :func:`_python_values`, with the firings
+    interleaved in emission order; each reads its window's accumulator (nothing if the
+    window is empty) and clears it. Merging skips cleared windows, as ``mergeNamespaces``
+    skips absent states, and a record added to a cleared window starts a new accumulator.
+
+    Returns:
+        ``FID`` and the value of each firing that reads something.
+    """
+    fold = _fold_for(node)
+    merged = (
+        with_writers(found, versions)
+        .group_by(FOUND_AT, maintain_order=True)
+        .agg(pl.col(WRITER))
+        .rename({FOUND_AT: SEQ})
+    )
+    links = versions.select(SEQ).join(merged, on=SEQ, how="left")
+    events = pl.concat(
+        [
+            links.select(
+                (2 * pl.col(SEQ) + 1).alias(POSITION),
+                pl.lit(0, dtype=pl.Int64).alias(FID),
+                SEQ,
+                WRITER,
+            ),
+            firings.select(POSITION, pl.col(FID) + 1, pl.col(UPDATE).alias(SEQ)),
+        ],
+        how="diagonal",
+    ).sort(POSITION, FID)
+    values = python_values(node.source, frame)
+    accumulators: dict[int, Any] = {}
+    out_fid: list[int] = []
+    out_value: list[Any] = []
+    for _, event, seq, writers in events.iter_rows():
+        if event:
+            # a firing (FID + 1) of the window last updated by ``seq``
+            acc = accumulators[seq]
+            if acc is not _EMPTY:
+                out_fid.append(event - 1)
+                out_value.append(fold.result(acc))
+                accumulators[seq] = _EMPTY
+            continue
+        target = _EMPTY
+        if writers:
+            target = accumulators.pop(writers[0])
+            sources: Any = _EMPTY
+            for writer in writers[1:]:
+                part = accumulators.pop(writer)
+                if part is not _EMPTY:
+                    sources = part if sources is _EMPTY else fold.merge(sources, part)
+            if sources is not _EMPTY:
+                target = sources if target is _EMPTY else fold.merge(target, sources)
+        acc = fold.create() if target is _EMPTY else target
+        accumulators[seq] = fold.add(values[seq], acc)
+    return pl.DataFrame(
+        {
+            FID: pl.Series(out_fid, dtype=pl.Int64),
+            RUNNING_VALUE: pl.Series(out_value, dtype=pl.Object),
+        }
+    )
+
+
 def _listed_values(
     exprs: Sequence[AggExpr], world: _World, frame: pl.DataFrame, needed: pl.Series
 ) -> pl.DataFrame:
@@ -633,8 +704,10 @@ def _purged_panes(
     """The firings that read something under a purging trigger, with what they read
     (:func:`._session_contents.purged_reads`), in emission order."""
     aggregation = node.aggregation
-    assert isinstance(aggregation, DeclarativeAggregation)
     firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
+    if not isinstance(aggregation, DeclarativeAggregation):
+        values = _purged_python_values(node, versions, found, frame, firings)
+        return firings.join(values, on=FID, how="inner", maintain_order="left").drop(FID)
     reads = purged_reads(versions, window_table(versions, found), firings)
     columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
     contents = reads.with_columns(frame[column].gather(reads[SEQ]) for column in columns)
