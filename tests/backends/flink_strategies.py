@@ -133,10 +133,12 @@ def watermark_strategies(
 
 
 def row_delta(a: Any, b: Any) -> float:
-    """A delta function over row values (dicts, or None when every value column is null)."""
+    """A delta function over the ``v`` column: of row values (dicts, or None when every
+    value column is null) or of ``v`` itself."""
 
     def v(row: Any) -> int:
-        return 0 if row is None or row.get("v") is None else int(row["v"])
+        value = row.get("v") if isinstance(row, dict) else row
+        return 0 if value is None else int(value)
 
     return float(abs(v(b) - v(a)))
 
@@ -225,7 +227,7 @@ def python_function(windowed: Any, kind: str) -> Any:
     if kind == "reduce":
         return windowed.reduce(lambda a, b: None if a is None or b is None else a * 3 + b)
     if kind == "row_reduce":
-        return windowed.reduce(lambda a, b: {**a, "o": a["o"] * 100 + b["o"]})
+        return windowed.reduce(lambda a, b: {**a, "o": (a["o"] * 100 + b["o"]) % 1_000_003})
     if kind == "aggregate_function":
         return windowed.aggregate(Collect())
     if kind == "reduce_window_function":

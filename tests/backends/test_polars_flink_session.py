@@ -23,6 +23,7 @@ from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
     Collect,
+    evictors,
     explicit_watermarks,
     python_function,
     watermark_strategies,
@@ -383,6 +384,7 @@ def session_triggers() -> st.SearchStrategy[Any]:
     frame=session_frames(),
     assigner=assigners(),
     trigger=session_triggers(),
+    evictor=evictors(),
     lateness=st.one_of(st.just(0), st.integers(0, 40)),
     keys=KEYS,
     partition=st.booleans(),
@@ -394,6 +396,7 @@ def test_triggers_on_sessions_match_reference(
     frame: pl.DataFrame,
     assigner: Any,
     trigger: Any,
+    evictor: Any,
     lateness: int,
     keys: list[str],
     partition: bool,
@@ -403,7 +406,7 @@ def test_triggers_on_sessions_match_reference(
 ) -> None:
     """Count states add up when windows merge, continuous timers take the earliest pending
     fire time of the merged windows, purging firings read what arrived since the previous
-    firing of any window merged in."""
+    firing of any window merged in, evictors trim lists concatenated by merges."""
     watermarks = data.draw(watermark_strategies(partition, order_by=True))
     stream = ks.stream(
         frame,
@@ -413,21 +416,23 @@ def test_triggers_on_sessions_match_reference(
         watermarks=watermarks,
         bounded=bounded,
     )
-    result = (
+    windowed = (
         stream.key_by(keys[0] if len(keys) == 1 else keys)
         .window(assigner)
         .allowed_lateness(lateness)
         .side_output_late_data(ks.OutputTag("late"))
         .trigger(trigger)
-        .aggregate(*aggregations)
     )
-    _check(result)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    _check(windowed.aggregate(*aggregations))
 
 
 @given(
     frame=session_frames(),
     assigner=assigners(),
     trigger=session_triggers(),
+    evictor=evictors(),
     delay=st.integers(0, 30),
     lateness=st.integers(0, 40),
     partition=st.booleans(),
@@ -437,6 +442,7 @@ def test_python_aggregations_under_triggers_on_sessions_match_reference(
     frame: pl.DataFrame,
     assigner: Any,
     trigger: Any,
+    evictor: Any,
     delay: int,
     lateness: int,
     partition: bool,
@@ -452,4 +458,6 @@ def test_python_aggregations_under_triggers_on_sessions_match_reference(
         watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
     )
     windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness).trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
     _check(python_function(windowed, kind))

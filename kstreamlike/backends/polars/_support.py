@@ -48,8 +48,9 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     """What the Polars backend lacks for ``agg`` on session windows.
 
     It runs ``EventTimeTrigger``, ``CountTrigger``, ``ContinuousEventTimeTrigger`` and
-    ``NeverTrigger``, purging or not, on bounded and unbounded replays, with ``ks.agg`` and
-    Python aggregations (``reduce``, ``AggregateFunction``).
+    ``NeverTrigger``, purging or not, with count, time and delta evictors, on bounded and
+    unbounded replays, with ``ks.agg`` and Python aggregations (``reduce``,
+    ``AggregateFunction``).
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
@@ -57,11 +58,6 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     if not isinstance(nested, (*merging, FlinkNeverTrigger)):
         name = trigger_name(trigger)
         return f"the trigger {name} on session windows runs on the reference backend only"
-    if agg.evictor is not None:
-        return (
-            f"evictors ({type(agg.evictor).__name__[5:]}) on session windows run on the "
-            "reference backend only"
-        )
     if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
         return "ProcessWindowFunction on session windows runs on the reference backend only"
     return None

@@ -72,7 +72,13 @@ from kstreamlike._time import LONG_MAX
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import GAP, GROUP, PART, SEQ, TS
-from kstreamlike.backends.polars._python import RUNNING_VALUE, python_values
+from kstreamlike.backends.polars._evictors import KEEP
+from kstreamlike.backends.polars._python import (
+    RUNNING_VALUE,
+    empty_result,
+    python_values,
+    running_python_values,
+)
 from kstreamlike.backends.polars._ranges import INF, MinTable
 from kstreamlike.backends.polars._session_aggregates import (
     FROM,
@@ -81,7 +87,12 @@ from kstreamlike.backends.polars._session_aggregates import (
     arrival_index,
     session_aggregates,
 )
-from kstreamlike.backends.polars._session_contents import FID, purged_reads
+from kstreamlike.backends.polars._session_contents import (
+    FID,
+    ORDER,
+    evicted_reads,
+    purged_reads,
+)
 from kstreamlike.backends.polars._session_firings import FIRING_COLUMNS, merging_trigger_firings
 from kstreamlike.backends.polars._session_intervals import (
     REACH,
@@ -122,7 +133,7 @@ from kstreamlike.backends.polars.kafka_session import (
     _with_links,
     _with_writers,
 )
-from kstreamlike.plan.firing import FlinkEventTimeTrigger, FlinkPurgingTrigger
+from kstreamlike.plan.firing import FlinkDeltaEvictor, FlinkEventTimeTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkAggregateFunction,
@@ -575,20 +586,28 @@ def _purged_python_values(
     )
 
 
-def _listed_values(
-    exprs: Sequence[AggExpr], world: _World, frame: pl.DataFrame, needed: pl.Series
-) -> pl.DataFrame:
-    """Declarative aggregates of the ``needed`` records' windows, from their listed
-    contents: the records at positions ``FROM + 1 .. TO`` that arrived by then."""
+def _listed(world: _World, needed: pl.Series) -> pl.DataFrame:
+    """The contents of the ``needed`` records' windows (``UPDATE``, ``SEQ``): the records at
+    positions ``FROM + 1 .. TO`` that arrived by then."""
     rows = world.frame.filter(pl.col(SEQ).is_in(needed.implode())).select(
         pl.col(SEQ).cast(pl.Int64).alias(UPDATE),
         pl.int_ranges(pl.col(FROM) + 1, pl.col(TO) + 1).alias(POS),
     )
     listed = rows.explode(POS)
     seqs = world.frame[SEQ].cast(pl.Int64)
-    listed = listed.with_columns(seqs.gather(listed[POS]).alias(SEQ)).filter(
-        pl.col(SEQ) <= pl.col(UPDATE)
+    return (
+        listed.with_columns(seqs.gather(listed[POS]).alias(SEQ))
+        .filter(pl.col(SEQ) <= pl.col(UPDATE))
+        .select(UPDATE, SEQ)
     )
+
+
+def _listed_values(
+    exprs: Sequence[AggExpr], world: _World, frame: pl.DataFrame, needed: pl.Series
+) -> pl.DataFrame:
+    """Declarative aggregates of the ``needed`` records' windows, from their listed
+    contents: the records at positions ``FROM + 1 .. TO`` that arrived by then."""
+    listed = _listed(world, needed)
     columns = sorted({e.column for e in exprs if e.column is not None})
     contents = listed.select(UPDATE, SEQ).with_columns(
         frame[column].gather(listed[SEQ]) for column in columns
@@ -681,7 +700,9 @@ def run_flink_session(
         keys = frame.select(node.keys)[firings[UPDATE]]
         firings = pl.concat([firings, keys], how="horizontal")
     firings = firings.sort([PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True)
-    if purging:
+    if node.evictor is not None:
+        emitted = _evicted_panes(node, world, versions, frame, firings, purging=purging)
+    elif purging:
         emitted = _purged_panes(node, versions, found, frame, firings)
     else:
         needed = firings[UPDATE].unique().sort()
@@ -692,6 +713,53 @@ def run_flink_session(
     )
     late = frame.filter(~accepted).filter(_element_late(node))
     return _output_columns(node, emitted).lazy(), late.lazy()
+
+
+def _evicted_panes(
+    node: FlinkWindowedAggregate,
+    world: _World,
+    versions: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+    *,
+    purging: bool,
+) -> pl.DataFrame:
+    """The firings of evicting windows that have contents, with what they read
+    (:func:`._session_contents.evicted_reads`), in emission order."""
+    firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
+    listed = firings.select(FID, UPDATE).join(_listed(world, firings[UPDATE].unique()), on=UPDATE)
+    listed = listed.select(FID, SEQ).join(
+        versions.select(SEQ, TS, pl.col(WEND).alias(ORDER)), on=SEQ
+    )
+    delta = isinstance(node.evictor, FlinkDeltaEvictor)
+    values = python_values(node.source, frame) if delta else []
+    reads = evicted_reads(node.evictor, purging, listed, values)
+    aggregation = node.aggregation
+    if isinstance(aggregation, DeclarativeAggregation):
+        columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
+        contents = reads.with_columns(frame[column].gather(reads[SEQ]) for column in columns)
+        results = contents.group_by(FID).agg(
+            final_exprs(aggregation.exprs, frame.schema, pl.col(KEEP))
+        )
+    else:
+        kept = reads.filter(pl.col(KEEP))
+        columns = list(dict.fromkeys([*node.keys, *node.source.value, TS]))
+        contents = kept.with_columns(frame[column].gather(kept[SEQ]) for column in columns)
+        running = running_python_values(
+            contents, [FID], node.keys, node.source, aggregation, kafka=False
+        )
+        last = running.filter(pl.col(FID).is_last_distinct())
+        folded = dict(zip(last[FID].to_list(), last[RUNNING_VALUE].to_list(), strict=True))
+        # a firing whose evictor left nothing evaluates the aggregation of no element
+        empty = empty_result(aggregation)
+        fids = reads[FID].unique(maintain_order=True).to_list()
+        results = pl.DataFrame(
+            {
+                FID: pl.Series(fids, dtype=pl.Int64),
+                RUNNING_VALUE: pl.Series([folded.get(fid, empty) for fid in fids], dtype=pl.Object),
+            }
+        )
+    return firings.join(results, on=FID, how="inner", maintain_order="left").drop(FID)
 
 
 def _purged_panes(
