@@ -17,6 +17,8 @@ __all__ = [
     "AGG_LISTS",
     "KEYS",
     "SCHEMA",
+    "PYTHON_KINDS",
+    "Cleared",
     "Collect",
     "Panes",
     "assigners",
@@ -218,7 +220,29 @@ class Panes(ks.ProcessWindowFunction[Any, str]):
         return [f"{fired}:{context.current_watermark}:{e}" for e in elements]
 
 
-PYTHON_KINDS = ["reduce", "row_reduce", "aggregate_function", "reduce_window_function", "process"]
+class Cleared(ks.ProcessWindowFunction[Any, str]):
+    """Stateful across a key's windows, and counting cleanups in the key's state: the calls
+    must follow Flink's order, cleanups included."""
+
+    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
+        context.window_state["n"] = context.window_state.get("n", 0) + 1
+        seen = context.global_state.get("cleared", 0)
+        head = f"{key}:{context.window_start}:{context.window_end}:{context.max_timestamp}"
+        tail = f"{context.window_state['n']}:{seen}:{context.current_watermark}"
+        return [f"{head}:{tail}:{e}" for e in elements]
+
+    def clear(self, context: ks.ProcessWindowContext) -> None:
+        context.global_state["cleared"] = context.global_state.get("cleared", 0) + 1
+
+
+PYTHON_KINDS = [
+    "reduce",
+    "row_reduce",
+    "aggregate_function",
+    "reduce_window_function",
+    "process",
+    "process_cleared",
+]
 
 
 def python_function(windowed: Any, kind: str) -> Any:
@@ -232,4 +256,6 @@ def python_function(windowed: Any, kind: str) -> Any:
         return windowed.aggregate(Collect())
     if kind == "reduce_window_function":
         return windowed.reduce(lambda a, b: a if b is None else b, window_function=Panes())
+    if kind == "process_cleared":
+        return windowed.process(Cleared())
     return windowed.process(Panes())

@@ -22,6 +22,7 @@ from tests.backends.differential import assert_same_as_reference
 from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
+    PYTHON_KINDS,
     Collect,
     evictors,
     explicit_watermarks,
@@ -436,9 +437,9 @@ def test_triggers_on_sessions_match_reference(
     delay=st.integers(0, 30),
     lateness=st.integers(0, 40),
     partition=st.booleans(),
-    kind=st.sampled_from(["reduce", "aggregate_function", "row_reduce"]),
+    kind=st.sampled_from(PYTHON_KINDS),
 )
-def test_python_aggregations_under_triggers_on_sessions_match_reference(
+def test_python_functions_under_triggers_on_sessions_match_reference(
     frame: pl.DataFrame,
     assigner: Any,
     trigger: Any,

@@ -16,6 +16,7 @@ from tests.backends.differential import assert_same_as_reference
 from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
+    Cleared,
     Collect,
     assigners,
     evictors,
@@ -72,21 +73,6 @@ def test_time_window_firing_matches_reference(
     assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
 
 
-class _Cleared(ks.ProcessWindowFunction[Any, str]):
-    """Stateful across a key's windows, and counting cleanups in the key's state: the calls
-    must follow Flink's order, cleanups included."""
-
-    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
-        context.window_state["n"] = context.window_state.get("n", 0) + 1
-        seen = context.global_state.get("cleared", 0)
-        head = f"{key}:{context.window_start}:{context.window_end}:{context.max_timestamp}"
-        tail = f"{context.window_state['n']}:{seen}:{context.current_watermark}"
-        return [f"{head}:{tail}:{e}" for e in elements]
-
-    def clear(self, context: ks.ProcessWindowContext) -> None:
-        context.global_state["cleared"] = context.global_state.get("cleared", 0) + 1
-
-
 @given(
     frame=frames(),
     assigner=assigners(),
@@ -121,11 +107,11 @@ def test_window_functions_on_time_windows_match_reference(
     if purging:
         windowed = windowed.trigger(ks.PurgingTrigger.of(ks.EventTimeTrigger.create()))
     if kind == "process":
-        result = windowed.process(_Cleared())
+        result = windowed.process(Cleared())
     elif kind == "reduce":
-        result = windowed.reduce(lambda a, b: b if a is None else a, window_function=_Cleared())
+        result = windowed.reduce(lambda a, b: b if a is None else a, window_function=Cleared())
     else:
-        result = windowed.aggregate(Collect(), window_function=_Cleared())
+        result = windowed.aggregate(Collect(), window_function=Cleared())
     assert_same_as_reference(result, "polars")
 
 

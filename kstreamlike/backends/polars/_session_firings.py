@@ -40,6 +40,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.backends.polars._columns import GROUP, PART, SEQ, TS
 from kstreamlike.backends.polars._session_windows import (
+    FIRED_WM,
     FIRST_SEQ,
     FIRST_WM,
     FOUND_AT,
@@ -66,9 +67,10 @@ from kstreamlike.plan.firing import (
 
 __all__ = ["FIRING_COLUMNS", "merging_trigger_firings"]
 
-FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, POSITION, TIE, TIMING]
+FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, POSITION, TIE, TIMING, FIRED_WM]
 """The columns of a firing: its window, the record after which it reads the window, its
-emission position, its order within the position (a timer's timestamp) and timing."""
+emission position, its order within the position (a timer's timestamp), timing and the
+watermark then."""
 
 _START = "__ks_chain_start"  # the first periodic timer of a window's chain
 _COUNT = "__ks_chain_count"  # how many of its timers can fire while the window lives
@@ -110,6 +112,7 @@ def merging_trigger_firings(
             pl.col(SEQ).alias(POSITION),
             pl.col(SEQ).alias(TIE),
             pl.lit("", dtype=pl.String).alias(TIMING),
+            pl.col(SEQ).alias(FIRED_WM),
         )
     if isinstance(trigger, FlinkCountTrigger):
         return _count_firings(trigger.count, versions, found)
@@ -132,6 +135,7 @@ def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("EARLY"))
         .otherwise(pl.lit("LATE"))
         .alias(TIMING),
+        pl.col(WM).alias(FIRED_WM),
     )
 
 
@@ -260,8 +264,10 @@ def _continuous_firings(
         )
         .join(bounds, on=PART)
     )
-    slot = pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2) if bounded else pl.col(SLOT)
-    timers = timers.with_columns(slot.alias(POSITION)).filter(
+    slot, watermark = pl.col(SLOT), pl.col(ADVANCE)
+    if bounded:
+        slot, watermark = slot.fill_null(2 * pl.col(LAST) + 2), watermark.fill_null(LONG_MAX)
+    timers = timers.with_columns(slot.alias(POSITION), watermark.alias(FIRED_WM)).filter(
         pl.col(POSITION).is_not_null()
         & (pl.col(SUPERSEDED).is_null() | (pl.col(POSITION) < 2 * pl.col(SUPERSEDED) + 1))
     )
@@ -294,6 +300,7 @@ def _continuous_firings(
             .then(pl.lit("ON_TIME"))
             .otherwise(pl.lit("EARLY"))
             .alias(TIMING),
+            FIRED_WM,
         )
     )
     late = _element_firings(versions.filter(pl.col(WMAX) <= pl.col(WM)))

@@ -24,6 +24,7 @@ from kstreamlike.backends.polars._watermarks import WM
 
 __all__ = [
     "FIRST_SEQ",
+    "FIRED_WM",
     "FIRST_WM",
     "FOUND_AT",
     "HI",
@@ -60,6 +61,7 @@ TIE = "__ks_tie"  # order within a position: the timer's timestamp
 PANE = "pane_index"
 TIMING = "pane_timing"
 UPDATE = "__ks_update"  # the record after which a firing reads its window
+FIRED_WM = "__ks_fired_wm"  # the watermark when a window fires
 WRITER = "__ks_writer"  # the record whose window a found window was
 
 

@@ -50,7 +50,7 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     It runs ``EventTimeTrigger``, ``CountTrigger``, ``ContinuousEventTimeTrigger`` and
     ``NeverTrigger``, purging or not, with count, time and delta evictors, on bounded and
     unbounded replays, with ``ks.agg`` and Python aggregations (``reduce``,
-    ``AggregateFunction``).
+    ``AggregateFunction``) and ``ProcessWindowFunction``.
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
@@ -58,8 +58,12 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     if not isinstance(nested, (*merging, FlinkNeverTrigger)):
         name = trigger_name(trigger)
         return f"the trigger {name} on session windows runs on the reference backend only"
-    if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
-        return "ProcessWindowFunction on session windows runs on the reference backend only"
+    function = agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation)
+    if function and agg.source.processing_time is not None:
+        return (
+            "ProcessWindowFunction on a stream with processing_time runs on the reference "
+            "backend only"
+        )
     return None
 
 

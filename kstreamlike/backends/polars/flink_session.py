@@ -73,12 +73,8 @@ from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import GAP, GROUP, PART, SEQ, TS
 from kstreamlike.backends.polars._evictors import KEEP
-from kstreamlike.backends.polars._python import (
-    RUNNING_VALUE,
-    empty_result,
-    python_values,
-    running_python_values,
-)
+from kstreamlike.backends.polars._firing_functions import firing_results
+from kstreamlike.backends.polars._python import RUNNING_VALUE, python_values
 from kstreamlike.backends.polars._ranges import INF, MinTable
 from kstreamlike.backends.polars._session_aggregates import (
     FROM,
@@ -101,6 +97,7 @@ from kstreamlike.backends.polars._session_intervals import (
     interval_layout,
 )
 from kstreamlike.backends.polars._session_windows import (
+    FIRED_WM,
     FIRST_SEQ,
     FIRST_WM,
     FOUND_AT,
@@ -136,6 +133,7 @@ from kstreamlike.backends.polars.kafka_session import (
 from kstreamlike.plan.firing import FlinkDeltaEvictor, FlinkEventTimeTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
+    ElementsAggregation,
     FlinkAggregateFunction,
     FlinkWindowedAggregate,
     ReduceAggregation,
@@ -385,7 +383,8 @@ def _firings(
         .join(bounds, on=PART)
         # (an unbounded replay simply stops: a timer no advance reaches never fires)
         .with_columns(
-            (pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2) if bounded else pl.col(SLOT)).alias(FIRE)
+            (pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2) if bounded else pl.col(SLOT)).alias(FIRE),
+            pl.col(ADVANCE).fill_null(LONG_MAX).alias(FIRED_WM),
         )
         # fires unless a record extends the window before the advance reaching its end
         .filter(
@@ -394,7 +393,7 @@ def _firings(
         )
     )
     on_time = (
-        versions.join(windows.select(*window, FIRE), on=window)
+        versions.join(windows.select(*window, FIRE, FIRED_WM), on=window)
         .filter(2 * pl.col(SEQ) + 1 < pl.col(FIRE))
         .group_by(window)
         .agg(
@@ -402,6 +401,7 @@ def _firings(
             pl.col(FIRE).first().alias(POSITION),
             pl.col(WMAX).first().alias(TIE),
             pl.col(PART).first(),
+            pl.col(FIRED_WM).first(),
         )
         .select(
             PART,
@@ -411,6 +411,7 @@ def _firings(
             TIE,
             pl.lit("ON_TIME").alias(TIMING),
             pl.lit(0, dtype=pl.Int64).alias(PANE),
+            FIRED_WM,
         )
     )
     fired = on_time.select(*window).with_columns(pl.lit(1, dtype=pl.Int64).alias("__ks_had"))
@@ -429,6 +430,7 @@ def _firings(
                 pl.col("__ks_had").fill_null(0)
                 + pl.int_range(pl.len(), dtype=pl.Int64).over(window)
             ).alias(PANE),
+            pl.col(WM).alias(FIRED_WM),
         )
     )
     return pl.concat([on_time, late], how="vertical_relaxed")
@@ -682,24 +684,26 @@ def run_flink_session(
     purging = isinstance(trigger, FlinkPurgingTrigger)
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
     versions = record_windows(world.frame)
+    advanced, ends = advances.collect(), bounds.collect()
     if isinstance(nested, FlinkEventTimeTrigger):
-        firings = _firings(
-            world, found, advances.collect(), bounds.collect(), bounded=node.source.bounded
-        )
+        firings = _firings(world, found, advanced, ends, bounded=node.source.bounded)
     else:
         firings = merging_trigger_firings(
-            nested,
-            versions,
-            found,
-            advances.collect(),
-            bounds.collect(),
-            bounded=node.source.bounded,
+            nested, versions, found, advanced, ends, bounded=node.source.bounded
         )
     firings = firings.select(FIRING_COLUMNS)
     if node.keys:
         keys = frame.select(node.keys)[firings[UPDATE]]
         firings = pl.concat([firings, keys], how="horizontal")
     firings = firings.sort([PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True)
+    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+        from kstreamlike.backends.polars.flink_session_process import session_process_panes
+
+        emitted = session_process_panes(
+            node, world, versions, found, frame, firings, advanced, ends, purging=purging
+        )
+        late = frame.filter(~accepted).filter(_element_late(node))
+        return _output_columns(node, emitted).lazy(), late.lazy()
     if node.evictor is not None:
         emitted = _evicted_panes(node, world, versions, frame, firings, purging=purging)
     elif purging:
@@ -715,6 +719,27 @@ def run_flink_session(
     return _output_columns(node, emitted).lazy(), late.lazy()
 
 
+def _evicted_reads(
+    node: FlinkWindowedAggregate,
+    world: _World,
+    versions: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+    *,
+    purging: bool,
+) -> pl.DataFrame:
+    """What the firings (numbered by ``FID``) of evicting windows read: their present
+    elements (``FID``, ``SEQ``, ``KEEP``) in list order
+    (:func:`._session_contents.evicted_reads`); firings with none emit nothing."""
+    listed = firings.select(FID, UPDATE).join(_listed(world, firings[UPDATE].unique()), on=UPDATE)
+    listed = listed.select(FID, SEQ).join(
+        versions.select(SEQ, TS, pl.col(WEND).alias(ORDER)), on=SEQ
+    )
+    delta = isinstance(node.evictor, FlinkDeltaEvictor)
+    values = python_values(node.source, frame) if delta else []
+    return evicted_reads(node.evictor, purging, listed, values)
+
+
 def _evicted_panes(
     node: FlinkWindowedAggregate,
     world: _World,
@@ -724,16 +749,10 @@ def _evicted_panes(
     *,
     purging: bool,
 ) -> pl.DataFrame:
-    """The firings of evicting windows that have contents, with what they read
-    (:func:`._session_contents.evicted_reads`), in emission order."""
+    """The firings of evicting windows that have contents, with what they read, in
+    emission order."""
     firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
-    listed = firings.select(FID, UPDATE).join(_listed(world, firings[UPDATE].unique()), on=UPDATE)
-    listed = listed.select(FID, SEQ).join(
-        versions.select(SEQ, TS, pl.col(WEND).alias(ORDER)), on=SEQ
-    )
-    delta = isinstance(node.evictor, FlinkDeltaEvictor)
-    values = python_values(node.source, frame) if delta else []
-    reads = evicted_reads(node.evictor, purging, listed, values)
+    reads = _evicted_reads(node, world, versions, frame, firings, purging=purging)
     aggregation = node.aggregation
     if isinstance(aggregation, DeclarativeAggregation):
         columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
@@ -741,25 +760,16 @@ def _evicted_panes(
         results = contents.group_by(FID).agg(
             final_exprs(aggregation.exprs, frame.schema, pl.col(KEEP))
         )
-    else:
-        kept = reads.filter(pl.col(KEEP))
-        columns = list(dict.fromkeys([*node.keys, *node.source.value, TS]))
-        contents = kept.with_columns(frame[column].gather(kept[SEQ]) for column in columns)
-        running = running_python_values(
-            contents, [FID], node.keys, node.source, aggregation, kafka=False
-        )
-        last = running.filter(pl.col(FID).is_last_distinct())
-        folded = dict(zip(last[FID].to_list(), last[RUNNING_VALUE].to_list(), strict=True))
-        # a firing whose evictor left nothing evaluates the aggregation of no element
-        empty = empty_result(aggregation)
-        fids = reads[FID].unique(maintain_order=True).to_list()
-        results = pl.DataFrame(
-            {
-                FID: pl.Series(fids, dtype=pl.Int64),
-                RUNNING_VALUE: pl.Series([folded.get(fid, empty) for fid in fids], dtype=pl.Object),
-            }
-        )
-    return firings.join(results, on=FID, how="inner", maintain_order="left").drop(FID)
+        return firings.join(results, on=FID, how="inner", maintain_order="left").drop(FID)
+    emitted = firings.filter(pl.col(FID).is_in(reads[FID].implode()))
+    renumbered = emitted.select(FID).with_row_index("__ks_emitted")
+    kept = reads.filter(pl.col(KEEP)).join(renumbered, on=FID, maintain_order="left")
+    columns = list(dict.fromkeys([*node.keys, *node.source.value, TS]))
+    contents = kept.select(pl.col("__ks_emitted").cast(pl.Int64).alias(FID), SEQ).with_columns(
+        frame[column].gather(kept[SEQ]) for column in columns
+    )
+    results = firing_results(node, emitted.height, contents)
+    return emitted.drop(FID).with_columns(pl.Series(RUNNING_VALUE, results, dtype=pl.Object))
 
 
 def _purged_panes(
