@@ -20,19 +20,22 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from kstreamlike._time import LONG_MAX
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import running_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.errors import KStreamLikeError
 
-__all__ = ["HORIZON", "TIMER", "continuous_panes"]
+__all__ = ["AT", "HORIZON", "TIMER", "WATERMARK", "continuous_panes", "continuous_timers"]
 
 TIMER = "__ks_timer"  # a periodic or end timer's timestamp (null for a late firing)
 HORIZON = "__ks_horizon"  # the last watermark advance before the end of the input
 _MOST_FIRINGS = 100_000_000  # more periodic firings than this would not fit in memory
 _REACH = "__ks_reach"  # the smallest advance that fires the timer
-_AT = "__ks_at"  # the last arrival position before a firing
+AT = "__ks_at"  # the last arrival position before a firing
+WATERMARK = "__ks_timer_wm"  # the watermark when a timer fires
+_AT = "__ks_at_seq"  # an element's arrival position, searched for ``AT``
 _WID = "__ks_wid"  # the window's id
 
 
@@ -79,21 +82,91 @@ def continuous_panes(
     ids = elements.select(over).unique(maintain_order=True).with_row_index(_WID)
     elements = elements.join(ids, on=over, how="left", nulls_equal=True, maintain_order="left")
     running = elements.with_columns(*running_exprs(exprs, over, schema))
+    timers = continuous_timers(
+        elements,
+        over,
+        advances,
+        bounds,
+        interval=interval,
+        bounded=bounded,
+        wmax=wmax,
+        horizon=horizon,
+    )
+    # the window's value after its last element before the firing
+    fired = (
+        timers.join(ids, on=over, how="left", nulls_equal=True)
+        .select(*over, _WID, wmax, TIMER, POS, AT)
+        .sort(AT)
+        .join_asof(
+            running.select(_WID, pl.col(SEQ).alias(_AT), *values).sort(_AT),
+            left_on=AT,
+            right_on=_AT,
+            by=_WID,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .with_columns(
+            pl.when(pl.col(TIMER) == pl.col(wmax))
+            .then(pl.lit("ON_TIME"))
+            .otherwise(pl.lit("EARLY"))
+            .alias("pane_timing"),
+            pl.lit(None, dtype=pl.Int64).alias(windex),
+        )
+    )
+    late = running.filter(pl.col(wmax) <= pl.col(WM)).select(
+        *over,
+        wmax,
+        pl.lit(None, dtype=pl.Int64).alias(TIMER),
+        (2 * pl.col(SEQ) + 1).alias(POS),
+        *values,
+        pl.lit("LATE").alias("pane_timing"),
+        pl.col(windex),
+    )
+    panes = pl.concat([fired.drop(AT, _AT, _WID), late], how="diagonal_relaxed")
+    return panes.sort([*over, POS, pl.coalesce(TIMER, windex)], nulls_last=True).with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias("pane_index")
+    )
+
+
+def continuous_timers(
+    elements: pl.LazyFrame,
+    group: Sequence[str],
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    *,
+    interval: int,
+    bounded: bool,
+    wmax: str,
+    horizon: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """Every periodic and end timer of ``ContinuousEventTimeTrigger(interval)`` that fires
+    (module docstring), without what it reads.
+
+    Args:
+        elements: every element each window took, in arrival order (``group``, ``SEQ``,
+            ``TS``, ``WM`` and the window's ``maxTimestamp``).
+        group: the window identity columns.
+        advances: the watermark advances.
+        bounds: the partitions' arrival bounds.
+        interval: the trigger's interval.
+        bounded: whether the input ends with an advance to ``Long.MAX_VALUE``.
+        wmax: the column of the window's ``maxTimestamp``.
+        horizon: as for :func:`continuous_panes`.
+
+    Returns:
+        ``group``, ``wmax``, ``TIMER`` (the timer's timestamp), ``POS`` (where it fires),
+        ``WATERMARK`` (the watermark then) and ``AT`` (the last arrival position before).
+    """
+    over = list(group)
     ts = pl.col(TS)
     # Java's remainder: the sign of the dividend
     floor_mod = ts.mod(interval)
     remainder = pl.when((ts < 0) & (floor_mod != 0)).then(floor_mod - interval).otherwise(floor_mod)
     first = (
         elements.group_by(over)
-        .agg(pl.all().first())
+        .agg(pl.col(TS).first(), pl.col(WM).first(), pl.col(wmax).first())
         .filter(pl.col(WM) < pl.col(wmax))
-        .select(
-            *over,
-            _WID,
-            wmax,
-            (ts - remainder).alias("__ks_start"),
-            pl.col(WM).alias("__ks_wm0"),
-        )
+        .select(*over, wmax, (ts - remainder).alias("__ks_start"), pl.col(WM).alias("__ks_wm0"))
     )
     start = pl.col("__ks_start")
     if horizon is None:
@@ -134,46 +207,17 @@ def continuous_panes(
         )
         .join(bounds, on=PART)
     )
-    slot = pl.col(SLOT)
+    slot, watermark = pl.col(SLOT), pl.col(ADVANCE)
     if bounded:
         # the end of a bounded input fires every timer left (only the end timer of a
         # window that never ends)
-        end = 2 * pl.col(LAST) + 2
         ends = pl.col(TIMER) == pl.col(wmax) if horizon is not None else pl.lit(value=True)
-        slot = slot.fill_null(pl.when(ends).then(end))
-    timers = timers.with_columns(slot.alias(POS)).filter(pl.col(POS).is_not_null())
-    # the window's value after its last element before the firing
-    fired = (
-        timers.with_columns(((pl.col(POS) - 2) // 2).alias(_AT))
-        .select(*over, _WID, wmax, TIMER, POS, _AT)
-        .sort(_AT)
-        .join_asof(
-            running.select(_WID, pl.col(SEQ).alias(_AT), *values).sort(_AT),
-            on=_AT,
-            by=_WID,
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .with_columns(
-            pl.when(pl.col(TIMER) == pl.col(wmax))
-            .then(pl.lit("ON_TIME"))
-            .otherwise(pl.lit("EARLY"))
-            .alias("pane_timing"),
-            pl.lit(None, dtype=pl.Int64).alias(windex),
-        )
-    )
-    late = running.filter(pl.col(wmax) <= pl.col(WM)).select(
-        *over,
-        wmax,
-        pl.lit(None, dtype=pl.Int64).alias(TIMER),
-        (2 * pl.col(SEQ) + 1).alias(POS),
-        *values,
-        pl.lit("LATE").alias("pane_timing"),
-        pl.col(windex),
-    )
-    panes = pl.concat([fired.drop(_AT, _WID), late], how="diagonal_relaxed")
-    return panes.sort([*over, POS, pl.coalesce(TIMER, windex)], nulls_last=True).with_columns(
-        pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias("pane_index")
+        slot = slot.fill_null(pl.when(ends).then(2 * pl.col(LAST) + 2))
+        watermark = watermark.fill_null(LONG_MAX)
+    return (
+        timers.with_columns(slot.alias(POS), watermark.alias(WATERMARK))
+        .filter(pl.col(POS).is_not_null())
+        .select(*over, wmax, TIMER, POS, WATERMARK, ((pl.col(POS) - 2) // 2).alias(AT))
     )
 
 

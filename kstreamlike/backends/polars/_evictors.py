@@ -133,7 +133,11 @@ def successive_firing_values(
 
 
 def firing_reads(
-    evictor: FlinkEvictor, group: Sequence[str], elements: pl.LazyFrame, firings: pl.LazyFrame
+    evictor: FlinkEvictor,
+    group: Sequence[str],
+    elements: pl.LazyFrame,
+    firings: pl.LazyFrame,
+    by: str = FIRED,
 ) -> pl.LazyFrame:
     """The elements each firing of evicting windows may read, and whether it reads them.
 
@@ -143,9 +147,11 @@ def firing_reads(
         elements: every element each window kept (``group``, ``TS``), in arrival order.
         firings: ``group`` and ``FIRED`` (the window rank of the firing's last element),
             one row per firing.
+        by: the column identifying a firing and ordering a window's firings: ``FIRED``,
+            or a firing number when several firings share ``FIRED``.
 
     Returns:
-        ``group``, ``FIRED``, ``READ`` (an element's rank in its window) and ``KEEP``
+        ``group``, ``by``, ``READ`` (an element's rank in its window) and ``KEEP``
         (whether the firing reads it); every firing lists at least its own last element.
     """
     over = list(group)
@@ -156,9 +162,11 @@ def firing_reads(
         pl.col(TS).cum_max().over(over).alias(_NEWEST),
     )
     newest = ranked.select(*over, pl.col(_RANK).alias(FIRED), _NEWEST)
+    identity = list(dict.fromkeys([by, FIRED]))
     chained = (
-        firings.join(newest, on=[*over, FIRED], how="left", nulls_equal=True)
-        .sort([*over, FIRED], nulls_last=True)
+        firings.select(*over, *identity)
+        .join(newest, on=[*over, FIRED], how="left", nulls_equal=True)
+        .sort([*over, by], nulls_last=True)
         .with_columns(
             pl.col(FIRED).shift(1, fill_value=-1).over(over).alias(_PREV),
             pl.col(_NEWEST).shift(1).over(over).alias(_PREV_NEWEST),
@@ -171,34 +179,33 @@ def firing_reads(
         first = (prev if evictor.do_evict_after else fired) - m + 1
         spans = chained.select(
             *over,
-            FIRED,
+            by,
             first.alias("__ks_keep_from"),
             pl.int_ranges(pl.min_horizontal(first.clip(lower_bound=0), fired), fired + 1).alias(
                 READ
             ),
         ).explode(READ)
-        return spans.select(
-            *over, FIRED, READ, (pl.col(READ) >= pl.col("__ks_keep_from")).alias(KEEP)
-        )
+        return spans.select(*over, by, READ, (pl.col(READ) >= pl.col("__ks_keep_from")).alias(KEEP))
     assert isinstance(evictor, FlinkTimeEvictor)
     w = evictor.window_size
     if not evictor.do_evict_after:
         # the elements up to the firing newer than the newest minus w, and the firing
         # element itself (read unless w = 0)
-        recent = _time_range(ranked, over, chained, pl.col(_NEWEST) - w, pl.col(_NEWEST), fired - 1)
-        own = chained.select(*over, FIRED, fired.alias(READ), pl.col(_NEWEST))
+        recent = _time_range(
+            ranked, over, chained, by, pl.col(_NEWEST) - w, pl.col(_NEWEST), fired - 1
+        )
+        own = chained.select(*over, by, fired.alias(READ), pl.col(_NEWEST))
         own = own.join(
             ranked.select(*over, pl.col(_RANK).alias(READ), TS), on=[*over, READ], nulls_equal=True
-        ).select(*over, FIRED, READ, (pl.col(TS) > pl.col(_NEWEST) - w).alias(KEEP))
+        ).select(*over, by, READ, (pl.col(TS) > pl.col(_NEWEST) - w).alias(KEEP))
         return pl.concat([recent.with_columns(pl.lit(value=True).alias(KEEP)), own])
     # what the previous firing left (its newest minus w), then everything since
-    since = chained.select(*over, FIRED, pl.int_ranges(prev + 1, fired + 1).alias(READ)).explode(
-        READ
-    )
+    since = chained.select(*over, by, pl.int_ranges(prev + 1, fired + 1).alias(READ)).explode(READ)
     left = _time_range(
         ranked,
         over,
         chained.filter(prev >= 0),
+        by,
         pl.col(_PREV_NEWEST) - w,
         pl.col(_PREV_NEWEST),
         prev,
@@ -210,12 +217,13 @@ def _time_range(
     ranked: pl.LazyFrame,
     group: list[str],
     firings: pl.LazyFrame,
+    by: str,
     after: pl.Expr,
     upto: pl.Expr,
     last_rank: pl.Expr,
 ) -> pl.LazyFrame:
     """Per firing: the elements of its window with ``after < TS <= upto`` and a rank at
-    most ``last_rank`` (``group``, ``FIRED``, ``READ``), from a range of the window's
+    most ``last_rank`` (``group``, ``by``, ``READ``), from a range of the window's
     elements sorted by time."""
     ids = ranked.select(group).unique().with_row_index(_WID)
     by_time = (
@@ -228,7 +236,7 @@ def _time_range(
     queries = firings.join(ids, on=group, nulls_equal=True).select(
         *group,
         _WID,
-        FIRED,
+        by,
         after.alias(_AFTER),
         upto.alias(_UPTO),
         last_rank.alias(_LAST),
@@ -252,13 +260,13 @@ def _time_range(
     )
     spans = (
         hi.filter(pl.col(_LO).is_not_null() & pl.col(_HI).is_not_null())
-        .select(*group, FIRED, _LAST, pl.int_ranges(_LO, pl.col(_HI) + 1).alias(_IDX))
+        .select(*group, by, _LAST, pl.int_ranges(_LO, pl.col(_HI) + 1).alias(_IDX))
         .explode(_IDX)
     )
     return (
         spans.join(by_time.select(_IDX, _RANK), on=_IDX)
         .filter(pl.col(_RANK) <= pl.col(_LAST))
-        .select(*group, FIRED, pl.col(_RANK).alias(READ))
+        .select(*group, by, pl.col(_RANK).alias(READ))
     )
 
 
