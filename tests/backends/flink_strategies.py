@@ -158,15 +158,17 @@ def count_triggers() -> st.SearchStrategy[Any]:
 
 
 def time_window_triggers() -> st.SearchStrategy[Any]:
-    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)``, count and delta
-    triggers, purging or not, and continuous event-time triggers."""
+    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)``, and count, delta
+    and continuous event-time triggers, purging or not."""
     count = st.integers(1, 5).map(ks.CountTrigger.of)
+    continuous = st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of)
     return st.one_of(
         st.none(),
         st.just(ks.PurgingTrigger.of(ks.EventTimeTrigger.create())),
         count,
         count.map(ks.PurgingTrigger.of),
-        st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of),
+        continuous,
+        continuous.map(ks.PurgingTrigger.of),
         delta_triggers(),
     )
 

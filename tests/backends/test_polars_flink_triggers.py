@@ -16,11 +16,13 @@ from tests.backends.differential import assert_same_as_reference
 from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
+    PYTHON_KINDS,
     Cleared,
     Collect,
     assigners,
     evictors,
     frames,
+    python_function,
     time_window_triggers,
     watermark_strategies,
 )
@@ -154,3 +156,45 @@ def test_continuous_event_time_trigger_matches_reference(
         .aggregate(*aggregations)
     )
     assert_same_as_reference(result, "polars")
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    trigger=time_window_triggers(),
+    evictor=evictors(),
+    lateness=st.sampled_from([0, 5, 20]),
+    bounded=st.booleans(),
+    partition=st.booleans(),
+    kind=st.sampled_from(PYTHON_KINDS),
+    data=st.data(),
+)
+def test_python_functions_under_triggers_on_time_windows_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    lateness: int,
+    bounded: bool,
+    partition: bool,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    """``reduce``, ``AggregateFunction`` and window functions read what every firing of
+    every trigger reads through purges and evictors; window functions see cleanups."""
+    stream = ks.stream(
+        frame,
+        key="k",
+        value=None if kind == "row_reduce" else "v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
+    if trigger is not None:
+        windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    assert_same_as_reference(python_function(windowed, kind), "polars")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountTrigger,
-    FlinkDeltaEvictor,
     FlinkDeltaTrigger,
     FlinkEventTimeTrigger,
     FlinkNeverTrigger,
@@ -19,7 +18,6 @@ from kstreamlike.plan.firing import (
     trigger_name,
 )
 from kstreamlike.plan.nodes import (
-    DeclarativeAggregation,
     ElementsAggregation,
     FlinkWindowedAggregate,
     PlanNode,
@@ -70,47 +68,26 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
 def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     """What the Polars backend lacks for ``agg`` on tumbling or sliding windows.
 
-    It runs ``EventTimeTrigger`` and ``CountTrigger``, purging or not, with count and
-    time evictors, on bounded and unbounded replays; anything but the default trigger
-    without evictor needs ``ks.agg`` aggregations, except a ``ProcessWindowFunction`` under
-    ``EventTimeTrigger`` (purging or not) without evictor.
+    It runs ``EventTimeTrigger``, ``CountTrigger``, ``DeltaTrigger`` and
+    ``ContinuousEventTimeTrigger``, purging or not, with or without evictor, on bounded and
+    unbounded replays, with ``ks.agg`` aggregations, Python aggregations and
+    ``ProcessWindowFunction`` (not on a stream with ``processing_time``, whose time a
+    function's context shows).
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
-    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
-        if agg.evictor is not None or not isinstance(agg.aggregation, DeclarativeAggregation):
-            return (
-                f"{trigger_name(trigger)} with evictors or Python functions runs on the "
-                "reference backend only"
-            )
-        if agg.window_function is not None:
-            return "ProcessWindowFunction runs on the reference backend only"
-        return None
-    if not isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkDeltaTrigger)):
+    event_time = (
+        FlinkEventTimeTrigger,
+        FlinkCountTrigger,
+        FlinkDeltaTrigger,
+        FlinkContinuousEventTimeTrigger,
+    )
+    if not isinstance(nested, event_time):
         return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
-    evictor = agg.evictor
-    element_trigger = isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger))
-    if isinstance(evictor, FlinkDeltaEvictor) and not element_trigger:
-        return (
-            "evictors (DeltaEvictor) on time windows run on the reference backend only, "
-            "except under count and delta triggers"
-        )
-    if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
-        if not isinstance(nested, FlinkEventTimeTrigger) or evictor is not None:
-            return (
-                "ProcessWindowFunction with other triggers than EventTimeTrigger or with "
-                "evictors on time windows runs on the reference backend only"
-            )
-        if agg.source.processing_time is not None:
-            return (
-                "ProcessWindowFunction on a stream with processing_time runs on the "
-                "reference backend only"
-            )
-    default = isinstance(trigger, FlinkEventTimeTrigger) and evictor is None
     function = agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation)
-    if not default and not function and not isinstance(agg.aggregation, DeclarativeAggregation):
+    if function and agg.source.processing_time is not None:
         return (
-            f"{trigger_name(trigger)} or evictors with Python aggregations (reduce, "
-            "AggregateFunction) run on the reference backend only"
+            "ProcessWindowFunction on a stream with processing_time runs on the reference "
+            "backend only"
         )
     return None

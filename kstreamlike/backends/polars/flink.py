@@ -54,11 +54,18 @@ from kstreamlike.backends.polars._watermarks import (
     WM,
     replay_watermarks,
 )
+from kstreamlike.backends.polars.flink_firings import (
+    WATERMARK,
+    cleanup_timers,
+    firing_panes,
+    trigger_firings,
+)
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountTrigger,
     FlinkDeltaEvictor,
     FlinkDeltaTrigger,
+    FlinkEventTimeTrigger,
     FlinkPurgingTrigger,
 )
 from kstreamlike.plan.nodes import (
@@ -79,6 +86,7 @@ __all__ = ["run_flink"]
 # Internal columns of this module.
 TIE = "__ks_tie"  # order within a position: timer timestamp, or assigner index
 WSTART = "__ks_wstart"  # window start
+_WEND = "__ks_wend"  # window end
 WMAX = "__ks_wmax"  # window maxTimestamp (end - 1)
 WINDEX = "__ks_windex"  # index of the window in the assigner's list for the record
 CLEANUP = "__ks_cleanup"  # cleanupTime(window)
@@ -125,6 +133,9 @@ def run_flink(
     pairs = _assign_windows(node, records)
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if not _specialized(node):
+        panes = _general_panes(node, pairs, advances, bounds)
+        return finish_main(node, _output_columns(node, panes)), finish_late(node, late, pl.col(WM))
     if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
         from kstreamlike.backends.polars.flink_process import process_window_panes
 
@@ -168,6 +179,65 @@ def run_flink(
         [PART, POS, TIE, *node.keys, WSTART], nulls_last=True
     )
     return finish_main(node, _output_columns(node, emitted)), finish_late(node, late, pl.col(WM))
+
+
+def _specialized(node: FlinkWindowedAggregate) -> bool:
+    """Whether a specialized path of this module runs the plan's firing model (else the
+    general one, :mod:`.flink_firings`): ``ks.agg`` aggregations under event-time, count
+    and delta triggers with count and time evictors (delta evictors under count and delta
+    triggers), and the continuous event-time trigger without purge or evictor; Python
+    functions under the default trigger (purging too for window functions)."""
+    trigger = node.trigger
+    purging = isinstance(trigger, FlinkPurgingTrigger)
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    evictor = node.evictor
+    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+        return isinstance(nested, FlinkEventTimeTrigger) and evictor is None
+    if not isinstance(node.aggregation, DeclarativeAggregation):
+        return isinstance(trigger, FlinkEventTimeTrigger) and evictor is None
+    if isinstance(nested, FlinkContinuousEventTimeTrigger):
+        return not purging and evictor is None
+    if isinstance(evictor, FlinkDeltaEvictor):
+        return isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger))
+    return isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkDeltaTrigger))
+
+
+def _general_panes(
+    node: FlinkWindowedAggregate,
+    pairs: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """The panes of :mod:`.flink_firings`: the trigger's firings over the elements each
+    window took, what they read, and their values."""
+    group = _group(node)
+    size = _window_size(node)
+    accepted, advanced, ends = pl.collect_all(
+        [pairs.filter(pl.col(CLEANUP) > pl.col(WM)), advances, bounds]
+    )
+    window = [
+        (pl.col(WSTART) + size).alias(_WEND),
+        (pl.col(WSTART) + (size - 1)).alias(WMAX),
+    ]
+    firings = trigger_firings(
+        node,
+        accepted,
+        advanced,
+        ends,
+        group=group,
+        max_timestamp=WMAX,
+        tie=pl.col(WINDEX),
+        horizon=None,
+    ).with_columns(window)
+    cleanups = None
+    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+        windows = accepted.group_by(group).agg(pl.col(CLEANUP).first())
+        cleanups = cleanup_timers(node, windows, CLEANUP, advanced, ends).with_columns(window)
+        cleanups = cleanups.select(*group, POS, TIE, WATERMARK, _WEND, WMAX)
+    panes = firing_panes(
+        node, accepted, firings, cleanups, group=group, bounds=(WSTART, _WEND, WMAX)
+    )
+    return panes.lazy()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,7 +313,8 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     window = node.window
     continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
     nested = node.trigger.nested if isinstance(node.trigger, FlinkPurgingTrigger) else node.trigger
-    evicting = [TS] if node.evictor is not None or continuous else []
+    general = not _specialized(node)
+    evicting = [TS] if node.evictor is not None or continuous or general else []
     if isinstance(nested, FlinkDeltaTrigger) or isinstance(node.evictor, FlinkDeltaEvictor):
         evicting = [TS, *node.source.value]
     keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting]))
