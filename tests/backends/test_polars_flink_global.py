@@ -97,8 +97,8 @@ def test_count_windows_match_reference(
 
 @given(
     frame=frames(),
-    trigger=count_triggers(),
-    evictor=st.none() | st.builds(ks.CountEvictor.of, st.integers(1, 7), st.booleans()),
+    trigger=st.one_of(count_triggers(), delta_triggers()),
+    evictor=evictors(),
     partition=st.booleans(),
     kind=st.sampled_from(PYTHON_KINDS),
     data=st.data(),
@@ -135,21 +135,27 @@ def test_python_functions_on_global_windows_match_reference(
 @given(
     frame=frames(),
     interval=st.integers(1, 40),
+    purging=st.booleans(),
+    evictor=evictors(),
     keys=KEYS,
     partition=st.booleans(),
     order_by=st.booleans(),
     bounded=st.booleans(),
     aggregations=AGG_LISTS,
+    kind=st.none() | st.sampled_from(PYTHON_KINDS),
     data=st.data(),
 )
 def test_continuous_event_time_trigger_on_global_windows_matches_reference(
     frame: pl.DataFrame,
     interval: int,
+    purging: bool,
+    evictor: Any,
     keys: list[str],
     partition: bool,
     order_by: bool,
     bounded: bool,
     aggregations: list[ks.agg.AggExpr],
+    kind: str | None,
     data: st.DataObject,
 ) -> None:
     """Periodic firings from each key's first element at every watermark advance reaching
@@ -157,15 +163,20 @@ def test_continuous_event_time_trigger_on_global_windows_matches_reference(
     a ``Long.MAX_VALUE`` one would fire every interval up to the end of time)."""
     stream = ks.stream(
         frame,
+        value=None if kind in (None, "row_reduce") else "v",
         timestamp="ts",
         order_by="o" if order_by else None,
         partition="p" if partition else None,
         watermarks=data.draw(watermark_strategies(partition, order_by, ends_of_time=False)),
         bounded=bounded,
     )
+    trigger = ks.ContinuousEventTimeTrigger.of(interval)
     windowed = (
         stream.key_by(keys[0] if len(keys) == 1 else keys)
         .window(ks.GlobalWindows.create())
-        .trigger(ks.ContinuousEventTimeTrigger.of(interval))
+        .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
     )
-    assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = windowed.aggregate(*aggregations) if kind is None else python_function(windowed, kind)
+    assert_same_as_reference(result, "polars")

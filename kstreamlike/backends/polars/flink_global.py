@@ -34,6 +34,7 @@ from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
 from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
 from kstreamlike.backends.polars._output import finish_late, finish_main
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.backends.polars.flink_firings import TIE, firing_panes, trigger_firings
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountEvictor,
@@ -43,7 +44,6 @@ from kstreamlike.plan.firing import (
     FlinkEndOfStreamTrigger,
     FlinkNeverTrigger,
     FlinkPurgingTrigger,
-    FlinkTimeEvictor,
     FlinkTrigger,
     trigger_name,
 )
@@ -82,45 +82,51 @@ def _firing(trigger: FlinkTrigger) -> _Firing | None:
 def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     """Why the Polars backend cannot run this global-window plan, or None.
 
-    It runs count, end-of-stream and never triggers (purging or not) with count evictors,
-    and time evictors wherever each firing reads elements no earlier firing read (purging
-    count triggers, the end-of-stream trigger), over ``ks.agg`` aggregations; with count
-    evictors only, over Python functions (``reduce``, ``AggregateFunction``,
-    ``ProcessWindowFunction``).
+    It runs count, delta, continuous event-time, end-of-stream and never triggers,
+    purging or not, with or without evictor, with ``ks.agg`` aggregations, Python
+    aggregations (``reduce``, ``AggregateFunction``) and ``ProcessWindowFunction`` (not
+    on a stream with ``processing_time``, whose time a function's context shows).
     """
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
-    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
-        declarative = isinstance(node.aggregation, DeclarativeAggregation)
-        if node.evictor is not None or not declarative or node.window_function is not None:
-            return (
-                "ContinuousEventTimeTrigger with evictors or Python functions on "
-                "GlobalWindows runs on the reference backend only"
-            )
-        return None
-    if isinstance(nested, FlinkDeltaTrigger):
-        declarative = isinstance(node.aggregation, DeclarativeAggregation)
-        if not declarative or node.window_function is not None:
-            return "DeltaTrigger with Python functions runs on the reference backend only"
-        return None
-    if not isinstance(nested, (FlinkCountTrigger, FlinkEndOfStreamTrigger, FlinkNeverTrigger)):
+    supported = (
+        FlinkCountTrigger,
+        FlinkDeltaTrigger,
+        FlinkContinuousEventTimeTrigger,
+        FlinkEndOfStreamTrigger,
+        FlinkNeverTrigger,
+    )
+    if not isinstance(nested, supported):
         name = trigger_name(trigger)
         return f"the trigger {name} on GlobalWindows runs on the reference backend only"
-    evictor = node.evictor
-    if isinstance(evictor, FlinkDeltaEvictor):
-        declarative = isinstance(node.aggregation, DeclarativeAggregation)
-        if not isinstance(nested, FlinkCountTrigger):
-            return "DeltaEvictor under this trigger runs on the reference backend only"
-        if not declarative or node.window_function is not None:
-            return "DeltaEvictor with Python functions runs on the reference backend only"
-        return None
-    if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
-        return None
-    if isinstance(evictor, FlinkTimeEvictor):
-        return "TimeEvictor with Python functions runs on the reference backend only"
-    if node.source.processing_time is not None:
+    function = node.window_function is not None or not isinstance(
+        node.aggregation, DeclarativeAggregation
+    )
+    if function and node.source.processing_time is not None:
         return "Python functions on a stream with processing_time run on the reference backend only"
     return None
+
+
+def _specialized(node: FlinkWindowedAggregate) -> bool:
+    """Whether a specialized path of this module runs the plan (else the general one,
+    :mod:`.flink_firings`): ``ks.agg`` aggregations under count triggers with any evictor,
+    under end-of-stream and never triggers with count and time evictors, under delta
+    triggers, and under the continuous event-time trigger without purge or evictor;
+    Python functions under count, end-of-stream and never triggers with count evictors."""
+    trigger = node.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    evictor = node.evictor
+    if isinstance(nested, FlinkContinuousEventTimeTrigger):
+        declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        plain = declarative and node.window_function is None
+        return plain and evictor is None and trigger is nested
+    if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
+        if isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger)):
+            return True
+        return not isinstance(evictor, FlinkDeltaEvictor)
+    if isinstance(nested, FlinkDeltaTrigger):
+        return False
+    return evictor is None or isinstance(evictor, FlinkCountEvictor)
 
 
 def run_flink_global(
@@ -144,6 +150,10 @@ def run_flink_global(
     late = finish_late(node, records.filter(pl.lit(value=False)), pl.col(WM))
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if not _specialized(node):
+        panes = _general_panes(node, records, advances, bounds)
+        emitted = panes.sort([PART, POS, TIE, *node.keys], nulls_last=True, maintain_order=True)
+        return finish_main(node, _output_columns(node, emitted)), late
     if isinstance(nested, FlinkDeltaTrigger):
         panes = delta_trigger_panes(
             records,
@@ -215,6 +225,31 @@ def _count_firings(
         schema=node.source.schema,
         source=node.source,
     )
+
+
+def _general_panes(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """The panes of :mod:`.flink_firings`: the trigger's firings over each key's elements,
+    what they read, and their values (global windows are never cleaned up)."""
+    elements, advanced, ends = pl.collect_all([records, advances, bounds])
+    horizon = advanced.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
+    elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX))
+    group = _group(node)
+    firings = trigger_firings(
+        node,
+        elements,
+        advanced,
+        ends,
+        group=group,
+        max_timestamp=_WMAX,
+        tie=pl.lit(0, dtype=pl.Int64),
+        horizon=horizon,
+    )
+    return firing_panes(node, elements, firings, None, group=group, bounds=None).lazy()
 
 
 # ---------------------------------------------------------------------------------------------
