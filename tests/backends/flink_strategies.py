@@ -27,6 +27,7 @@ __all__ = [
     "evictors",
     "explicit_watermarks",
     "frames",
+    "processing_times",
     "python_function",
     "row_delta",
     "time_window_triggers",
@@ -78,6 +79,19 @@ def frames(draw: st.DrawFn) -> pl.DataFrame:
     frame = pl.DataFrame(rows, schema=SCHEMA)
     # shift times so that some runs start late and the watermark jumps
     return frame.with_columns(pl.col("ts") + base)
+
+
+@st.composite
+def processing_times(draw: st.DrawFn, frame: pl.DataFrame, low: int) -> pl.DataFrame:
+    """``frame`` with a processing-time column ``pt`` from ``low`` on, in arrival (``o``)
+    order: mostly rising, with repeats and steps back (the clock never goes back)."""
+    clock = low
+    times = []
+    for _ in range(frame.height):
+        clock += draw(st.sampled_from([0, 1, 3, 7, 20, -5]))
+        times.append(clock)
+    arrival = frame["o"].rank("ordinal").cast(pl.Int64) - 1
+    return frame.with_columns(pl.Series("pt", times, dtype=pl.Int64).gather(arrival).alias("pt"))
 
 
 def assigners() -> st.SearchStrategy[Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
@@ -22,6 +22,7 @@ from tests.backends.flink_strategies import (
     assigners,
     evictors,
     frames,
+    processing_times,
     python_function,
     time_window_triggers,
     watermark_strategies,
@@ -198,3 +199,60 @@ def test_python_functions_under_triggers_on_time_windows_match_reference(
     if evictor is not None:
         windowed = windowed.evictor(evictor)
     assert_same_as_reference(python_function(windowed, kind), "polars")
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    continuous=st.none() | st.integers(1, 30),
+    purging=st.booleans(),
+    evictor=evictors(),
+    lateness=st.sampled_from([0, 5, 20]),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    kind=st.none() | st.sampled_from(["reduce", "aggregate_function"]),
+    data=st.data(),
+)
+def test_processing_time_triggers_on_time_windows_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    continuous: int | None,
+    purging: bool,
+    evictor: Any,
+    lateness: int,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    kind: str | None,
+    data: st.DataObject,
+) -> None:
+    """Processing time is the ``pt`` column, read as each record arrives; a window fires
+    at the clock advances reaching its end (``ProcessingTimeTrigger``), or periodically
+    (``ContinuousProcessingTimeTrigger``, with processing times before the windows' ends:
+    past them the trigger would fire without end), until its cleanup by the watermark."""
+    low = -100 if continuous is None else -3000
+    stream = ks.stream(
+        data.draw(processing_times(frame, low)),
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        processing_time="pt",
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+    )
+    trigger = (
+        ks.ProcessingTimeTrigger.create()
+        if continuous is None
+        else ks.ContinuousProcessingTimeTrigger.of(continuous)
+    )
+    windowed = (
+        stream.key_by("k")
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
+    )
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = windowed.aggregate(*aggregations) if kind is None else python_function(windowed, kind)
+    event(f"panes: {min(result.collect().height, 5)}")
+    assert_same_as_reference(result, "polars")

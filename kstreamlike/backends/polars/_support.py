@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
+    FlinkContinuousProcessingTimeTrigger,
     FlinkCountTrigger,
     FlinkDeltaTrigger,
     FlinkEventTimeTrigger,
     FlinkNeverTrigger,
+    FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
     trigger_name,
 )
@@ -68,21 +70,24 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
 def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     """What the Polars backend lacks for ``agg`` on tumbling or sliding windows.
 
-    It runs ``EventTimeTrigger``, ``CountTrigger``, ``DeltaTrigger`` and
-    ``ContinuousEventTimeTrigger``, purging or not, with or without evictor, on bounded and
+    It runs ``EventTimeTrigger``, ``CountTrigger``, ``DeltaTrigger``,
+    ``ContinuousEventTimeTrigger`` and the processing-time triggers, purging or not, with
+    or without evictor, on bounded and
     unbounded replays, with ``ks.agg`` aggregations, Python aggregations and
     ``ProcessWindowFunction`` (not on a stream with ``processing_time``, whose time a
     function's context shows).
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
-    event_time = (
+    supported = (
         FlinkEventTimeTrigger,
         FlinkCountTrigger,
         FlinkDeltaTrigger,
         FlinkContinuousEventTimeTrigger,
+        FlinkProcessingTimeTrigger,
+        FlinkContinuousProcessingTimeTrigger,
     )
-    if not isinstance(nested, event_time):
+    if not isinstance(nested, supported):
         return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
     function = agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation)
     if function and agg.source.processing_time is not None:

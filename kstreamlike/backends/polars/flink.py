@@ -45,6 +45,7 @@ from kstreamlike.backends.polars._evictors import (
     successive_firing_values,
 )
 from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
 from kstreamlike.backends.polars._python import RUNNING_VALUE, running_python_values
 from kstreamlike.backends.polars._watermarks import (
     ADVANCE,
@@ -56,6 +57,7 @@ from kstreamlike.backends.polars._watermarks import (
 )
 from kstreamlike.backends.polars.flink_firings import (
     WATERMARK,
+    Clock,
     cleanup_timers,
     firing_panes,
     trigger_firings,
@@ -67,6 +69,7 @@ from kstreamlike.plan.firing import (
     FlinkDeltaTrigger,
     FlinkEventTimeTrigger,
     FlinkPurgingTrigger,
+    uses_processing_time,
 )
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -130,11 +133,14 @@ def run_flink(
     assert isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow))
 
     late = records.filter(_is_late(node))
+    clock = None
+    if uses_processing_time(node.trigger):
+        records, clock = processing_clock(records, node.source.partition is not None)
     pairs = _assign_windows(node, records)
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
     if not _specialized(node):
-        panes = _general_panes(node, pairs, advances, bounds)
+        panes = _general_panes(node, records, pairs, advances, bounds, clock)
         return finish_main(node, _output_columns(node, panes)), finish_late(node, late, pl.col(WM))
     if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
         from kstreamlike.backends.polars.flink_process import process_window_panes
@@ -204,17 +210,27 @@ def _specialized(node: FlinkWindowedAggregate) -> bool:
 
 def _general_panes(
     node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
     pairs: pl.LazyFrame,
     advances: pl.LazyFrame,
     bounds: pl.LazyFrame,
+    clock: pl.LazyFrame | None,
 ) -> pl.LazyFrame:
     """The panes of :mod:`.flink_firings`: the trigger's firings over the elements each
-    window took, what they read, and their values."""
+    window took, what they read, and their values (``clock``: the processing-time clock's
+    advances, for processing-time triggers)."""
     group = _group(node)
     size = _window_size(node)
-    accepted, advanced, ends = pl.collect_all(
-        [pairs.filter(pl.col(CLEANUP) > pl.col(WM)), advances, bounds]
+    accepted, advanced, ends, watermarks, ticks = pl.collect_all(
+        [
+            pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
+            advances,
+            bounds,
+            records.select(WM),
+            clock if clock is not None else records.head(0),
+        ]
     )
+    processing = None if clock is None else Clock(ticks, watermarks[WM])
     window = [
         (pl.col(WSTART) + size).alias(_WEND),
         (pl.col(WSTART) + (size - 1)).alias(WMAX),
@@ -228,6 +244,8 @@ def _general_panes(
         max_timestamp=WMAX,
         tie=pl.col(WINDEX),
         horizon=None,
+        cleanup=CLEANUP,
+        clock=processing,
     ).with_columns(window)
     cleanups = None
     if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
@@ -317,7 +335,10 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     evicting = [TS] if node.evictor is not None or continuous or general else []
     if isinstance(nested, FlinkDeltaTrigger) or isinstance(node.evictor, FlinkDeltaEvictor):
         evicting = [TS, *node.source.value]
-    keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting]))
+    clocked = [CLOCK] if uses_processing_time(node.trigger) else []
+    keep = list(
+        dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting, *clocked])
+    )
     if isinstance(window, FlinkSlidingWindow):
         last_start = _last_start(node)
         count = (window.size - (pl.col(TS) - last_start) + window.slide - 1) // window.slide

@@ -17,6 +17,7 @@ interleaved as Flink runs them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -33,16 +34,20 @@ from kstreamlike.backends.polars._firing_functions import (
     firing_results,
     window_function_panes,
 )
+from kstreamlike.backends.polars._processing_time import CLOCK, TICK
 from kstreamlike.backends.polars._python import RUNNING_VALUE
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.backends.polars._window_reads import FID, window_reads
+from kstreamlike.errors import KStreamLikeError
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
+    FlinkContinuousProcessingTimeTrigger,
     FlinkCountTrigger,
     FlinkDeltaTrigger,
     FlinkEndOfStreamTrigger,
     FlinkEventTimeTrigger,
     FlinkNeverTrigger,
+    FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
 )
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
@@ -54,6 +59,7 @@ __all__ = [
     "TIE",
     "TIMING",
     "WATERMARK",
+    "Clock",
     "cleanup_timers",
     "element_firings",
     "firing_panes",
@@ -64,6 +70,16 @@ TIE = "__ks_tie"  # order within a position: a timer's timestamp, or the assigne
 PANE = "pane_index"
 TIMING = "pane_timing"
 _STEP = "__ks_step"  # within one timer: the firing (0) before the cleanup (1)
+_NOW = "__ks_now"  # the processing time when the window took its first element
+_END = "__ks_end_time"  # the window's cleanup time
+_GONE = "__ks_gone"  # the position of the watermark advance that cleans the window up
+_REACHED = "__ks_reached"  # the first clock advance reaching the window's end
+_AFTER = "__ks_after"  # the position right after an element
+_NEXT = "__ks_next"  # the first clock advance after an element
+_START = "__ks_start"  # a periodic chain's first timer
+_LATEST = "__ks_latest"  # the partition's last clock advance
+_COUNT = "__ks_count"  # how many of a chain's periodic timers the clock reaches
+_MOST_FIRINGS = 100_000_000  # more periodic firings than this would not fit in memory
 _EMITTED = "__ks_emitted"  # a firing's number among those that read something
 
 
@@ -185,9 +201,12 @@ def trigger_firings(
     max_timestamp: str,
     tie: pl.Expr,
     horizon: pl.DataFrame | None,
+    cleanup: str | None = None,
+    clock: Clock | None = None,
 ) -> pl.DataFrame:
-    """Every firing of the plan's trigger (event-time, count, delta or continuous
-    event-time, purging or not; end-of-stream and never on global windows).
+    """Every firing of the plan's trigger (event-time, count, delta, continuous
+    event-time and the processing-time triggers, purging or not; end-of-stream and never
+    on global windows).
 
     Args:
         node: the plan node.
@@ -200,6 +219,9 @@ def trigger_firings(
         tie: the order of an element's firings within its processing (assigner order).
         horizon: for global windows, the partitions' last advances (periodic timers after
             it never fire, :func:`._continuous.continuous_timers`).
+        cleanup: the column of the window's cleanup time (none: never cleaned up).
+        clock: the processing-time clock (processing-time triggers; ``elements`` then have
+            ``CLOCK``).
 
     Returns:
         ``group``, ``FIRED``, ``POS``, ``TIE``, ``TIMING`` and ``WATERMARK``.
@@ -257,6 +279,19 @@ def trigger_firings(
         )
         return ends.with_columns(pl.lit("ON_TIME").alias(TIMING)).select(
             *over, FIRED, POS, TIE, TIMING, WATERMARK
+        )
+    if isinstance(nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)):
+        assert clock is not None
+        windows = ranked.group_by(over).agg(
+            wmax.first(),
+            pl.col(CLOCK).first().alias(_NOW),
+            (pl.col(cleanup).first() if cleanup is not None else pl.lit(LONG_MAX)).alias(_END),
+        )
+        windows = _cleanup_slots(node, windows, over, advances, bounds)
+        if isinstance(nested, FlinkProcessingTimeTrigger):
+            return _processing_time_firings(ranked, windows, over, max_timestamp, clock)
+        return _continuous_processing_firings(
+            ranked, windows, over, max_timestamp, clock, nested.interval
         )
     assert isinstance(nested, FlinkEventTimeTrigger)
     # the end timer, set by the elements taken before the watermark passed the end, fires
@@ -344,3 +379,187 @@ def cleanup_timers(
     return _timer_positions(node, timers, advances, bounds).drop(
         SLOT, ADVANCE, *bounds.columns[1:], strict=False
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Processing-time triggers
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The processing-time clock (:mod:`._processing_time`).
+
+    Attributes:
+        advances: the clock advances (``PART``, ``SLOT``, ``TICK``).
+        watermarks: the watermark when each record is processed, by arrival position.
+    """
+
+    advances: pl.DataFrame
+    watermarks: pl.Series
+
+
+def _cleanup_slots(
+    node: FlinkWindowedAggregate,
+    windows: pl.DataFrame,
+    group: list[str],
+    advances: pl.DataFrame,
+    bounds: pl.DataFrame,
+) -> pl.DataFrame:
+    """``windows`` with ``_GONE``: the position of the watermark advance that cleans each
+    up at its cleanup time (``_END``), whose event-time timers run before the
+    processing-time timers at the same place; null if never."""
+    timers = windows.filter(pl.col(_END) < LONG_MAX).select(*group, pl.col(_END).alias(TIE))
+    gone = _timer_positions(node, timers, advances, bounds).select(*group, pl.col(POS).alias(_GONE))
+    return windows.join(gone, on=group, how="left", nulls_equal=True)
+
+
+def _processing_fired(
+    timers: pl.DataFrame, watermarks: pl.Series, max_timestamp: str
+) -> pl.DataFrame:
+    """``timers`` firing at ``POS`` with the watermark then and their timing (``EARLY``
+    while the watermark is before the window's end, ``LATE`` after)."""
+    watermark = watermarks.gather(timers[POS] // 2)
+    return timers.with_columns(watermark.alias(WATERMARK)).with_columns(
+        pl.when(pl.col(WATERMARK) < pl.col(max_timestamp))
+        .then(pl.lit("EARLY"))
+        .otherwise(pl.lit("LATE"))
+        .alias(TIMING)
+    )
+
+
+def _processing_time_firings(
+    ranked: pl.DataFrame,
+    windows: pl.DataFrame,
+    group: list[str],
+    max_timestamp: str,
+    clock: Clock,
+) -> pl.DataFrame:
+    """``ProcessingTimeTrigger``: every element (re-)sets a processing-time timer at the
+    window's ``maxTimestamp``, which fires at the first clock advance after it that reaches
+    that time (one firing for the elements between two firings), until the window is
+    cleaned up."""
+    ticks = clock.advances.sort(TICK)
+    reached = windows.sort(max_timestamp).join_asof(
+        ticks.select(PART, TICK, pl.col(SLOT).alias(_REACHED)),
+        left_on=max_timestamp,
+        right_on=TICK,
+        by=PART,
+        strategy="forward",
+        check_sortedness=False,
+    )
+    nexts = (
+        ranked.with_columns((2 * pl.col(SEQ) + 2).alias(_AFTER))
+        .sort(_AFTER)
+        .join_asof(
+            clock.advances.select(PART, pl.col(SLOT).alias(_NEXT)).sort(_NEXT),
+            left_on=_AFTER,
+            right_on=_NEXT,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .join(reached.select(*group, _REACHED, _GONE), on=group, nulls_equal=True)
+        .with_columns(pl.max_horizontal(_REACHED, _NEXT).alias(POS))
+        .filter(
+            pl.col(_REACHED).is_not_null()
+            & pl.col(_NEXT).is_not_null()
+            & (pl.col(_GONE).is_null() | (pl.col(POS) < pl.col(_GONE)))
+        )
+    )
+    timers = nexts.group_by(*group, POS).agg(
+        pl.col(READ).max().alias(FIRED), pl.col(max_timestamp).first()
+    )
+    return _processing_fired(
+        timers.with_columns(pl.col(max_timestamp).alias(TIE)), clock.watermarks, max_timestamp
+    ).select(*group, FIRED, POS, TIE, TIMING, WATERMARK)
+
+
+def _continuous_processing_firings(
+    ranked: pl.DataFrame,
+    windows: pl.DataFrame,
+    group: list[str],
+    max_timestamp: str,
+    clock: Clock,
+    interval: int,
+) -> pl.DataFrame:
+    """``ContinuousProcessingTimeTrigger(interval)``: the window's first element sets a
+    chain of processing-time timers from the clock then (rounded down to the interval,
+    plus the interval), each firing at the first clock advance reaching it and setting
+    the next, capped at the window's ``maxTimestamp``, until the window is cleaned up.
+
+    Raises:
+        KStreamLikeError: the clock reaches a live window's ``maxTimestamp``: the trigger
+            then sets its timer there again at every firing, for ever (the reference
+            interpreter would not return either).
+    """
+    now = pl.col(_NOW)
+    start = pl.min_horizontal(now - _java_remainder(now, interval) + interval, max_timestamp)
+    latest = clock.advances.group_by(PART).agg(pl.col(TICK).max().alias(_LATEST))
+    chains = windows.with_columns(start.alias(_START)).join(latest, on=PART, how="left")
+    wmax, first, last = pl.col(max_timestamp), pl.col(_START), pl.col(_LATEST)
+    # the periodic timers before the end that the clock reaches
+    upto = pl.min_horizontal(last, wmax - 1)
+    count = (
+        pl.when(last.is_null() | (first > upto)).then(0).otherwise((upto - first) // interval + 1)
+    )
+    chains = chains.with_columns(count.alias(_COUNT))
+    _check_count(chains, interval)
+    ticks = clock.advances.sort(TICK).select(PART, TICK, pl.col(SLOT).alias(POS))
+    timers = (
+        chains.filter(pl.col(_COUNT) > 0)
+        .with_columns(pl.int_ranges(0, pl.col(_COUNT), dtype=pl.Int64).alias(TIE))
+        .explode(TIE)
+        .with_columns((first + pl.col(TIE) * interval).alias(TIE))
+        .sort(TIE)
+        .join_asof(
+            ticks, left_on=TIE, right_on=TICK, by=PART, strategy="forward", check_sortedness=False
+        )
+        .filter(pl.col(_GONE).is_null() | (pl.col(POS) < pl.col(_GONE)))
+    )
+    # a chain that gets to the window's end would fire there without end
+    ends = (
+        chains.filter(pl.col(_COUNT).is_not_null() & (wmax <= last) & (first <= wmax))
+        .sort(max_timestamp)
+        .join_asof(
+            ticks,
+            left_on=max_timestamp,
+            right_on=TICK,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .filter(pl.col(_GONE).is_null() | (pl.col(POS) < pl.col(_GONE)))
+    )
+    if ends.height:
+        raise KStreamLikeError(
+            f"ContinuousProcessingTimeTrigger({interval}) fires without end: processing "
+            "time reaches the end of a window the trigger has not purged or cleaned up "
+            "(its next timer is the window's end, set again at every firing); use "
+            "processing times before the windows' ends, or a ProcessingTimeTrigger"
+        )
+    fired = _last_before(
+        ranked,
+        group,
+        _processing_fired(timers, clock.watermarks, max_timestamp).with_columns(
+            (pl.col(POS) // 2 - 1).alias(SEQ)
+        ),
+    )
+    return fired
+
+
+def _check_count(chains: pl.DataFrame, interval: int) -> None:
+    """Refuse more periodic firings than fit in memory (a clock far past a global
+    window's first element, with a short interval)."""
+    total = int(chains[_COUNT].sum() or 0)
+    if total > _MOST_FIRINGS:
+        raise KStreamLikeError(
+            f"ContinuousProcessingTimeTrigger({interval}) would fire {total} times "
+            "(use a larger interval)"
+        )
+
+
+def _java_remainder(value: pl.Expr, divisor: int) -> pl.Expr:
+    """Java's ``%`` (the sign of the dividend)."""
+    floor_mod = value.mod(divisor)
+    return pl.when((value < 0) & (floor_mod != 0)).then(floor_mod - divisor).otherwise(floor_mod)

@@ -33,10 +33,12 @@ from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
 from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
 from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
 from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.backends.polars._processing_time import processing_clock
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
-from kstreamlike.backends.polars.flink_firings import TIE, firing_panes, trigger_firings
+from kstreamlike.backends.polars.flink_firings import TIE, Clock, firing_panes, trigger_firings
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
+    FlinkContinuousProcessingTimeTrigger,
     FlinkCountEvictor,
     FlinkCountTrigger,
     FlinkDeltaEvictor,
@@ -46,6 +48,7 @@ from kstreamlike.plan.firing import (
     FlinkPurgingTrigger,
     FlinkTrigger,
     trigger_name,
+    uses_processing_time,
 )
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
@@ -82,8 +85,8 @@ def _firing(trigger: FlinkTrigger) -> _Firing | None:
 def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     """Why the Polars backend cannot run this global-window plan, or None.
 
-    It runs count, delta, continuous event-time, end-of-stream and never triggers,
-    purging or not, with or without evictor, with ``ks.agg`` aggregations, Python
+    It runs count, delta, continuous event-time and processing-time, end-of-stream and
+    never triggers, purging or not, with or without evictor, with ``ks.agg`` aggregations, Python
     aggregations (``reduce``, ``AggregateFunction``) and ``ProcessWindowFunction`` (not
     on a stream with ``processing_time``, whose time a function's context shows).
     """
@@ -93,6 +96,7 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
         FlinkCountTrigger,
         FlinkDeltaTrigger,
         FlinkContinuousEventTimeTrigger,
+        FlinkContinuousProcessingTimeTrigger,
         FlinkEndOfStreamTrigger,
         FlinkNeverTrigger,
     )
@@ -120,6 +124,8 @@ def _specialized(node: FlinkWindowedAggregate) -> bool:
         declarative = isinstance(node.aggregation, DeclarativeAggregation)
         plain = declarative and node.window_function is None
         return plain and evictor is None and trigger is nested
+    if uses_processing_time(trigger):
+        return False
     if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
         if isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger)):
             return True
@@ -235,6 +241,11 @@ def _general_panes(
 ) -> pl.LazyFrame:
     """The panes of :mod:`.flink_firings`: the trigger's firings over each key's elements,
     what they read, and their values (global windows are never cleaned up)."""
+    clock = None
+    if uses_processing_time(node.trigger):
+        records, clocked = processing_clock(records, node.source.partition is not None)
+        ticks, watermarks = pl.collect_all([clocked, records.select(WM)])
+        clock = Clock(ticks, watermarks[WM])
     elements, advanced, ends = pl.collect_all([records, advances, bounds])
     horizon = advanced.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
     elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX))
@@ -248,6 +259,7 @@ def _general_panes(
         max_timestamp=_WMAX,
         tie=pl.lit(0, dtype=pl.Int64),
         horizon=horizon,
+        clock=clock,
     )
     return firing_panes(node, elements, firings, None, group=group, bounds=None).lazy()
 

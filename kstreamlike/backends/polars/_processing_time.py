@@ -1,0 +1,50 @@
+"""The processing-time clock of a Flink-profile plan, replayed with columnar operations.
+
+Each partition is one window operator instance with its own processing-time clock, which
+starts at ``Long.MIN_VALUE``. Just before a record is processed, the clock advances to the
+record's processing time if that is later (it never goes back), and the processing-time
+timers due then fire, after the event-time timers of a watermark advance at the same
+place (explicit watermarks come before the record, a generated one right after the
+previous record). So:
+
+* the clock when a record is processed (``CLOCK``) is a running maximum over arrival order;
+* the clock advances (``TICK``) sit at the emission position ``2 * i`` of the record ``i``
+  whose processing time raised the clock (``SLOT``, as watermark advances do);
+* at the end of the input no clock advance comes: pending processing-time timers do not
+  fire.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike._time import LONG_MIN
+from kstreamlike.backends.polars._columns import PART, PROC, SEQ
+from kstreamlike.backends.polars._watermarks import SLOT
+
+__all__ = ["CLOCK", "TICK", "processing_clock"]
+
+CLOCK = "__ks_clock"  # the processing time when the record is processed
+TICK = "__ks_tick"  # the processing time a clock advance raises the partition to
+
+
+def processing_clock(records: pl.LazyFrame, partitioned: bool) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The clock when each record is processed, and the clock advances.
+
+    Args:
+        records: the valid records in arrival order (``SEQ``, ``PART``, ``PROC``).
+        partitioned: whether the stream has partitions (one clock each).
+
+    Returns:
+        ``records`` with ``CLOCK``; and the advances (``PART``, ``SLOT``, ``TICK``), strictly
+        increasing within a partition, in arrival order.
+    """
+    running = pl.col(PROC).cum_max().forward_fill().fill_null(LONG_MIN)
+    before = pl.col(CLOCK).shift(1, fill_value=LONG_MIN)
+    if partitioned:
+        running, before = running.over(PART), before.over(PART)
+    clocked = records.with_columns(running.alias(CLOCK))
+    advances = clocked.filter(pl.col(CLOCK) > before).select(
+        PART, (2 * pl.col(SEQ).cast(pl.Int64)).alias(SLOT), pl.col(CLOCK).alias(TICK)
+    )
+    return clocked, advances
