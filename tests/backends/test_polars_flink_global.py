@@ -18,6 +18,7 @@ from tests.backends.flink_strategies import (
     delta_triggers,
     evictors,
     frames,
+    processing_times,
     python_function,
     watermark_strategies,
 )
@@ -173,6 +174,49 @@ def test_continuous_event_time_trigger_on_global_windows_matches_reference(
     trigger = ks.ContinuousEventTimeTrigger.of(interval)
     windowed = (
         stream.key_by(keys[0] if len(keys) == 1 else keys)
+        .window(ks.GlobalWindows.create())
+        .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
+    )
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = windowed.aggregate(*aggregations) if kind is None else python_function(windowed, kind)
+    assert_same_as_reference(result, "polars")
+
+
+@given(
+    frame=frames(),
+    interval=st.integers(1, 40),
+    purging=st.booleans(),
+    evictor=evictors(),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    kind=st.none() | st.sampled_from(["reduce", "aggregate_function"]),
+    data=st.data(),
+)
+def test_continuous_processing_time_trigger_on_global_windows_matches_reference(
+    frame: pl.DataFrame,
+    interval: int,
+    purging: bool,
+    evictor: Any,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    kind: str | None,
+    data: st.DataObject,
+) -> None:
+    """Periodic firings by processing time, from each key's first element on."""
+    stream = ks.stream(
+        data.draw(processing_times(frame, -20)),
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        processing_time="pt",
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+    )
+    trigger = ks.ContinuousProcessingTimeTrigger.of(interval)
+    windowed = (
+        stream.key_by("k")
         .window(ks.GlobalWindows.create())
         .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
     )

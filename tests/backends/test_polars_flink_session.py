@@ -26,6 +26,7 @@ from tests.backends.flink_strategies import (
     Collect,
     evictors,
     explicit_watermarks,
+    processing_times,
     python_function,
     watermark_strategies,
 )
@@ -462,3 +463,60 @@ def test_python_functions_under_triggers_on_sessions_match_reference(
     if evictor is not None:
         windowed = windowed.evictor(evictor)
     _check(python_function(windowed, kind))
+
+
+@given(
+    frame=session_frames(),
+    assigner=assigners(),
+    continuous=st.none() | st.integers(1, 30),
+    purging=st.booleans(),
+    evictor=evictors(),
+    lateness=st.integers(0, 40),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    kind=st.none() | st.sampled_from(["reduce", "aggregate_function"]),
+    data=st.data(),
+)
+def test_processing_time_triggers_on_sessions_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    continuous: int | None,
+    purging: bool,
+    evictor: Any,
+    lateness: int,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    kind: str | None,
+    data: st.DataObject,
+) -> None:
+    """Processing-time timers of merged windows: a window's end timer is set by every
+    record added to it, a continuous chain starts at the earliest pending timer of the
+    windows merged; a window stops firing when merged away or cleaned up (processing times
+    stay before the windows' ends for the continuous trigger, which past them would fire
+    without end)."""
+    low = -100 if continuous is None else -3000
+    stream = ks.stream(
+        data.draw(processing_times(frame, low)),
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        processing_time="pt",
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+    )
+    trigger = (
+        ks.ProcessingTimeTrigger.create()
+        if continuous is None
+        else ks.ContinuousProcessingTimeTrigger.of(continuous)
+    )
+    windowed = (
+        stream.key_by("k")
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
+    )
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = windowed.aggregate(*aggregations) if kind is None else python_function(windowed, kind)
+    _check(result)

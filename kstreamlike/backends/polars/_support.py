@@ -47,15 +47,23 @@ def polars_gap(node: PlanNode) -> str | None:
 def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     """What the Polars backend lacks for ``agg`` on session windows.
 
-    It runs ``EventTimeTrigger``, ``CountTrigger``, ``ContinuousEventTimeTrigger`` and
-    ``NeverTrigger``, purging or not, with count, time and delta evictors, on bounded and
-    unbounded replays, with ``ks.agg`` and Python aggregations (``reduce``,
-    ``AggregateFunction``) and ``ProcessWindowFunction``.
+    It runs every trigger that merges (event-time, count, continuous event-time and the
+    processing-time triggers), purging or not, with count, time and delta evictors, on
+    bounded and unbounded replays, with ``ks.agg`` and Python aggregations (``reduce``,
+    ``AggregateFunction``) and ``ProcessWindowFunction`` (not on a stream with
+    ``processing_time``, whose time a function's context shows).
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
-    merging = (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkContinuousEventTimeTrigger)
-    if not isinstance(nested, (*merging, FlinkNeverTrigger)):
+    merging = (
+        FlinkEventTimeTrigger,
+        FlinkCountTrigger,
+        FlinkContinuousEventTimeTrigger,
+        FlinkProcessingTimeTrigger,
+        FlinkContinuousProcessingTimeTrigger,
+        FlinkNeverTrigger,
+    )
+    if not isinstance(nested, merging):
         name = trigger_name(trigger)
         return f"the trigger {name} on session windows runs on the reference backend only"
     function = agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation)

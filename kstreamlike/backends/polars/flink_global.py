@@ -50,7 +50,11 @@ from kstreamlike.plan.firing import (
     trigger_name,
     uses_processing_time,
 )
-from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    ElementsAggregation,
+    FlinkWindowedAggregate,
+)
 from kstreamlike.plan.schema import aggregate_columns
 
 __all__ = ["global_window_gap", "run_flink_global"]
@@ -103,11 +107,12 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     if not isinstance(nested, supported):
         name = trigger_name(trigger)
         return f"the trigger {name} on GlobalWindows runs on the reference backend only"
-    function = node.window_function is not None or not isinstance(
-        node.aggregation, DeclarativeAggregation
-    )
+    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
     if function and node.source.processing_time is not None:
-        return "Python functions on a stream with processing_time run on the reference backend only"
+        return (
+            "ProcessWindowFunction on a stream with processing_time runs on the reference "
+            "backend only"
+        )
     return None
 
 

@@ -74,6 +74,7 @@ from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import GAP, GROUP, PART, SEQ, TS
 from kstreamlike.backends.polars._evictors import KEEP
 from kstreamlike.backends.polars._firing_functions import firing_results
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
 from kstreamlike.backends.polars._python import RUNNING_VALUE, python_values
 from kstreamlike.backends.polars._ranges import INF, MinTable
 from kstreamlike.backends.polars._session_aggregates import (
@@ -89,7 +90,11 @@ from kstreamlike.backends.polars._session_contents import (
     evicted_reads,
     purged_reads,
 )
-from kstreamlike.backends.polars._session_firings import FIRING_COLUMNS, merging_trigger_firings
+from kstreamlike.backends.polars._session_firings import (
+    FIRING_COLUMNS,
+    SessionClock,
+    merging_trigger_firings,
+)
 from kstreamlike.backends.polars._session_intervals import (
     REACH,
     E,
@@ -130,7 +135,12 @@ from kstreamlike.backends.polars.kafka_session import (
     _with_links,
     _with_writers,
 )
-from kstreamlike.plan.firing import FlinkDeltaEvictor, FlinkEventTimeTrigger, FlinkPurgingTrigger
+from kstreamlike.plan.firing import (
+    FlinkDeltaEvictor,
+    FlinkEventTimeTrigger,
+    FlinkPurgingTrigger,
+    uses_processing_time,
+)
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     ElementsAggregation,
@@ -688,8 +698,20 @@ def run_flink_session(
     if isinstance(nested, FlinkEventTimeTrigger):
         firings = _firings(world, found, advanced, ends, bounded=node.source.bounded)
     else:
+        clock = None
+        if uses_processing_time(trigger):
+            clocked, ticks = processing_clock(frame.lazy(), node.source.partition is not None)
+            clocks, ticked = pl.collect_all([clocked.select(CLOCK), ticks])
+            clock = SessionClock(ticked, clocks[CLOCK], frame[WM])
         firings = merging_trigger_firings(
-            nested, versions, found, advanced, ends, bounded=node.source.bounded
+            nested,
+            versions,
+            found,
+            advanced,
+            ends,
+            bounded=node.source.bounded,
+            lateness=node.allowed_lateness,
+            clock=clock,
         )
     firings = firings.select(FIRING_COLUMNS)
     if node.keys:
