@@ -3,7 +3,6 @@ windows, window functions, pane metadata and the end of the input."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -429,58 +428,65 @@ def test_aggregate_function_merges_on_sessions() -> None:
 
 
 def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
-    rows = _rows([(t, 1) for t in range(4)])
-    s = ks.stream(rows, key="k", value="v", timestamp="ts")
+    rows = [{"k": "a", "ts": t, "v": 1, "pt": t} for t in range(4)]
+    s = ks.stream(rows, key="k", value="v", timestamp="ts", processing_time="pt")
     assert resolve_backend(None, s.key_by("k").count_window(2).sum("v").plan) == "polars"
     delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
     end = ks.GlobalWindows.create_with_end_of_stream_trigger()
-    result = s.key_by("k").window(end).evictor(delta).sum("v")
+    evicted = s.key_by("k").window(end).evictor(delta).sum("v")
+    assert resolve_backend(None, evicted.plan) == "polars"
+    assert evicted.collect()["v"].to_list() == [4]
+    # a window function's context shows the processing time, which only the reference tracks
+    result = s.key_by("k").count_window(2).process(Describe())
     assert resolve_backend(None, result.plan) == "reference"
-    assert result.collect()["v"].to_list() == [4]
-    plain = ks.stream(
-        rows,
-        key="k",
-        timestamp="ts",
-        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
-    )
-    plan = plain.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count().plan
-    assert resolve_backend(None, plan) == "polars"
+    assert result.collect()["value"].to_list() == ["a:None:[1, 1]", "a:None:[1, 1]"]
 
 
 @pytest.mark.parametrize(
-    ("build", "feature"),
+    "window",
     [
-        (
-            lambda w: w.trigger(ks.PurgingTrigger.of(ks.ContinuousEventTimeTrigger.of(5))).count(),
-            "PurgingTrigger(ContinuousEventTimeTrigger(5))",
-        ),
-        (
-            lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),
-            "evictors (DeltaEvictor)",
-        ),
-        (
-            lambda w: w.trigger(ks.CountTrigger.of(2)).process(Describe()),
-            "ProcessWindowFunction with other triggers",
-        ),
+        ks.TumblingEventTimeWindows.of(10),
+        ks.EventTimeSessionWindows.with_gap(10),
+        ks.GlobalWindows.create_with_end_of_stream_trigger(),
     ],
 )
-def test_explicit_vectorized_backend_names_the_missing_feature(build: Any, feature: str) -> None:
-    rows = _rows([(1, 1)])
-    s = _stream(rows, monotonous=True, backend="polars")
-    w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
-    with pytest.raises(ks.UnsupportedPlanError, match=re.escape(feature)):
-        build(w)
+def test_explicit_vectorized_backend_names_the_missing_feature(window: Any) -> None:
+    rows = [{"k": "a", "ts": 1, "v": 1, "pt": 5}]
+    s = _stream(rows, monotonous=True, processing_time="pt", backend="polars")
+    w = s.key_by("k").window(window)
+    with pytest.raises(
+        ks.UnsupportedPlanError, match="ProcessWindowFunction on a stream with processing_time"
+    ):
+        w.process(Describe())
 
 
-def test_explicit_polars_backend_rejects_delta_evictors_and_unbounded_sessions() -> None:
-    s = _stream(_rows([(1, 1)]), backend="polars")
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda w: w.trigger(ks.PurgingTrigger.of(ks.ContinuousEventTimeTrigger.of(5))).count(),
+        lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),
+        lambda w: w.trigger(ks.CountTrigger.of(2)).process(Describe()),
+    ],
+)
+def test_explicit_polars_backend_runs_the_firing_model(build: Any) -> None:
+    rows = _rows([(1, 1), (3, 2), (12, 4), (4, 8)])
+    for window in (ks.TumblingEventTimeWindows.of(10), ks.EventTimeSessionWindows.with_gap(10)):
+        polars = build(_stream(rows, monotonous=True, backend="polars").key_by("k").window(window))
+        reference = build(_stream(rows, monotonous=True).key_by("k").window(window))
+        assert polars.collect().equals(reference.collect())
+
+
+def test_explicit_polars_backend_runs_delta_evictors_and_unbounded_sessions() -> None:
+    rows = _rows([(1, 1), (3, 2), (12, 4), (4, 8), (40, 16)])
     delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
     end = ks.GlobalWindows.create_with_end_of_stream_trigger()
-    with pytest.raises(ks.UnsupportedPlanError, match="DeltaEvictor under this trigger"):
-        s.key_by("k").window(end).evictor(delta).count()
-    s = _stream(_rows([(1, 1)]), monotonous=True, bounded=False, backend="polars")
-    with pytest.raises(ks.UnsupportedPlanError, match="bounded=False"):
-        s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(10)).count()
+    for backend in ("polars", "reference"):
+        s = _stream(rows, backend=backend)
+        assert s.key_by("k").window(end).evictor(delta).sum("v").collect()["v"].to_list() == [16]
+        # an unbounded replay stops: the last session never fires
+        s = _stream(rows, monotonous=True, bounded=False, backend=backend)
+        sessions = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(10)).sum("v")
+        assert sessions.collect()["v"].to_list() == [15]
 
 
 def test_spark_backend_names_the_firing_model_features() -> None:
