@@ -167,7 +167,7 @@ def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
 def _count_firings(count: int, versions: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
     """``CountTrigger(count)``: the records at which their window's count reaches
     ``count`` (module docstring)."""
-    size = int(versions[SEQ].max() or 0) + 1 if versions.height else 0
+    size = versions.select(pl.col(SEQ).max() + 1).item() if versions.height else 0
     parts = with_writers(found, versions).group_by(FOUND_AT).agg(pl.col(WRITER))
     sizes = parts[WRITER].list.len()
     single = parts.filter(sizes == 1)

@@ -779,10 +779,10 @@ def _evicted_panes(
     if isinstance(aggregation, DeclarativeAggregation):
         columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
         contents = reads.with_columns(frame[column].gather(reads[SEQ]) for column in columns)
-        results = contents.group_by(FID).agg(
+        values = contents.group_by(FID).agg(
             final_exprs(aggregation.exprs, frame.schema, pl.col(KEEP))
         )
-        return firings.join(results, on=FID, how="inner", maintain_order="left").drop(FID)
+        return firings.join(values, on=FID, how="inner", maintain_order="left").drop(FID)
     emitted = firings.filter(pl.col(FID).is_in(reads[FID].implode()))
     renumbered = emitted.select(FID).with_row_index("__ks_emitted")
     kept = reads.filter(pl.col(KEEP)).join(renumbered, on=FID, maintain_order="left")
