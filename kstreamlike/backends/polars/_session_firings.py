@@ -1,5 +1,5 @@
-"""When session windows fire under ``CountTrigger`` and ``ContinuousEventTimeTrigger``
-(purging or not): the trigger state that merges carry over.
+"""When session windows fire under ``CountTrigger``, the continuous and the processing-time
+triggers (purging or not): the trigger state that merges carry over.
 
 A session window's trigger state is merged when windows merge (``Trigger#onMerge``), so
 it depends on the history of merges (:mod:`._session_windows`); the windows and their
@@ -26,6 +26,11 @@ history are known, only this state is followed here.
   (the chains are exploded up to the last advance of the window's life and placed with
   an as-of join). An element added once the watermark passed the window's end fires it at
   once (``LATE``).
+* ``ProcessingTimeTrigger``: every record added to a window (re-)sets a processing-time
+  timer at its end, which fires at the first clock advance after it reaching that time
+  (:mod:`._processing_time`), while the window lives (until a record merges it away, or
+  the watermark advance that cleans it up). ``ContinuousProcessingTimeTrigger`` chains
+  timers as the continuous event-time trigger does, on the processing-time clock.
 
 A firing reads the window after the last record added to it before the firing
 (``UPDATE``); :mod:`.flink_session` computes what it reads.

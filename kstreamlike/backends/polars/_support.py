@@ -1,9 +1,9 @@
 """Which Flink firing models the Polars backend runs.
 
-The default ``EventTimeTrigger`` on time windows runs everywhere; of the rest of the firing
-model (triggers, evictors, global and count windows, window functions, unbounded replays)
-the Polars backend runs what its window modules implement, and says why for anything else
-(the reference interpreter runs every plan).
+Every trigger and evictor on every window type, with every aggregation, except a
+``ProcessWindowFunction`` on a stream with a ``processing_time`` column (its context shows
+the processing time, which the Polars backend does not replay at firings); for that, it
+says why (the reference interpreter runs every plan).
 """
 
 from __future__ import annotations

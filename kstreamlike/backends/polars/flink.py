@@ -1,8 +1,8 @@
 """Flink-profile tumbling and sliding event-time windows, vectorized with Polars.
 
-The reference interpreter replays Flink's ``WindowOperator`` with the default
-``EventTimeTrigger`` record by record. For windows that never merge, everything that operator
-does follows from one number per record: the watermark current when the record is processed.
+The reference interpreter replays Flink's ``WindowOperator`` record by record. For windows
+that never merge, with the default ``EventTimeTrigger``, everything that operator does
+follows from one number per record: the watermark current when the record is processed.
 Each partition is one operator instance with its own watermark.
 
 * Watermarks are monotone (an advance that does not raise the watermark is ignored), so the
@@ -17,6 +17,11 @@ Each partition is one operator instance with its own watermark.
   ``maxTimestamp``, with every record added before that advance. A record added while
   ``maxTimestamp <= watermark`` fires the window at once (``LATE``) over everything added so
   far; the trigger never purges, and the cleanup timer only drops state, never emits.
+
+Other triggers fire elsewhere: ``CountTrigger`` (:mod:`._count_trigger`), ``DeltaTrigger``
+(:mod:`._delta_trigger`), ``ContinuousEventTimeTrigger`` (:mod:`._continuous`), window
+functions under the default trigger (:mod:`.flink_process`), and every other combination of
+trigger, evictor and function (:mod:`.flink_firings`).
 
 Emission order is rebuilt with one sort. Within a partition, position ``2 * i + 1`` is the
 processing of the record at arrival position ``i`` (its windows' late firings, in assigner

@@ -1,16 +1,25 @@
-"""Flink ``GlobalWindows`` (and count windows), vectorized with Polars.
+"""Flink ``GlobalWindows`` (and count windows) with Polars.
 
 A global window holds every element of its key and is never late, so what a firing reads
 follows from the key's elements in arrival order, without replaying the operator:
 
 * ``CountTrigger(n)``, purging or not (``count_window(size[, slide])`` is one of them, with
   a ``CountEvictor(size)`` when sliding), is :mod:`._count_trigger` with one window per key.
-  A ``TimeEvictor`` runs only under a purging trigger: without purging, each firing would
-  read back through the whole history of its key.
+  Under a ``TimeEvictor`` each firing lists only the elements within the evictor's time of
+  the newest (:func:`._evictors.firing_reads`), not the key's whole history.
+* ``DeltaTrigger`` is :mod:`._delta_trigger` (the per-window path).
+* ``ContinuousEventTimeTrigger(i)`` (:mod:`._continuous`): each key's first element sets a
+  chain of timers every ``i``, which fire at the watermark advances reaching them; the
+  window never ends, so the chain stops at the last advance before the end of the input,
+  where only the window's end timer fires (as the reference does).
 * ``EndOfStreamTrigger`` fires each key's window once, when the watermark reaches
   ``Long.MAX_VALUE`` (the end of a bounded input, or a recorded watermark), over the
   elements processed before that (trimmed by the evictor); ``ON_TIME``, in key order.
 * ``NeverTrigger`` (``GlobalWindows.create()`` without a trigger) never fires.
+* Anything else (purging or evicting continuous triggers, the continuous processing-time
+  trigger, time and delta evictors with Python functions, delta evictors under the
+  end-of-stream trigger) takes the general path of :mod:`.flink_firings`: the trigger's
+  firings, then what each reads, then values.
 
 A firing by an element is ``EARLY`` unless the watermark is already ``Long.MAX_VALUE``
 (``LATE``); every result carries ``GlobalWindow#maxTimestamp`` (``Long.MAX_VALUE``) and null

@@ -51,6 +51,12 @@ trigger never purges and the cleanup timer never emits. The emission order is th
 :mod:`.flink`: position ``2 * i + 1`` for the processing of record ``i``, ``2 * i`` for the
 watermark advance before it, timers in (timestamp, key, window) order.
 
+**Other triggers** (count, continuous, processing-time) do not change the windows'
+history, only when windows fire: :mod:`._session_firings` follows their state across
+merges. Under a purge or an evictor a firing reads less than the whole window:
+:mod:`._session_contents`. Window functions take the per-firing path:
+:mod:`.flink_session_process`.
+
 **Aggregates.** A window's contents after record ``r`` are the records of its component at
 ``r``. With a fixed gap a record merges at most two windows, and declarative aggregations
 reuse the Kafka session folds (:mod:`._session_aggregates`, computed only for the records
