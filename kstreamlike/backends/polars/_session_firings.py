@@ -429,7 +429,9 @@ def _processing_firings(
             .agg(pl.col(SEQ).max().alias(UPDATE), pl.col(WMAX).first().alias(TIE))
         )
     else:
-        timers = _continuous_processing_timers(trigger.interval, windows, found, added, ticks)
+        timers = _continuous_processing_timers(
+            trigger.interval, windows, found, added, ticks, clock.clocks
+        )
     fired = timers.join(windows.select(WID, PART, GROUP, WSTART, WEND, WMAX), on=WID)
     watermark = clock.watermarks.gather(fired[POSITION] // 2)
     return fired.with_columns(watermark.alias(FIRED_WM)).select(
@@ -454,6 +456,7 @@ def _continuous_processing_timers(
     found: pl.DataFrame,
     added: pl.DataFrame,
     ticks: pl.DataFrame,
+    clocks: pl.Series,
 ) -> pl.DataFrame:
     """``ContinuousProcessingTimeTrigger(interval)``: each window's chain of timers (its
     start carried over merges as for the event-time trigger, with the processing-time
@@ -471,7 +474,14 @@ def _continuous_processing_timers(
     starts = _chain_starts(interval, clocked, found, every=True)
     chains = windows.with_columns(starts.alias(_START))
     latest = ticks.group_by(PART).agg(pl.col(TICK).max().alias(_LATEST))
-    chains = chains.join(latest, on=PART, how="left", maintain_order="left")
+    # the clock at the end of the window's life (its timers cannot fire later)
+    gone = chains[_GONE]
+    at_end = clocks.gather(((gone - 1) // 2).fill_null(0)).zip_with(
+        gone.is_not_null(), pl.repeat(None, gone.len(), dtype=pl.Int64, eager=True)
+    )
+    chains = chains.join(latest, on=PART, how="left", maintain_order="left").with_columns(
+        pl.coalesce(at_end, pl.col(_LATEST)).alias(_LATEST)
+    )
     first, end, last = pl.col(_START), pl.col(WMAX), pl.col(_LATEST)
     upto = pl.min_horizontal(last, end - 1)
     count = (

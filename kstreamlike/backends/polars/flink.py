@@ -231,11 +231,13 @@ def _general_panes(
             pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
             advances,
             bounds,
-            records.select(WM),
+            records.select(WM, CLOCK) if clock is not None else records.select(WM),
             clock if clock is not None else records.head(0),
         ]
     )
-    processing = None if clock is None else Clock(ticks, watermarks[WM])
+    processing = None
+    if clock is not None:
+        processing = Clock(ticks, watermarks[WM], watermarks[CLOCK])
     window = [
         (pl.col(WSTART) + size).alias(_WEND),
         (pl.col(WSTART) + (size - 1)).alias(WMAX),

@@ -393,10 +393,12 @@ class Clock:
     Attributes:
         advances: the clock advances (``PART``, ``SLOT``, ``TICK``).
         watermarks: the watermark when each record is processed, by arrival position.
+        clocks: the clock when each record is processed, by arrival position.
     """
 
     advances: pl.DataFrame
     watermarks: pl.Series
+    clocks: pl.Series
 
 
 def _cleanup_slots(
@@ -497,6 +499,12 @@ def _continuous_processing_firings(
     start = pl.min_horizontal(now - _java_remainder(now, interval) + interval, max_timestamp)
     latest = clock.advances.group_by(PART).agg(pl.col(TICK).max().alias(_LATEST))
     chains = windows.with_columns(start.alias(_START)).join(latest, on=PART, how="left")
+    # the clock when the window is cleaned up (its timers cannot fire later)
+    gone = chains[_GONE]
+    at_end = clock.clocks.gather(((gone - 1) // 2).fill_null(0)).zip_with(
+        gone.is_not_null(), pl.repeat(None, gone.len(), dtype=pl.Int64, eager=True)
+    )
+    chains = chains.with_columns(pl.coalesce(at_end, pl.col(_LATEST)).alias(_LATEST))
     wmax, first, last = pl.col(max_timestamp), pl.col(_START), pl.col(_LATEST)
     # the periodic timers before the end that the clock reaches
     upto = pl.min_horizontal(last, wmax - 1)

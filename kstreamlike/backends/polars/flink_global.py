@@ -42,7 +42,7 @@ from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
 from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
 from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
 from kstreamlike.backends.polars._output import finish_late, finish_main
-from kstreamlike.backends.polars._processing_time import processing_clock
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.backends.polars.flink_firings import TIE, Clock, firing_panes, trigger_firings
 from kstreamlike.plan.firing import (
@@ -258,8 +258,8 @@ def _general_panes(
     clock = None
     if uses_processing_time(node.trigger):
         records, clocked = processing_clock(records, node.source.partition is not None)
-        ticks, watermarks = pl.collect_all([clocked, records.select(WM)])
-        clock = Clock(ticks, watermarks[WM])
+        ticks, watermarks = pl.collect_all([clocked, records.select(WM, CLOCK)])
+        clock = Clock(ticks, watermarks[WM], watermarks[CLOCK])
     elements, advanced, ends = pl.collect_all([records, advances, bounds])
     horizon = advanced.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
     elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX))
