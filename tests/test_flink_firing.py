@@ -427,37 +427,43 @@ def test_aggregate_function_merges_on_sessions() -> None:
 # -- backends -------------------------------------------------------------------------------
 
 
-def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
+def test_default_backend_falls_back_to_reference_when_polars_cannot_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     rows = [{"k": "a", "ts": t, "v": 1, "pt": t} for t in range(4)]
     s = ks.stream(rows, key="k", value="v", timestamp="ts", processing_time="pt")
-    assert resolve_backend(None, s.key_by("k").count_window(2).sum("v").plan) == "polars"
-    delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
-    end = ks.GlobalWindows.create_with_end_of_stream_trigger()
-    evicted = s.key_by("k").window(end).evictor(delta).sum("v")
-    assert resolve_backend(None, evicted.plan) == "polars"
-    assert evicted.collect()["v"].to_list() == [4]
-    # a window function's context shows the processing time, which only the reference tracks
     result = s.key_by("k").count_window(2).process(Describe())
+    assert resolve_backend(None, result.plan) == "polars"
+    monkeypatch.setattr("kstreamlike.backends.polars.polars_gap", lambda node: "a missing feature")
     assert resolve_backend(None, result.plan) == "reference"
     assert result.collect()["value"].to_list() == ["a:None:[1, 1]", "a:None:[1, 1]"]
+    with pytest.raises(ks.UnsupportedPlanError, match="a missing feature"):
+        _stream(rows, backend="polars").key_by("k").count_window(2).process(Describe())
+
+
+class Clocked(ks.ProcessWindowFunction[Any, str]):
+    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
+        watermark, now = context.current_watermark, context.current_processing_time
+        return [f"{key}:{context.window_start}:{watermark}:{now}:{elements}"]
 
 
 @pytest.mark.parametrize(
     "window",
     [
         ks.TumblingEventTimeWindows.of(10),
-        ks.EventTimeSessionWindows.with_gap(10),
+        ks.EventTimeSessionWindows.with_gap(6),
         ks.GlobalWindows.create_with_end_of_stream_trigger(),
     ],
 )
-def test_explicit_vectorized_backend_names_the_missing_feature(window: Any) -> None:
-    rows = [{"k": "a", "ts": 1, "v": 1, "pt": 5}]
-    s = _stream(rows, monotonous=True, processing_time="pt", backend="polars")
-    w = s.key_by("k").window(window)
-    with pytest.raises(
-        ks.UnsupportedPlanError, match="ProcessWindowFunction on a stream with processing_time"
-    ):
-        w.process(Describe())
+def test_window_functions_see_the_processing_time_on_polars(window: Any) -> None:
+    ts, pt = [1, 5, 12, 3, 25, 31, 8, 40], [0, 2, 10, 10, 12, 35, 36, 50]
+    rows = [{"k": "ab"[i % 2], "ts": t, "v": i, "pt": p} for i, (t, p) in enumerate(zip(ts, pt))]
+    outputs = []
+    for backend in ("polars", "reference"):
+        s = _stream(rows, watermarks=[(2, 4), (5, 30)], processing_time="pt", backend=backend)
+        outputs.append(s.key_by("k").window(window).process(Clocked()).collect())
+    assert outputs[0].equals(outputs[1])
+    assert outputs[0].height > 0
 
 
 @pytest.mark.parametrize(

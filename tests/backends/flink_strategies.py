@@ -18,6 +18,7 @@ __all__ = [
     "KEYS",
     "SCHEMA",
     "PYTHON_KINDS",
+    "SCALAR_PYTHON_KINDS",
     "Cleared",
     "Collect",
     "Panes",
@@ -225,15 +226,17 @@ class Collect(ks.AggregateFunction[Any, list[Any], str]):
 
 
 class Panes(ks.ProcessWindowFunction[Any, str]):
-    """Stateful: numbers its firings per window and per key, shows the window and the
-    watermark, and emits one row per element (none for an empty window)."""
+    """Stateful: numbers its firings per window and per key, shows the window, the
+    watermark and the processing time, and emits one row per element (none for an empty
+    window)."""
 
     def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
         context.window_state["n"] = context.window_state.get("n", 0) + 1
         context.global_state["m"] = context.global_state.get("m", 0) + 1
         window = f"{context.window_start}:{context.window_end}:{context.max_timestamp}"
         fired = f"{key}:{window}:{context.window_state['n']}:{context.global_state['m']}"
-        return [f"{fired}:{context.current_watermark}:{e}" for e in elements]
+        now = f"{context.current_watermark}:{context.current_processing_time}"
+        return [f"{fired}:{now}:{e}" for e in elements]
 
 
 class Cleared(ks.ProcessWindowFunction[Any, str]):
@@ -259,6 +262,9 @@ PYTHON_KINDS = [
     "process",
     "process_cleared",
 ]
+
+
+SCALAR_PYTHON_KINDS = [kind for kind in PYTHON_KINDS if kind != "row_reduce"]
 
 
 def python_function(windowed: Any, kind: str) -> Any:

@@ -14,6 +14,7 @@ from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
     PYTHON_KINDS,
+    SCALAR_PYTHON_KINDS,
     count_triggers,
     delta_triggers,
     evictors,
@@ -190,7 +191,7 @@ def test_continuous_event_time_trigger_on_global_windows_matches_reference(
     evictor=evictors(),
     partition=st.booleans(),
     aggregations=AGG_LISTS,
-    kind=st.none() | st.sampled_from(["reduce", "aggregate_function"]),
+    kind=st.none() | st.sampled_from(SCALAR_PYTHON_KINDS),
     data=st.data(),
 )
 def test_continuous_processing_time_trigger_on_global_windows_matches_reference(

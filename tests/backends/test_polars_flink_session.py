@@ -23,6 +23,7 @@ from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
     PYTHON_KINDS,
+    SCALAR_PYTHON_KINDS,
     Collect,
     evictors,
     explicit_watermarks,
@@ -474,7 +475,7 @@ def test_python_functions_under_triggers_on_sessions_match_reference(
     lateness=st.integers(0, 40),
     partition=st.booleans(),
     aggregations=AGG_LISTS,
-    kind=st.none() | st.sampled_from(["reduce", "aggregate_function"]),
+    kind=st.none() | st.sampled_from(SCALAR_PYTHON_KINDS),
     data=st.data(),
 )
 def test_processing_time_triggers_on_sessions_match_reference(

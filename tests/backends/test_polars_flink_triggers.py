@@ -17,6 +17,7 @@ from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
     PYTHON_KINDS,
+    SCALAR_PYTHON_KINDS,
     Cleared,
     Collect,
     assigners,
@@ -210,7 +211,7 @@ def test_python_functions_under_triggers_on_time_windows_match_reference(
     lateness=st.sampled_from([0, 5, 20]),
     partition=st.booleans(),
     aggregations=AGG_LISTS,
-    kind=st.none() | st.sampled_from(["reduce", "aggregate_function"]),
+    kind=st.none() | st.sampled_from(SCALAR_PYTHON_KINDS),
     data=st.data(),
 )
 def test_processing_time_triggers_on_time_windows_match_reference(

@@ -31,6 +31,7 @@ __all__ = [
     "FID",
     "HI",
     "LO",
+    "PROCESSING",
     "WATERMARK",
     "firing_results",
     "listed_panes",
@@ -42,6 +43,7 @@ FID = "__ks_fid"  # a firing's number, in emission order
 LO = "__ks_lo"  # the rank of the first element a firing reads
 HI = "__ks_hi"  # the rank of the last element a firing reads
 WATERMARK = "__ks_fire_wm"  # the watermark when the window fires
+PROCESSING = "__ks_fire_clock"  # the processing time then (streams with processing_time)
 CLEAR = "__ks_clear"  # a window's cleanup (the function's clear), not a firing
 _RANK = "__ks_fire_rank"
 
@@ -153,18 +155,19 @@ def window_function_panes(
     else:
         window = [pl.col(c).alias(n) for c, n in zip(bounds, names, strict=True)]
     clears = pl.col(CLEAR) if CLEAR in fires.columns else pl.lit(value=False)
-    rows = fires.select(*over, *window, WATERMARK, clears)
+    clock = pl.col(PROCESSING) if PROCESSING in fires.columns else pl.lit(None, dtype=pl.Int64)
+    rows = fires.select(*over, *window, WATERMARK, clears, clock)
     width = len(over)
     for fid, row in enumerate(rows.iter_rows()):
         state_key = tuple(row[:width])
         key = tuple(row[over.index(k)] for k in keys)
-        start, end, max_timestamp, watermark, clear = row[width:]
+        start, end, max_timestamp, watermark, clear, processing_time = row[width:]
         context = ProcessWindowContext(
             window_start=start,
             window_end=end,
             max_timestamp=max_timestamp,
             current_watermark=watermark,
-            current_processing_time=None,
+            current_processing_time=processing_time,
             window_state=window_state.setdefault(state_key, {}),
             global_state=global_state.setdefault(state_key[:1] + key, {}),
         )

@@ -22,7 +22,7 @@ from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.polars._columns import PART, PROC, SEQ
 from kstreamlike.backends.polars._watermarks import SLOT
 
-__all__ = ["CLOCK", "TICK", "processing_clock"]
+__all__ = ["CLOCK", "TICK", "clock_at", "processing_clock"]
 
 CLOCK = "__ks_clock"  # the processing time when the record is processed
 TICK = "__ks_tick"  # the processing time a clock advance raises the partition to
@@ -48,3 +48,57 @@ def processing_clock(records: pl.LazyFrame, partitioned: bool) -> tuple[pl.LazyF
         PART, (2 * pl.col(SEQ).cast(pl.Int64)).alias(SLOT), pl.col(CLOCK).alias(TICK)
     )
     return clocked, advances
+
+
+def clock_at(
+    positions: pl.Series,
+    parts: pl.Series,
+    clocks: pl.Series,
+    record_parts: pl.Series,
+    *,
+    processing_timers: bool,
+) -> pl.Series:
+    """The processing time when something happens at emission ``positions`` (of partitions
+    ``parts``), e.g. what a window function's context shows.
+
+    At the processing of record ``i`` (position ``2 * i + 1``) and at the processing-time
+    timers before it (position ``2 * i``, with ``processing_timers``) the clock is the one
+    at record ``i``; at the watermark advance before record ``i`` (event-time timers at
+    position ``2 * i``, or the end of the input after the partition's last record) it is
+    the one at the partition's previous record, ``Long.MIN_VALUE`` before its first.
+
+    Args:
+        positions: the emission positions.
+        parts: their partitions.
+        clocks: the clock at each record, by arrival position (``CLOCK``).
+        record_parts: each record's partition, by arrival position.
+        processing_timers: whether what happens at even positions are processing-time
+            timers (else event-time timers).
+
+    Returns:
+        The processing times, aligned with ``positions``.
+    """
+    if positions.is_empty():
+        return pl.Series(CLOCK, [], dtype=pl.Int64)
+    last = clocks.len() - 1
+    pos = pl.col("pos")
+    odd = pos % 2 == 1
+    at = pl.DataFrame({"pos": positions.cast(pl.Int64), "part": parts}).with_columns(
+        odd.alias("odd"),
+        pl.when(odd).then((pos - 1) // 2).otherwise(pos // 2).clip(0, last).alias("record"),
+        (pos // 2 - 1).alias("previous"),
+    )
+    safe = at["previous"].clip(0, last)
+    at = at.with_columns(
+        clocks.gather(at["record"]).alias("now"),
+        clocks.gather(safe).alias("before"),
+        record_parts.gather(safe).alias("before_part"),
+    )
+    return at.select(
+        pl.when(pl.col("odd") | pl.lit(processing_timers))
+        .then(pl.col("now"))
+        .when((pl.col("previous") >= 0) & (pl.col("before_part") == pl.col("part")))
+        .then(pl.col("before"))
+        .otherwise(pl.lit(LONG_MIN))
+        .alias(CLOCK)
+    ).to_series()

@@ -1,9 +1,9 @@
 """Which Flink firing models the Polars backend runs.
 
-Every trigger and evictor on every window type, with every aggregation, except a
-``ProcessWindowFunction`` on a stream with a ``processing_time`` column (its context shows
-the processing time, which the Polars backend does not replay at firings); for that, it
-says why (the reference interpreter runs every plan).
+Every trigger the api accepts on a window type, purging or not, with every evictor and
+every aggregation and window function, on bounded and unbounded replays. The checks below
+name the trigger should a plan hold one its window modules do not implement (the reference
+interpreter runs every plan).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from kstreamlike.plan.firing import (
     trigger_name,
 )
 from kstreamlike.plan.nodes import (
-    ElementsAggregation,
     FlinkWindowedAggregate,
     PlanNode,
     windowed_aggregate,
@@ -50,8 +49,7 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     It runs every trigger that merges (event-time, count, continuous event-time and the
     processing-time triggers), purging or not, with count, time and delta evictors, on
     bounded and unbounded replays, with ``ks.agg`` and Python aggregations (``reduce``,
-    ``AggregateFunction``) and ``ProcessWindowFunction`` (not on a stream with
-    ``processing_time``, whose time a function's context shows).
+    ``AggregateFunction``) and ``ProcessWindowFunction``.
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
@@ -66,12 +64,6 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     if not isinstance(nested, merging):
         name = trigger_name(trigger)
         return f"the trigger {name} on session windows runs on the reference backend only"
-    function = agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation)
-    if function and agg.source.processing_time is not None:
-        return (
-            "ProcessWindowFunction on a stream with processing_time runs on the reference "
-            "backend only"
-        )
     return None
 
 
@@ -80,10 +72,8 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
 
     It runs ``EventTimeTrigger``, ``CountTrigger``, ``DeltaTrigger``,
     ``ContinuousEventTimeTrigger`` and the processing-time triggers, purging or not, with
-    or without evictor, on bounded and
-    unbounded replays, with ``ks.agg`` aggregations, Python aggregations and
-    ``ProcessWindowFunction`` (not on a stream with ``processing_time``, whose time a
-    function's context shows).
+    or without evictor, on bounded and unbounded replays, with ``ks.agg`` aggregations,
+    Python aggregations and ``ProcessWindowFunction``.
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
@@ -97,10 +87,4 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     )
     if not isinstance(nested, supported):
         return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
-    function = agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation)
-    if function and agg.source.processing_time is not None:
-        return (
-            "ProcessWindowFunction on a stream with processing_time runs on the reference "
-            "backend only"
-        )
     return None

@@ -139,7 +139,7 @@ def run_flink(
 
     late = records.filter(_is_late(node))
     clock = None
-    if uses_processing_time(node.trigger):
+    if node.source.processing_time is not None:
         records, clock = processing_clock(records, node.source.partition is not None)
     pairs = _assign_windows(node, records)
     trigger = node.trigger
@@ -203,7 +203,9 @@ def _specialized(node: FlinkWindowedAggregate) -> bool:
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
     evictor = node.evictor
     if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
-        return isinstance(nested, FlinkEventTimeTrigger) and evictor is None
+        # (a function's context shows the processing time, which the general path tracks)
+        plain = node.source.processing_time is None and evictor is None
+        return isinstance(nested, FlinkEventTimeTrigger) and plain
     if not isinstance(node.aggregation, DeclarativeAggregation):
         return isinstance(trigger, FlinkEventTimeTrigger) and evictor is None
     if isinstance(nested, FlinkContinuousEventTimeTrigger):
@@ -231,13 +233,13 @@ def _general_panes(
             pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
             advances,
             bounds,
-            records.select(WM, CLOCK) if clock is not None else records.select(WM),
+            records.select(WM, CLOCK, PART) if clock is not None else records.select(WM),
             clock if clock is not None else records.head(0),
         ]
     )
     processing = None
     if clock is not None:
-        processing = Clock(ticks, watermarks[WM], watermarks[CLOCK])
+        processing = Clock(ticks, watermarks[WM], watermarks[CLOCK], watermarks[PART])
     window = [
         (pl.col(WSTART) + size).alias(_WEND),
         (pl.col(WSTART) + (size - 1)).alias(WMAX),
@@ -252,7 +254,7 @@ def _general_panes(
         tie=pl.col(WINDEX),
         horizon=None,
         cleanup=CLEANUP,
-        clock=processing,
+        clock=processing if uses_processing_time(node.trigger) else None,
     ).with_columns(window)
     cleanups = None
     if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
@@ -260,7 +262,13 @@ def _general_panes(
         cleanups = cleanup_timers(node, windows, CLEANUP, advanced, ends).with_columns(window)
         cleanups = cleanups.select(*group, POS, TIE, WATERMARK, _WEND, WMAX)
     panes = firing_panes(
-        node, accepted, firings, cleanups, group=group, bounds=(WSTART, _WEND, WMAX)
+        node,
+        accepted,
+        firings,
+        cleanups,
+        group=group,
+        bounds=(WSTART, _WEND, WMAX),
+        clock=processing,
     )
     return panes.lazy()
 
@@ -342,7 +350,7 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     evicting = [TS] if node.evictor is not None or continuous or general else []
     if isinstance(nested, FlinkDeltaTrigger) or isinstance(node.evictor, FlinkDeltaEvictor):
         evicting = [TS, *node.source.value]
-    clocked = [CLOCK] if uses_processing_time(node.trigger) else []
+    clocked = [CLOCK] if node.source.processing_time is not None else []
     keep = list(
         dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting, *clocked])
     )

@@ -30,11 +30,12 @@ from kstreamlike.backends.polars._delta_trigger import delta_fires
 from kstreamlike.backends.polars._evictors import FIRED, KEEP, READ
 from kstreamlike.backends.polars._firing_functions import (
     CLEAR,
+    PROCESSING,
     WATERMARK,
     firing_results,
     window_function_panes,
 )
-from kstreamlike.backends.polars._processing_time import CLOCK, TICK
+from kstreamlike.backends.polars._processing_time import CLOCK, TICK, clock_at
 from kstreamlike.backends.polars._python import RUNNING_VALUE
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.backends.polars._window_reads import FID, window_reads
@@ -49,6 +50,7 @@ from kstreamlike.plan.firing import (
     FlinkNeverTrigger,
     FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
+    uses_processing_time,
 )
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 
@@ -91,6 +93,7 @@ def firing_panes(
     *,
     group: Sequence[str],
     bounds: tuple[str, str, str] | None,
+    clock: Clock | None = None,
 ) -> pl.DataFrame:
     """The panes the firings emit, in emission order.
 
@@ -106,6 +109,8 @@ def firing_panes(
         group: the window identity columns, partition first.
         bounds: the columns of the window's start, end and ``maxTimestamp``; None for
             global windows.
+        clock: the processing-time clock of a stream with ``processing_time``, whose time
+            a window function's context shows.
 
     Returns:
         ``group``, ``POS``, ``TIE``, ``TIMING``, ``PANE`` and the aggregate columns (or
@@ -159,6 +164,23 @@ def firing_panes(
         )
         events = pl.concat([events, clears], how="diagonal_relaxed")
     events = events.sort([*order, _STEP], nulls_last=True)
+    if clock is not None:
+        # the processing time each call's context shows: a firing at an even position is
+        # a processing-time timer under a processing-time trigger, a cleanup always an
+        # event-time one
+        def at(processing_timers: bool) -> pl.Series:
+            return clock_at(
+                events[POS],
+                events[over[0]],
+                clock.clocks,
+                clock.parts,
+                processing_timers=processing_timers,
+            )
+
+        firing = at(uses_processing_time(node.trigger))
+        events = events.with_columns(
+            firing.zip_with(~events[CLEAR], at(processing_timers=False)).alias(PROCESSING)
+        )
     picked = events[_EMITTED].to_list()
     ordered = [None if i is None else results[i] for i in picked]
     fires = events.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(FID)).drop(
@@ -394,11 +416,13 @@ class Clock:
         advances: the clock advances (``PART``, ``SLOT``, ``TICK``).
         watermarks: the watermark when each record is processed, by arrival position.
         clocks: the clock when each record is processed, by arrival position.
+        parts: each record's partition, by arrival position.
     """
 
     advances: pl.DataFrame
     watermarks: pl.Series
     clocks: pl.Series
+    parts: pl.Series
 
 
 def _cleanup_slots(

@@ -116,12 +116,6 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     if not isinstance(nested, supported):
         name = trigger_name(trigger)
         return f"the trigger {name} on GlobalWindows runs on the reference backend only"
-    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
-    if function and node.source.processing_time is not None:
-        return (
-            "ProcessWindowFunction on a stream with processing_time runs on the reference "
-            "backend only"
-        )
     return None
 
 
@@ -139,6 +133,10 @@ def _specialized(node: FlinkWindowedAggregate) -> bool:
         plain = declarative and node.window_function is None
         return plain and evictor is None and trigger is nested
     if uses_processing_time(trigger):
+        return False
+    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
+    if function and node.source.processing_time is not None:
+        # a function's context shows the processing time, which the general path tracks
         return False
     if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
         if isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger)):
@@ -256,10 +254,10 @@ def _general_panes(
     """The panes of :mod:`.flink_firings`: the trigger's firings over each key's elements,
     what they read, and their values (global windows are never cleaned up)."""
     clock = None
-    if uses_processing_time(node.trigger):
+    if node.source.processing_time is not None:
         records, clocked = processing_clock(records, node.source.partition is not None)
-        ticks, watermarks = pl.collect_all([clocked, records.select(WM, CLOCK)])
-        clock = Clock(ticks, watermarks[WM], watermarks[CLOCK])
+        ticks, watermarks = pl.collect_all([clocked, records.select(WM, CLOCK, PART)])
+        clock = Clock(ticks, watermarks[WM], watermarks[CLOCK], watermarks[PART])
     elements, advanced, ends = pl.collect_all([records, advances, bounds])
     horizon = advanced.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
     elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX))
@@ -273,9 +271,10 @@ def _general_panes(
         max_timestamp=_WMAX,
         tie=pl.lit(0, dtype=pl.Int64),
         horizon=horizon,
-        clock=clock,
+        clock=clock if uses_processing_time(node.trigger) else None,
     )
-    return firing_panes(node, elements, firings, None, group=group, bounds=None).lazy()
+    panes = firing_panes(node, elements, firings, None, group=group, bounds=None, clock=clock)
+    return panes.lazy()
 
 
 # ---------------------------------------------------------------------------------------------

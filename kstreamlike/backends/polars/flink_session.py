@@ -145,7 +145,6 @@ from kstreamlike.plan.firing import (
     FlinkDeltaEvictor,
     FlinkEventTimeTrigger,
     FlinkPurgingTrigger,
-    uses_processing_time,
 )
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -701,14 +700,14 @@ def run_flink_session(
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
     versions = record_windows(world.frame)
     advanced, ends = advances.collect(), bounds.collect()
+    clock = None
+    if node.source.processing_time is not None:
+        clocked, ticks = processing_clock(frame.lazy(), node.source.partition is not None)
+        clocks, ticked = pl.collect_all([clocked.select(CLOCK), ticks])
+        clock = SessionClock(ticked, clocks[CLOCK], frame[WM])
     if isinstance(nested, FlinkEventTimeTrigger):
         firings = _firings(world, found, advanced, ends, bounded=node.source.bounded)
     else:
-        clock = None
-        if uses_processing_time(trigger):
-            clocked, ticks = processing_clock(frame.lazy(), node.source.partition is not None)
-            clocks, ticked = pl.collect_all([clocked.select(CLOCK), ticks])
-            clock = SessionClock(ticked, clocks[CLOCK], frame[WM])
         firings = merging_trigger_firings(
             nested,
             versions,
@@ -728,7 +727,16 @@ def run_flink_session(
         from kstreamlike.backends.polars.flink_session_process import session_process_panes
 
         emitted = session_process_panes(
-            node, world, versions, found, frame, firings, advanced, ends, purging=purging
+            node,
+            world,
+            versions,
+            found,
+            frame,
+            firings,
+            advanced,
+            ends,
+            purging=purging,
+            clocks=None if clock is None else clock.clocks,
         )
         late = frame.filter(~accepted).filter(_element_late(node))
         return _output_columns(node, emitted).lazy(), late.lazy()

@@ -28,10 +28,12 @@ from kstreamlike.backends.polars._columns import GROUP, PART, SEQ, TS
 from kstreamlike.backends.polars._evictors import KEEP
 from kstreamlike.backends.polars._firing_functions import (
     CLEAR,
+    PROCESSING,
     WATERMARK,
     firing_results,
     window_function_panes,
 )
+from kstreamlike.backends.polars._processing_time import clock_at
 from kstreamlike.backends.polars._python import RUNNING_VALUE
 from kstreamlike.backends.polars._session_contents import FID, ORDER, purged_reads
 from kstreamlike.backends.polars._session_windows import (
@@ -48,6 +50,7 @@ from kstreamlike.backends.polars._session_windows import (
     window_table,
 )
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, SLOT
+from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 
 __all__ = ["session_process_panes"]
@@ -67,6 +70,7 @@ def session_process_panes(
     bounds: pl.DataFrame,
     *,
     purging: bool,
+    clocks: pl.Series | None = None,
 ) -> pl.DataFrame:
     """The rows the window function emits, in emission order.
 
@@ -81,6 +85,8 @@ def session_process_panes(
         advances: the watermark advances.
         bounds: the partitions' arrival bounds.
         purging: whether every firing clears its window.
+        clocks: on a stream with ``processing_time``, the processing-time clock at each
+            record (by arrival position), whose time the function's context shows.
 
     Returns:
         The firings' output rows: ``PART``, the keys, the window bounds, ``pane_timing``,
@@ -121,6 +127,22 @@ def session_process_panes(
         ],
         how="diagonal_relaxed",
     ).sort([PART, POSITION, TIE, *node.keys, WSTART, _STEP], nulls_last=True)
+    if clocks is not None:
+        # firings at even positions are processing-time timers under a processing-time
+        # trigger, cleanups are event-time timers
+        def at(processing_timers: bool) -> pl.Series:
+            return clock_at(
+                events[POSITION],
+                events[PART],
+                clocks,
+                frame[PART],
+                processing_timers=processing_timers,
+            )
+
+        firing = at(uses_processing_time(node.trigger))
+        events = events.with_columns(
+            firing.zip_with(~events[CLEAR], at(processing_timers=False)).alias(PROCESSING)
+        )
     # the results of the firings, in event order (cleanups read nothing)
     picked = events[_EMITTED].to_list()
     ordered = [None if i is None else results[i] for i in picked]
