@@ -15,9 +15,10 @@ Three questions, each a classic of Flink or IBM Streams windows:
    every reading at least 15 °C away from the window's newest reading (which works until the
    newest reading is itself a glitch).
 
-The Polars backend runs the first two vectorized. A delta evictor under the default
-event-time trigger runs on the reference backend, which kstreamlike picks by itself when no
-backend is named; the Spark backend does not run triggers and evictors yet.
+The Polars backend runs the first two vectorized, and the third on its per-window path: a
+delta evictor keeps what the user's delta function says, so each window's state is replayed
+in Python (one call of the function per element and firing). The Spark backend does not run
+triggers and evictors yet.
 
 Run:  python examples/sensor_evictors.py [--sensors 4] [--seed 5] [--backend reference]
 """
