@@ -154,11 +154,13 @@ def window_function_panes(
         window.append(pl.lit(LONG_MAX, dtype=pl.Int64).alias(names[2]))
     else:
         window = [pl.col(c).alias(n) for c, n in zip(bounds, names, strict=True)]
-    clears = pl.col(CLEAR) if CLEAR in fires.columns else pl.lit(value=False)
-    clock = pl.col(PROCESSING) if PROCESSING in fires.columns else pl.lit(None, dtype=pl.Int64)
-    rows = fires.select(
-        *over, *window, WATERMARK, clears.alias("__ks_clears"), clock.alias("__ks_clock")
+    clears = pl.col(CLEAR) if CLEAR in fires.columns else pl.lit(value=False).alias(CLEAR)
+    clock = (
+        pl.col(PROCESSING)
+        if PROCESSING in fires.columns
+        else pl.lit(None, dtype=pl.Int64).alias(PROCESSING)
     )
+    rows = fires.select(*over, *window, WATERMARK, clears, clock)
     width = len(over)
     for fid, row in enumerate(rows.iter_rows()):
         state_key = tuple(row[:width])

@@ -9,7 +9,7 @@ ignored), so everything the operator does with them follows from two frames:
 * the advances (``ADVANCE``), each at an emission position (``SLOT``): within a partition,
   position ``2 * i`` is the advance just before the record at arrival position ``i`` and
   ``2 * i + 1`` the processing of that record; the end of a bounded input is position
-  ``2 * (last + 1)``.
+  ``2 * (last + 1)``. Recorded watermarks may put several advances at one position.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ POS = "__ks_pos"  # emission position of a firing within its partition
 FIRST = "__ks_first"  # the partition's first arrival position
 LAST = "__ks_last"  # the partition's last arrival position
 ORDER = "__ks_order"  # the arrival-order value explicit watermarks refer to
+_ROW_ORDER = "__ks_wm_row"  # a recorded watermark's row in its frame
 
 
 def replay_watermarks(
@@ -121,17 +122,21 @@ def _explicit_watermarks(
 
     A row applies right after the last record whose order value is ``<= after`` (before the
     first record if there is none); without a ``partition`` column it applies to every
-    partition. Rows sharing a slot fire timers in one ascending sweep, so only their
-    maximum matters; non-advancing rows are ignored.
+    partition. Rows sharing a slot apply in frame order, each an advance of its own (a timer
+    fires at the first that reaches it, and a window function sees that watermark);
+    non-advancing rows are ignored.
 
     Returns:
         ``records`` with ``WM``, and the advances (``PART``, ``SLOT``, ``ADVANCE``), strictly
-        increasing within a partition and sorted by ``SLOT`` within a partition.
+        increasing within a partition and sorted by ``SLOT`` within a partition (several
+        may share a slot).
     """
     source = node.source
     order_column, dtype = _order_dtype(node, plan.frame.schema["after"])
-    rows = plan.frame.lazy().filter(
-        pl.col("after").is_not_null() & pl.col("watermark").is_not_null()
+    rows = (
+        plan.frame.lazy()
+        .with_row_index(_ROW_ORDER)
+        .filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
     )
     if source.partition is not None and "partition" in plan.frame.columns:
         part_dtype = source.schema[source.partition]
@@ -155,11 +160,11 @@ def _explicit_watermarks(
     )
     running = pl.col(ADVANCE).cum_max().over(PART)
     advances = (
-        placed.group_by(PART, SLOT)
-        .agg(pl.col("watermark").cast(pl.Int64).max().alias(ADVANCE))
-        .sort(PART, SLOT)
+        placed.select(PART, SLOT, _ROW_ORDER, pl.col("watermark").cast(pl.Int64).alias(ADVANCE))
+        .sort(PART, SLOT, _ROW_ORDER)
         .with_columns(running)
         .filter(pl.col(ADVANCE) > pl.col(ADVANCE).shift(1, fill_value=LONG_MIN).over(PART))
+        .drop(_ROW_ORDER)
     )
     with_wm = (
         records.with_columns((2 * pl.col(SEQ)).alias(POS))

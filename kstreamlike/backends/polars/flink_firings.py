@@ -72,6 +72,7 @@ TIE = "__ks_tie"  # order within a position: a timer's timestamp, or the assigne
 PANE = "pane_index"
 TIMING = "pane_timing"
 _STEP = "__ks_step"  # within one timer: the firing (0) before the cleanup (1)
+_DOMAIN = "__ks_domain"  # at one position: event-time timers (0) before processing-time ones (1)
 _NOW = "__ks_now"  # the processing time when the window took its first element
 _END = "__ks_end_time"  # the window's cleanup time
 _GONE = "__ks_gone"  # the position of the watermark advance that cleans the window up
@@ -153,17 +154,23 @@ def firing_panes(
         return emitted.drop(FID, _EMITTED, FIRED).with_columns(
             pl.Series(RUNNING_VALUE, results, dtype=pl.Object)
         )
+    # at one position, a watermark advance's event-time timers (cleanups too) run before
+    # the processing-time timers of the clock advance there
+    processing = uses_processing_time(node.trigger)
     events = emitted.drop(FID, FIRED).with_columns(
-        pl.lit(value=False).alias(CLEAR), pl.lit(0).alias(_STEP)
+        pl.lit(value=False).alias(CLEAR),
+        pl.lit(0).alias(_STEP),
+        pl.lit(1 if processing else 0).alias(_DOMAIN),
     )
     if cleanups is not None:
         clears = cleanups.with_columns(
             pl.lit(value=True).alias(CLEAR),
             pl.lit(1).alias(_STEP),
             pl.lit(None, dtype=pl.Int64).alias(_EMITTED),
+            pl.lit(0).alias(_DOMAIN),
         )
         events = pl.concat([events, clears], how="diagonal_relaxed")
-    events = events.sort([*order, _STEP], nulls_last=True)
+    events = events.sort([over[0], POS, _DOMAIN, TIE, *over[1:], _STEP], nulls_last=True)
     if clock is not None:
         # the processing time each call's context shows: a firing at an even position is
         # a processing-time timer under a processing-time trigger, a cleanup always an
@@ -177,14 +184,14 @@ def firing_panes(
                 processing_timers=processing_timers,
             )
 
-        firing = at(uses_processing_time(node.trigger))
+        firing = at(processing)
         events = events.with_columns(
             firing.zip_with(~events[CLEAR], at(processing_timers=False)).alias(PROCESSING)
         )
     picked = events[_EMITTED].to_list()
     ordered = [None if i is None else results[i] for i in picked]
     fires = events.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(FID)).drop(
-        _STEP, _EMITTED
+        _STEP, _EMITTED, _DOMAIN
     )
     return window_function_panes(node, fires, ordered, over, bounds).drop(CLEAR, strict=False)
 

@@ -56,6 +56,7 @@ from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 __all__ = ["session_process_panes"]
 
 _STEP = "__ks_step"  # within one timer: the firing (0) before the cleanup (1)
+_DOMAIN = "__ks_domain"  # at one position: event-time timers (0) before processing-time ones (1)
 _EMITTED = "__ks_emitted"  # a firing's number among those that read something
 
 
@@ -118,15 +119,22 @@ def session_process_panes(
     results = _results(
         node, sessions, world, versions, found, frame, firings, emitted, reads, purging
     )
+    # at one position, a watermark advance's event-time timers (cleanups too) run before
+    # the processing-time timers of the clock advance there
+    processing = uses_processing_time(node.trigger)
     events = pl.concat(
         [
             emitted.rename({FIRED_WM: WATERMARK}).with_columns(
-                pl.lit(value=False).alias(CLEAR), pl.lit(0).alias(_STEP)
+                pl.lit(value=False).alias(CLEAR),
+                pl.lit(0).alias(_STEP),
+                pl.lit(1 if processing else 0).alias(_DOMAIN),
             ),
-            _cleanups(node, versions, found, frame, advances, bounds),
+            _cleanups(node, versions, found, frame, advances, bounds).with_columns(
+                pl.lit(0).alias(_DOMAIN)
+            ),
         ],
         how="diagonal_relaxed",
-    ).sort([PART, POSITION, TIE, *node.keys, WSTART, _STEP], nulls_last=True)
+    ).sort([PART, POSITION, _DOMAIN, TIE, *node.keys, WSTART, _STEP], nulls_last=True)
     if clocks is not None:
         # firings at even positions are processing-time timers under a processing-time
         # trigger, cleanups are event-time timers
@@ -139,7 +147,7 @@ def session_process_panes(
                 processing_timers=processing_timers,
             )
 
-        firing = at(uses_processing_time(node.trigger))
+        firing = at(processing)
         events = events.with_columns(
             firing.zip_with(~events[CLEAR], at(processing_timers=False)).alias(PROCESSING)
         )
@@ -149,7 +157,7 @@ def session_process_panes(
     fires = events.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).alias(FID),
         (pl.col(WEND) - 1).alias(WMAX),
-    ).drop(_STEP, _EMITTED)
+    ).drop(_STEP, _EMITTED, _DOMAIN)
     group = [PART, *node.keys, WSTART, WEND]
     panes = window_function_panes(node, fires, ordered, group, (WSTART, WEND, WMAX))
     return panes.drop(CLEAR, strict=False)
