@@ -86,8 +86,8 @@ def test_every_example_is_tested() -> None:
 def test_sensor_example_is_the_same_on_the_default_backends(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """By default Polars runs the count windows and the count evictor, and the reference the
-    delta evictor; the output equals the reference's."""
+    """By default Polars runs the count windows and both evictors; the output equals the
+    reference's."""
     module = _load("sensor_evictors")
     module.main(["--sensors", "2"])
     chosen = capsys.readouterr().out

@@ -3,8 +3,8 @@ windows, window functions, pane metadata and the end of the input."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -226,6 +226,18 @@ def test_count_window_tumbling_and_sliding() -> None:
     ]
 
 
+def test_global_window_timestamp_on_datetime_event_time_is_null(backend: str) -> None:
+    # Long.MAX_VALUE is no datetime: a global window's timestamp is null, and the result
+    # prints (a datetime that far out made printing fail).
+    start = datetime(2024, 1, 1)
+    rows = [{"k": "a", "ts": start + timedelta(seconds=i), "v": i} for i in range(4)]
+    out = _stream(rows, backend=backend).key_by("k").count_window(2).sum("v").collect()
+    assert out["timestamp"].dtype == pl.Datetime("us")
+    assert out["timestamp"].to_list() == [None, None]
+    assert out["v"].to_list() == [1, 5]
+    assert "null" in str(out)
+
+
 def test_count_window_all_has_no_key_columns() -> None:
     rows = [{"k": k, "ts": i, "v": i} for i, k in enumerate("abcab")]
     out = _stream(rows).count_window_all(2).sum("v").collect()
@@ -428,59 +440,72 @@ def test_aggregate_function_merges_on_sessions() -> None:
 # -- backends -------------------------------------------------------------------------------
 
 
-def test_default_backend_falls_back_to_reference_for_the_firing_model() -> None:
-    rows = _rows([(t, 1) for t in range(4)])
-    s = ks.stream(rows, key="k", value="v", timestamp="ts")
-    assert resolve_backend(None, s.key_by("k").count_window(2).sum("v").plan) == "polars"
-    delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
-    end = ks.GlobalWindows.create_with_end_of_stream_trigger()
-    result = s.key_by("k").window(end).evictor(delta).sum("v")
+def test_default_backend_falls_back_to_reference_when_polars_cannot_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rows = [{"k": "a", "ts": t, "v": 1, "pt": t} for t in range(4)]
+    s = ks.stream(rows, key="k", value="v", timestamp="ts", processing_time="pt")
+    result = s.key_by("k").count_window(2).process(Describe())
+    assert resolve_backend(None, result.plan) == "polars"
+    monkeypatch.setattr("kstreamlike.backends.polars.polars_gap", lambda node: "a missing feature")
     assert resolve_backend(None, result.plan) == "reference"
-    assert result.collect()["v"].to_list() == [4]
-    plain = ks.stream(
-        rows,
-        key="k",
-        timestamp="ts",
-        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
-    )
-    plan = plain.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count().plan
-    assert resolve_backend(None, plan) == "polars"
+    assert result.collect()["value"].to_list() == ["a:None:[1, 1]", "a:None:[1, 1]"]
+    with pytest.raises(ks.UnsupportedPlanError, match="a missing feature"):
+        _stream(rows, backend="polars").key_by("k").count_window(2).process(Describe())
+
+
+class Clocked(ks.ProcessWindowFunction[Any, str]):
+    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
+        watermark, now = context.current_watermark, context.current_processing_time
+        return [f"{key}:{context.window_start}:{watermark}:{now}:{elements}"]
 
 
 @pytest.mark.parametrize(
-    ("build", "feature"),
+    "window",
     [
-        (
-            lambda w: w.trigger(ks.PurgingTrigger.of(ks.ContinuousEventTimeTrigger.of(5))).count(),
-            "PurgingTrigger(ContinuousEventTimeTrigger(5))",
-        ),
-        (
-            lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),
-            "evictors (DeltaEvictor)",
-        ),
-        (
-            lambda w: w.trigger(ks.CountTrigger.of(2)).process(Describe()),
-            "ProcessWindowFunction with other triggers",
-        ),
+        ks.TumblingEventTimeWindows.of(10),
+        ks.EventTimeSessionWindows.with_gap(6),
+        ks.GlobalWindows.create_with_end_of_stream_trigger(),
     ],
 )
-def test_explicit_vectorized_backend_names_the_missing_feature(build: Any, feature: str) -> None:
-    rows = _rows([(1, 1)])
-    s = _stream(rows, monotonous=True, backend="polars")
-    w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
-    with pytest.raises(ks.UnsupportedPlanError, match=re.escape(feature)):
-        build(w)
+def test_window_functions_see_the_processing_time_on_polars(window: Any) -> None:
+    ts, pt = [1, 5, 12, 3, 25, 31, 8, 40], [0, 2, 10, 10, 12, 35, 36, 50]
+    rows = [{"k": "ab"[i % 2], "ts": t, "v": i, "pt": p} for i, (t, p) in enumerate(zip(ts, pt))]
+    outputs = []
+    for backend in ("polars", "reference"):
+        s = _stream(rows, watermarks=[(2, 4), (5, 30)], processing_time="pt", backend=backend)
+        outputs.append(s.key_by("k").window(window).process(Clocked()).collect())
+    assert outputs[0].equals(outputs[1])
+    assert outputs[0].height > 0
 
 
-def test_explicit_polars_backend_rejects_delta_evictors_and_unbounded_sessions() -> None:
-    s = _stream(_rows([(1, 1)]), backend="polars")
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda w: w.trigger(ks.PurgingTrigger.of(ks.ContinuousEventTimeTrigger.of(5))).count(),
+        lambda w: w.evictor(ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))).count(),
+        lambda w: w.trigger(ks.CountTrigger.of(2)).process(Describe()),
+    ],
+)
+def test_explicit_polars_backend_runs_the_firing_model(build: Any) -> None:
+    rows = _rows([(1, 1), (3, 2), (12, 4), (4, 8)])
+    for window in (ks.TumblingEventTimeWindows.of(10), ks.EventTimeSessionWindows.with_gap(10)):
+        polars = build(_stream(rows, monotonous=True, backend="polars").key_by("k").window(window))
+        reference = build(_stream(rows, monotonous=True).key_by("k").window(window))
+        assert polars.collect().equals(reference.collect())
+
+
+def test_explicit_polars_backend_runs_delta_evictors_and_unbounded_sessions() -> None:
+    rows = _rows([(1, 1), (3, 2), (12, 4), (4, 8), (40, 16)])
     delta = ks.DeltaEvictor.of(1.0, lambda a, b: abs(a - b))
     end = ks.GlobalWindows.create_with_end_of_stream_trigger()
-    with pytest.raises(ks.UnsupportedPlanError, match="DeltaEvictor under this trigger"):
-        s.key_by("k").window(end).evictor(delta).count()
-    s = _stream(_rows([(1, 1)]), monotonous=True, bounded=False, backend="polars")
-    with pytest.raises(ks.UnsupportedPlanError, match="bounded=False"):
-        s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(10)).count()
+    for backend in ("polars", "reference"):
+        s = _stream(rows, backend=backend)
+        assert s.key_by("k").window(end).evictor(delta).sum("v").collect()["v"].to_list() == [16]
+        # an unbounded replay stops: the last session never fires
+        s = _stream(rows, monotonous=True, bounded=False, backend=backend)
+        sessions = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(10)).sum("v")
+        assert sessions.collect()["v"].to_list() == [15]
 
 
 def test_spark_backend_runs_the_firing_model() -> None:

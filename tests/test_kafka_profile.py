@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -127,16 +128,20 @@ def test_declarative_aggregates_follow_arrival_order_through_merges(backend: str
 
 def test_python_functions_receive_key_and_value_shapes(backend: str) -> None:
     rows = [{"user": "u", "page": "p", "ts": 1, "n": 2}]
-    seen: list[Any] = []
 
-    def aggregator(key: Any, value: Any, agg: int) -> int:
-        seen.append((key, value))
-        return agg + 1
+    # The aggregate records what the aggregator saw (on Spark it runs on the executors,
+    # so it reports through the output).
+    def aggregator(key: Any, value: Any, seen: list[str]) -> list[str]:
+        return [*seen, repr((key, value))]
 
     stream = ks.stream(rows, timestamp="ts", backend=backend)
-    stream.group_by(["user", "page"]).windowed_by(ks.TimeWindows.of(5)).aggregate(
-        lambda: 0, aggregator
-    ).collect()
+    out = (
+        stream.group_by(["user", "page"])
+        .windowed_by(ks.TimeWindows.of(5))
+        .aggregate(list, aggregator)
+        .collect()
+    )
+    seen = [ast.literal_eval(text) for text in out["value"].to_list()[0]]
     assert seen == [(("u", "p"), {"user": "u", "page": "p", "ts": 1, "n": 2})]
 
 

@@ -1,16 +1,31 @@
-"""Properties over generated streams: nothing is lost, and arrival order alone decides."""
+"""Properties over generated streams: nothing is lost, and arrival order alone decides.
+
+Each property runs on every backend with the loaded Hypothesis profile, except on Spark,
+where each example runs several queries of about a second each: there it takes
+``SPARK_EXAMPLES`` examples (see :func:`on`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import polars as pl
-from hypothesis import event, given, reject
+from hypothesis import event, given, reject, settings
 from hypothesis import strategies as st
 
 import kstreamlike as ks
 from kstreamlike.backends import BACKENDS
-from tests.strategies import kafka_windows
+from tests.strategies import kafka_windows, spark_examples
+
+SPARK_EXAMPLES = spark_examples(12)
+
+
+def on(backend: str) -> settings:
+    """The Hypothesis settings of a property checked on ``backend``: the loaded profile's,
+    with ``SPARK_EXAMPLES`` examples on Spark. A test applies them to the property it
+    defines for its ``backend`` fixture."""
+    return settings(max_examples=SPARK_EXAMPLES) if backend == "spark" else settings()
+
 
 KEYS = st.sampled_from(["a", "b", "c", None])
 TIMESTAMPS = st.one_of(st.integers(-5, 120), st.none()).filter(lambda t: t is None or t > -5)
@@ -112,57 +127,67 @@ def _flink(
     return _on_backend(result, backend)  # type: ignore[no-any-return]
 
 
-@given(frame=streams(), windows=kafka_windows(30, 20))
-def test_kafka_every_row_is_accounted_for(frame: pl.DataFrame, windows: Any, backend: str) -> None:
-    _assert_accounted(_kafka(frame, windows, backend), frame)
+def test_kafka_every_row_is_accounted_for(backend: str) -> None:
+    @on(backend)
+    @given(frame=streams(), windows=kafka_windows(30, 20))
+    def check(frame: pl.DataFrame, windows: Any) -> None:
+        _assert_accounted(_kafka(frame, windows, backend), frame)
+
+    check()
 
 
-@given(
-    frame=streams(),
-    assigner=flink_assigners(),
-    lateness=st.integers(0, 20),
-    delay=st.integers(0, 20),
-)
-def test_flink_every_row_is_accounted_for(
-    frame: pl.DataFrame, assigner: Any, lateness: int, delay: int, backend: str
-) -> None:
-    _assert_accounted(_flink(frame, assigner, lateness, delay, backend), frame)
+def test_flink_every_row_is_accounted_for(backend: str) -> None:
+    @on(backend)
+    @given(
+        frame=streams(),
+        assigner=flink_assigners(),
+        lateness=st.integers(0, 20),
+        delay=st.integers(0, 20),
+    )
+    def check(frame: pl.DataFrame, assigner: Any, lateness: int, delay: int) -> None:
+        _assert_accounted(_flink(frame, assigner, lateness, delay, backend), frame)
+
+    check()
 
 
-@given(
-    frame=streams(),
-    windows=kafka_windows(30, 20),
-    seed=st.integers(0, 2**16),
-    on_close=st.booleans(),
-)
-def test_kafka_result_depends_only_on_arrival_order(
-    frame: pl.DataFrame, windows: Any, seed: int, on_close: bool, backend: str
-) -> None:
-    def run(f: pl.DataFrame) -> list[pl.DataFrame]:
-        table = _kafka(f, windows, backend, on_close)
-        return [
-            table.collect(),
-            table.late_records().sort("id"),
-            table.invalid_records().sort("id"),
-        ]
+def test_kafka_result_depends_only_on_arrival_order(backend: str) -> None:
+    @on(backend)
+    @given(
+        frame=streams(),
+        windows=kafka_windows(30, 20),
+        seed=st.integers(0, 2**16),
+        on_close=st.booleans(),
+    )
+    def check(frame: pl.DataFrame, windows: Any, seed: int, on_close: bool) -> None:
+        def run(f: pl.DataFrame) -> list[pl.DataFrame]:
+            table = _kafka(f, windows, backend, on_close)
+            return [
+                table.collect(),
+                table.late_records().sort("id"),
+                table.invalid_records().sort("id"),
+            ]
 
-    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed)
-    for a, b in zip(run(frame), run(shuffled)):
-        assert a.equals(b)
+        shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed)
+        for a, b in zip(run(frame), run(shuffled)):
+            assert a.equals(b)
+
+    check()
 
 
-@given(frame=streams(), assigner=flink_assigners(), seed=st.integers(0, 2**16))
-def test_flink_result_depends_only_on_arrival_order(
-    frame: pl.DataFrame, assigner: Any, seed: int, backend: str
-) -> None:
-    def run(f: pl.DataFrame) -> list[pl.DataFrame]:
-        result = _flink(f, assigner, 5, 3, backend)
-        return [
-            result.collect(),
-            result.late_records().sort("id"),
-            result.invalid_records().sort("id"),
-        ]
+def test_flink_result_depends_only_on_arrival_order(backend: str) -> None:
+    @on(backend)
+    @given(frame=streams(), assigner=flink_assigners(), seed=st.integers(0, 2**16))
+    def check(frame: pl.DataFrame, assigner: Any, seed: int) -> None:
+        def run(f: pl.DataFrame) -> list[pl.DataFrame]:
+            result = _flink(f, assigner, 5, 3, backend)
+            return [
+                result.collect(),
+                result.late_records().sort("id"),
+                result.invalid_records().sort("id"),
+            ]
 
-    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed)
-    for a, b in zip(run(frame), run(shuffled)):
-        assert a.equals(b)
+        shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed)
+        for a, b in zip(run(frame), run(shuffled)):
+            assert a.equals(b)
+
+    check()

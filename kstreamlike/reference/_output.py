@@ -6,7 +6,7 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike._time import EventTimeUnit
+from kstreamlike._time import LONG_MAX, LONG_MIN, EventTimeUnit
 from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
@@ -17,7 +17,9 @@ def _ticks_series(name: str, values: list[Any], unit: EventTimeUnit) -> pl.Serie
     ticks = pl.Series(name, values, dtype=pl.Int64)
     if not unit.is_datetime:
         return ticks
-    out: pl.Series = ticks.cast(pl.Datetime(unit.unit))
+    # The ends of time (a global window's Long.MAX_VALUE) are no datetime: null.
+    ends = ticks.is_in([LONG_MIN, LONG_MAX])
+    out: pl.Series = ticks.set(ends, None).cast(pl.Datetime(unit.unit))
     if unit.time_zone is not None:
         out = out.dt.replace_time_zone("UTC").dt.convert_time_zone(unit.time_zone)
     return out

@@ -11,91 +11,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
-from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike._time import LONG_MAX
 from tests.backends.differential import assert_same_as_reference
-from tests.strategies import AGGREGATIONS as SHARED_AGGREGATIONS
-
-AGGREGATIONS = [
-    *SHARED_AGGREGATIONS,
-    ks.agg.mean("f").alias("fmean"),
-    ks.agg.collect_list("o").alias("ids"),
-]
-
-SCHEMA = {
-    "o": pl.Int64,
-    "k": pl.String,
-    "j": pl.Int64,
-    "ts": pl.Int64,
-    "v": pl.Int64,
-    "f": pl.Float64,
-    "s": pl.String,
-    "p": pl.Int64,
-}
-
-
-@st.composite
-def frames(draw: st.DrawFn) -> pl.DataFrame:
-    """Records with random keys (nulls too), disorder, equal and negative timestamps, null
-    timestamps and values, and up to three partitions; ``o`` is a gappy arrival order."""
-    n = draw(st.integers(0, 40))
-    base = draw(st.integers(-30, 60))
-    orders = draw(st.permutations(range(0, 3 * n, 3))) if n else []
-    rows = [
-        {
-            "o": orders[i],
-            "k": draw(st.sampled_from(["a", "b", "c", None])),
-            "j": draw(st.sampled_from([1, 2, None])),
-            "ts": draw(st.one_of(st.integers(-10, 150), st.none())),
-            "v": draw(st.one_of(st.integers(-5, 9), st.none())),
-            "f": draw(st.one_of(st.sampled_from([0.5, -1.25, 3.0, 0.1]), st.none())),
-            "s": draw(st.one_of(st.sampled_from(["x", "y", "z"]), st.none())),
-            "p": draw(st.sampled_from([0, 1, 2])),
-        }
-        for i in range(n)
-    ]
-    frame = pl.DataFrame(rows, schema=SCHEMA)
-    # shift times so that some runs start late and the watermark jumps
-    return frame.with_columns(pl.col("ts") + base)
-
-
-def assigners() -> st.SearchStrategy[Any]:
-    """Tumbling and sliding assigners with offsets (sliding with gaps, slide > size, too)."""
-    tumbling = st.integers(1, 40).flatmap(
-        lambda s: st.builds(ks.TumblingEventTimeWindows.of, st.just(s), st.integers(-s + 1, s - 1))
-    )
-    sliding = st.tuples(st.integers(1, 40), st.integers(1, 25)).flatmap(
-        lambda sz: st.builds(
-            ks.SlidingEventTimeWindows.of,
-            st.just(sz[0]),
-            st.just(sz[1]),
-            st.integers(-sz[1] + 1, sz[1] - 1),
-        )
-    )
-    return st.one_of(tumbling, sliding)
-
-
-@st.composite
-def explicit_watermarks(draw: st.DrawFn, partition: bool, order_by: bool) -> pl.DataFrame:
-    """Recorded watermarks: ``after`` hits, misses and precedes records; some rows do not
-    advance, some are null, some reach the ends of time."""
-    n = draw(st.integers(0, 12))
-    top = 130 if order_by else 45
-    watermark = st.one_of(
-        st.integers(-20, 200), st.none(), st.sampled_from([LONG_MIN, LONG_MAX, LONG_MAX - 1])
-    )
-    rows = []
-    for _ in range(n):
-        row: dict[str, Any] = {
-            "after": draw(st.one_of(st.integers(-3, top), st.none())),
-            "watermark": draw(watermark),
-        }
-        if partition:
-            row["partition"] = draw(st.sampled_from([0, 1, 2, 7]))
-        rows.append(row)
-    schema: dict[str, Any] = {"after": pl.Int64, "watermark": pl.Int64}
-    if partition:
-        schema["partition"] = pl.Int64
-    return pl.DataFrame(rows, schema=schema)
+from tests.backends.flink_strategies import (
+    AGG_LISTS,
+    AGGREGATIONS,
+    KEYS,
+    SCHEMA,
+    Collect,
+    assigners,
+    explicit_watermarks,
+    frames,
+)
 
 
 def _pipeline(
@@ -123,12 +50,6 @@ def _pipeline(
         .side_output_late_data(ks.OutputTag("late"))
         .aggregate(*aggregations)
     )
-
-
-KEYS = st.sampled_from([["k"], ["k", "j"]])
-AGG_LISTS = st.lists(
-    st.sampled_from(AGGREGATIONS), min_size=1, max_size=4, unique_by=lambda e: e.name
-)
 
 
 @given(
@@ -312,23 +233,6 @@ def test_late_pane_precedes_the_advance_after_its_record() -> None:
     assert_same_as_reference(result, "polars")
 
 
-class _Collect(ks.AggregateFunction[Any, list[Any], str]):
-    """Order-sensitive and mutating: the accumulator list is changed in place."""
-
-    def create_accumulator(self) -> list[Any]:
-        return []
-
-    def add(self, value: Any, accumulator: list[Any]) -> list[Any]:
-        accumulator.append(value)
-        return accumulator
-
-    def get_result(self, accumulator: list[Any]) -> str:
-        return ",".join(map(str, accumulator))
-
-    def merge(self, a: list[Any], b: list[Any]) -> list[Any]:
-        return a + b
-
-
 @given(
     frame=frames(),
     assigner=assigners(),
@@ -355,5 +259,5 @@ def test_python_aggregations_match_reference(
     elif kind == "row_reduce":
         result = windowed.reduce(lambda a, b: {**a, "o": a["o"] * 100 + b["o"]})
     else:
-        result = windowed.aggregate(_Collect())
+        result = windowed.aggregate(Collect())
     assert_same_as_reference(result, "polars")

@@ -10,54 +10,19 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
-from tests.backends.test_polars_flink import (
+from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
-    _Collect,
-    explicit_watermarks,
+    PYTHON_KINDS,
+    SCALAR_PYTHON_KINDS,
+    count_triggers,
+    delta_triggers,
+    evictors,
     frames,
+    processing_times,
+    python_function,
+    watermark_strategies,
 )
-
-
-def row_delta(a: Any, b: Any) -> float:
-    """A delta function over row values (dicts, or None when every value column is null)."""
-
-    def v(row: Any) -> int:
-        return 0 if row is None or row.get("v") is None else int(row["v"])
-
-    return float(abs(v(b) - v(a)))
-
-
-def delta_triggers() -> st.SearchStrategy[Any]:
-    """Delta triggers on the ``v`` column of row values, purging or not."""
-    delta = st.sampled_from([0.0, 2.5, 6.0]).map(lambda t: ks.DeltaTrigger.of(t, row_delta))
-    return st.one_of(delta, delta.map(ks.PurgingTrigger.of))
-
-
-def count_triggers() -> st.SearchStrategy[Any]:
-    """Count triggers, purging or not, and the end-of-stream and never triggers (None)."""
-    count = st.integers(1, 6).map(ks.CountTrigger.of)
-    return st.one_of(count, count.map(ks.PurgingTrigger.of), st.none(), st.just("never"))
-
-
-def evictors() -> st.SearchStrategy[Any]:
-    """No evictor, count, time and delta evictors, evicting before or after."""
-    return st.one_of(
-        st.none(),
-        st.builds(ks.CountEvictor.of, st.integers(1, 7), st.booleans()),
-        st.builds(ks.TimeEvictor.of, st.integers(0, 40), st.booleans()),
-        st.builds(
-            ks.DeltaEvictor.of, st.sampled_from([0.0, 2.5, 6.0]), st.just(row_delta), st.booleans()
-        ),
-    )
-
-
-@st.composite
-def watermark_strategies(draw: st.DrawFn, partition: bool, order_by: bool) -> Any:
-    """Generated watermarks, or recorded ones (some reach ``Long.MAX_VALUE`` mid-stream)."""
-    if draw(st.booleans()):
-        return ks.WatermarkStrategy.for_bounded_out_of_orderness(draw(st.integers(0, 25)))
-    return ks.WatermarkStrategy.explicit(draw(explicit_watermarks(partition, order_by)))
 
 
 @given(
@@ -132,37 +97,12 @@ def test_count_windows_match_reference(
     assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
 
 
-class _Panes(ks.ProcessWindowFunction[Any, str]):
-    """Stateful: numbers its firings per window and per key, and emits one row per
-    element (none for an empty window)."""
-
-    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
-        context.window_state["n"] = context.window_state.get("n", 0) + 1
-        context.global_state["m"] = context.global_state.get("m", 0) + 1
-        fired = f"{key}:{context.window_state['n']}:{context.global_state['m']}"
-        return [f"{fired}:{context.current_watermark}:{e}" for e in elements]
-
-
-def _python_function(windowed: Any, kind: str) -> Any:
-    if kind == "reduce":
-        return windowed.reduce(lambda a, b: None if a is None or b is None else a * 3 + b)
-    if kind == "row_reduce":
-        return windowed.reduce(lambda a, b: {**a, "o": a["o"] * 100 + b["o"]})
-    if kind == "aggregate_function":
-        return windowed.aggregate(_Collect())
-    if kind == "reduce_window_function":
-        return windowed.reduce(lambda a, b: a if b is None else b, window_function=_Panes())
-    return windowed.process(_Panes())
-
-
 @given(
     frame=frames(),
-    trigger=count_triggers(),
-    evictor=st.none() | st.builds(ks.CountEvictor.of, st.integers(1, 7), st.booleans()),
+    trigger=st.one_of(count_triggers(), delta_triggers()),
+    evictor=evictors(),
     partition=st.booleans(),
-    kind=st.sampled_from(
-        ["reduce", "row_reduce", "aggregate_function", "reduce_window_function", "process"]
-    ),
+    kind=st.sampled_from(PYTHON_KINDS),
     data=st.data(),
 )
 def test_python_functions_on_global_windows_match_reference(
@@ -191,4 +131,97 @@ def test_python_functions_on_global_windows_match_reference(
             windowed = windowed.trigger(trigger)
     if evictor is not None:
         windowed = windowed.evictor(evictor)
-    assert_same_as_reference(_python_function(windowed, kind), "polars")
+    assert_same_as_reference(python_function(windowed, kind), "polars")
+
+
+@given(
+    frame=frames(),
+    interval=st.integers(1, 40),
+    purging=st.booleans(),
+    evictor=evictors(),
+    keys=KEYS,
+    partition=st.booleans(),
+    order_by=st.booleans(),
+    bounded=st.booleans(),
+    aggregations=AGG_LISTS,
+    kind=st.none() | st.sampled_from(PYTHON_KINDS),
+    data=st.data(),
+)
+def test_continuous_event_time_trigger_on_global_windows_matches_reference(
+    frame: pl.DataFrame,
+    interval: int,
+    purging: bool,
+    evictor: Any,
+    keys: list[str],
+    partition: bool,
+    order_by: bool,
+    bounded: bool,
+    aggregations: list[ks.agg.AggExpr],
+    kind: str | None,
+    data: st.DataObject,
+) -> None:
+    """Periodic firings from each key's first element at every watermark advance reaching
+    them, and the end timer at the end of a bounded input (recorded watermarks stay finite:
+    a ``Long.MAX_VALUE`` one would fire every interval up to the end of time)."""
+    stream = ks.stream(
+        frame,
+        value=None if kind in (None, "row_reduce") else "v",
+        timestamp="ts",
+        order_by="o" if order_by else None,
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by, ends_of_time=False)),
+        bounded=bounded,
+    )
+    trigger = ks.ContinuousEventTimeTrigger.of(interval)
+    windowed = (
+        stream.key_by(keys[0] if len(keys) == 1 else keys)
+        .window(ks.GlobalWindows.create())
+        .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
+    )
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = windowed.aggregate(*aggregations) if kind is None else python_function(windowed, kind)
+    assert_same_as_reference(result, "polars")
+
+
+@given(
+    frame=frames(),
+    interval=st.integers(1, 40),
+    purging=st.booleans(),
+    evictor=evictors(),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    kind=st.none() | st.sampled_from(SCALAR_PYTHON_KINDS),
+    data=st.data(),
+)
+def test_continuous_processing_time_trigger_on_global_windows_matches_reference(
+    frame: pl.DataFrame,
+    interval: int,
+    purging: bool,
+    evictor: Any,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    kind: str | None,
+    data: st.DataObject,
+) -> None:
+    """Periodic firings by processing time, from each key's first element on."""
+    stream = ks.stream(
+        data.draw(processing_times(frame, -20)),
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        processing_time="pt",
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+    )
+    trigger = ks.ContinuousProcessingTimeTrigger.of(interval)
+    windowed = (
+        stream.key_by("k")
+        .window(ks.GlobalWindows.create())
+        .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
+    )
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = windowed.aggregate(*aggregations) if kind is None else python_function(windowed, kind)
+    assert_same_as_reference(result, "polars")

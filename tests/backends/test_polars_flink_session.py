@@ -19,7 +19,19 @@ from hypothesis import strategies as st
 import kstreamlike as ks
 from kstreamlike._time import LONG_MAX
 from tests.backends.differential import assert_same_as_reference
-from tests.backends.test_polars_flink import AGGREGATIONS, _dated, explicit_watermarks
+from tests.backends.flink_strategies import (
+    AGG_LISTS,
+    KEYS,
+    PYTHON_KINDS,
+    SCALAR_PYTHON_KINDS,
+    Collect,
+    evictors,
+    explicit_watermarks,
+    processing_times,
+    python_function,
+    watermark_strategies,
+)
+from tests.backends.test_polars_flink import AGGREGATIONS, _dated
 
 SCHEMA = {
     "o": pl.Int64,
@@ -141,10 +153,6 @@ def _check(result: Any, backend: str = "polars") -> None:
     assert_same_as_reference(result, backend)
 
 
-KEYS = st.sampled_from([["k"], ["k", "j"]])
-AGG_LISTS = st.lists(
-    st.sampled_from(AGGREGATIONS), min_size=1, max_size=4, unique_by=lambda e: e.name
-)
 LATENESS = st.one_of(st.just(0), st.integers(0, 40), st.just(LONG_MAX))
 
 
@@ -219,24 +227,6 @@ def test_explicit_watermarks_match_reference(
     _check(result)
 
 
-class _Collect(ks.AggregateFunction[Any, list[Any], str]):
-    """Order-sensitive and mutating: the accumulator list is changed in place; ``merge``
-    keeps its arguments' order."""
-
-    def create_accumulator(self) -> list[Any]:
-        return []
-
-    def add(self, value: Any, accumulator: list[Any]) -> list[Any]:
-        accumulator.append(value)
-        return accumulator
-
-    def get_result(self, accumulator: list[Any]) -> str:
-        return ",".join(map(str, accumulator))
-
-    def merge(self, a: list[Any], b: list[Any]) -> list[Any]:
-        return [*a, "|", *b]
-
-
 @given(
     frame=session_frames(),
     assigner=assigners(),
@@ -267,7 +257,7 @@ def test_python_aggregations_match_reference(
     elif kind == "max":
         result = windowed.max("v")
     else:
-        result = windowed.aggregate(_Collect())
+        result = windowed.aggregate(Collect())
     _check(result)
 
 
@@ -376,7 +366,158 @@ def test_long_window_merges_several_windows_in_start_order() -> None:
         )
         .key_by("k")
         .window(ks.EventTimeSessionWindows.with_dynamic_gap("gap"))
-        .aggregate(_Collect())
+        .aggregate(Collect())
     )
     assert result.collect()["value"].to_list() == ["1,|,2,|,0,3", "4"]
     assert_same_as_reference(result, "polars")
+
+
+def session_triggers() -> st.SearchStrategy[Any]:
+    """Every event-time trigger that merges, purging or not: event-time, count and
+    continuous event-time."""
+    plain = st.one_of(
+        st.just(ks.EventTimeTrigger.create()),
+        st.integers(1, 5).map(ks.CountTrigger.of),
+        st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of),
+    )
+    return st.one_of(plain, plain.map(ks.PurgingTrigger.of))
+
+
+@given(
+    frame=session_frames(),
+    assigner=assigners(),
+    trigger=session_triggers(),
+    evictor=evictors(),
+    lateness=st.one_of(st.just(0), st.integers(0, 40)),
+    keys=KEYS,
+    partition=st.booleans(),
+    bounded=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_triggers_on_sessions_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    lateness: int,
+    keys: list[str],
+    partition: bool,
+    bounded: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    """Count states add up when windows merge, continuous timers take the earliest pending
+    fire time of the merged windows, purging firings read what arrived since the previous
+    firing of any window merged in, evictors trim lists concatenated by merges."""
+    watermarks = data.draw(watermark_strategies(partition, order_by=True))
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=watermarks,
+        bounded=bounded,
+    )
+    windowed = (
+        stream.key_by(keys[0] if len(keys) == 1 else keys)
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .side_output_late_data(ks.OutputTag("late"))
+        .trigger(trigger)
+    )
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    _check(windowed.aggregate(*aggregations))
+
+
+@given(
+    frame=session_frames(),
+    assigner=assigners(),
+    trigger=session_triggers(),
+    evictor=evictors(),
+    delay=st.integers(0, 30),
+    lateness=st.integers(0, 40),
+    partition=st.booleans(),
+    kind=st.sampled_from(PYTHON_KINDS),
+)
+def test_python_functions_under_triggers_on_sessions_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    delay: int,
+    lateness: int,
+    partition: bool,
+    kind: str,
+) -> None:
+    stream = ks.stream(
+        frame,
+        key="k",
+        value=None if kind == "row_reduce" else "v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness).trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    _check(python_function(windowed, kind))
+
+
+@given(
+    frame=session_frames(),
+    assigner=assigners(),
+    continuous=st.none() | st.integers(1, 30),
+    purging=st.booleans(),
+    evictor=evictors(),
+    lateness=st.integers(0, 40),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    kind=st.none() | st.sampled_from(SCALAR_PYTHON_KINDS),
+    data=st.data(),
+)
+def test_processing_time_triggers_on_sessions_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    continuous: int | None,
+    purging: bool,
+    evictor: Any,
+    lateness: int,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    kind: str | None,
+    data: st.DataObject,
+) -> None:
+    """Processing-time timers of merged windows: a window's end timer is set by every
+    record added to it, a continuous chain starts at the earliest pending timer of the
+    windows merged; a window stops firing when merged away or cleaned up (processing times
+    stay before the windows' ends for the continuous trigger, which past them would fire
+    without end)."""
+    low = -100 if continuous is None else -3000
+    stream = ks.stream(
+        data.draw(processing_times(frame, low)),
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        processing_time="pt",
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+    )
+    trigger = (
+        ks.ProcessingTimeTrigger.create()
+        if continuous is None
+        else ks.ContinuousProcessingTimeTrigger.of(continuous)
+    )
+    windowed = (
+        stream.key_by("k")
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
+    )
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = windowed.aggregate(*aggregations) if kind is None else python_function(windowed, kind)
+    _check(result)

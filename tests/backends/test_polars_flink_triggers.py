@@ -8,31 +8,26 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
-from tests.backends.test_polars_flink import AGG_LISTS, KEYS, _Collect, assigners, frames
-from tests.backends.test_polars_flink_global import (
-    delta_triggers,
+from tests.backends.flink_strategies import (
+    AGG_LISTS,
+    KEYS,
+    PYTHON_KINDS,
+    SCALAR_PYTHON_KINDS,
+    Cleared,
+    Collect,
+    assigners,
     evictors,
+    frames,
+    processing_times,
+    python_function,
+    time_window_triggers,
     watermark_strategies,
 )
-
-
-def time_window_triggers() -> st.SearchStrategy[Any]:
-    """The default trigger (None), ``PurgingTrigger(EventTimeTrigger)``, count and delta
-    triggers, purging or not, and continuous event-time triggers."""
-    count = st.integers(1, 5).map(ks.CountTrigger.of)
-    return st.one_of(
-        st.none(),
-        st.just(ks.PurgingTrigger.of(ks.EventTimeTrigger.create())),
-        count,
-        count.map(ks.PurgingTrigger.of),
-        st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of),
-        delta_triggers(),
-    )
 
 
 @given(
@@ -82,21 +77,6 @@ def test_time_window_firing_matches_reference(
     assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
 
 
-class _Cleared(ks.ProcessWindowFunction[Any, str]):
-    """Stateful across a key's windows, and counting cleanups in the key's state: the calls
-    must follow Flink's order, cleanups included."""
-
-    def process(self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]) -> list[str]:
-        context.window_state["n"] = context.window_state.get("n", 0) + 1
-        seen = context.global_state.get("cleared", 0)
-        head = f"{key}:{context.window_start}:{context.window_end}:{context.max_timestamp}"
-        tail = f"{context.window_state['n']}:{seen}:{context.current_watermark}"
-        return [f"{head}:{tail}:{e}" for e in elements]
-
-    def clear(self, context: ks.ProcessWindowContext) -> None:
-        context.global_state["cleared"] = context.global_state.get("cleared", 0) + 1
-
-
 @given(
     frame=frames(),
     assigner=assigners(),
@@ -131,11 +111,11 @@ def test_window_functions_on_time_windows_match_reference(
     if purging:
         windowed = windowed.trigger(ks.PurgingTrigger.of(ks.EventTimeTrigger.create()))
     if kind == "process":
-        result = windowed.process(_Cleared())
+        result = windowed.process(Cleared())
     elif kind == "reduce":
-        result = windowed.reduce(lambda a, b: b if a is None else a, window_function=_Cleared())
+        result = windowed.reduce(lambda a, b: b if a is None else a, window_function=Cleared())
     else:
-        result = windowed.aggregate(_Collect(), window_function=_Cleared())
+        result = windowed.aggregate(Collect(), window_function=Cleared())
     assert_same_as_reference(result, "polars")
 
 
@@ -180,6 +160,105 @@ def test_continuous_event_time_trigger_matches_reference(
     assert_same_as_reference(result, "polars")
 
 
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    trigger=time_window_triggers(),
+    evictor=evictors(),
+    lateness=st.sampled_from([0, 5, 20]),
+    bounded=st.booleans(),
+    partition=st.booleans(),
+    kind=st.sampled_from(PYTHON_KINDS),
+    data=st.data(),
+)
+def test_python_functions_under_triggers_on_time_windows_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    lateness: int,
+    bounded: bool,
+    partition: bool,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    """``reduce``, ``AggregateFunction`` and window functions read what every firing of
+    every trigger reads through purges and evictors; window functions see cleanups."""
+    stream = ks.stream(
+        frame,
+        key="k",
+        value=None if kind == "row_reduce" else "v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+        bounded=bounded,
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
+    if trigger is not None:
+        windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    assert_same_as_reference(python_function(windowed, kind), "polars")
+
+
+@given(
+    frame=frames(),
+    assigner=assigners(),
+    continuous=st.none() | st.integers(1, 30),
+    purging=st.booleans(),
+    evictor=evictors(),
+    lateness=st.sampled_from([0, 5, 20]),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    kind=st.none() | st.sampled_from(SCALAR_PYTHON_KINDS),
+    data=st.data(),
+)
+def test_processing_time_triggers_on_time_windows_match_reference(
+    frame: pl.DataFrame,
+    assigner: Any,
+    continuous: int | None,
+    purging: bool,
+    evictor: Any,
+    lateness: int,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    kind: str | None,
+    data: st.DataObject,
+) -> None:
+    """Processing time is the ``pt`` column, read as each record arrives; a window fires
+    at the clock advances reaching its end (``ProcessingTimeTrigger``), or periodically
+    (``ContinuousProcessingTimeTrigger``, with processing times before the windows' ends:
+    past them the trigger would fire without end), until its cleanup by the watermark."""
+    low = -100 if continuous is None else -3000
+    stream = ks.stream(
+        data.draw(processing_times(frame, low)),
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        processing_time="pt",
+        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
+    )
+    trigger = (
+        ks.ProcessingTimeTrigger.create()
+        if continuous is None
+        else ks.ContinuousProcessingTimeTrigger.of(continuous)
+    )
+    windowed = (
+        stream.key_by("k")
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .trigger(ks.PurgingTrigger.of(trigger) if purging else trigger)
+    )
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = windowed.aggregate(*aggregations) if kind is None else python_function(windowed, kind)
+    event(f"panes: {min(result.collect().height, 5)}")
+    assert_same_as_reference(result, "polars")
+
+
 def test_window_function_sees_the_recorded_watermark_that_fired_it() -> None:
     """Two recorded watermarks after the same record apply one after the other: the window
     fired by the first sees that one, not the larger second."""
@@ -194,6 +273,5 @@ def test_window_function_sees_the_recorded_watermark_that_fired_it() -> None:
         watermarks=ks.WatermarkStrategy.explicit(watermarks),
         backend="polars",
     )
-    result = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).process(_Cleared())
+    result = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).process(Cleared())
     assert result.collect()["value"].to_list() == ["a:0:10:9:1:0:10:5"]
-    assert_same_as_reference(result, "polars")

@@ -17,66 +17,12 @@ from hypothesis import strategies as st
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
 from tests.backends.test_polars_kafka import AGGREGATIONS, PYTHON_AGGREGATIONS
-
-SCHEMA = {
-    "o": pl.Int64,
-    "k": pl.String,
-    "ts": pl.Int64,
-    "v": pl.Int64,
-    "f": pl.Float64,
-    "s": pl.String,
-    "p": pl.Int64,
-}
+from tests.strategies import clock_timestamps, kafka_frames
 
 
-@st.composite
-def timestamps(draw: st.DrawFn, n: int) -> list[int | None]:
-    """A clock that mostly advances in small steps, with repeats, stragglers and bursts of
-    records from well behind the clock."""
-    clock = draw(st.integers(0, 30))
-    out: list[int | None] = []
-    burst = 0
-    for _ in range(n):
-        move = draw(st.sampled_from(["step", "step", "step", "same", "behind", "burst", "none"]))
-        if burst > 0:
-            burst -= 1
-            out.append(max(0, clock - draw(st.integers(5, 60))))
-            continue
-        if move == "step":
-            clock += draw(st.integers(0, 8))
-        elif move == "burst":
-            burst = draw(st.integers(1, 5))
-        if move == "behind":
-            out.append(max(0, clock - draw(st.integers(1, 25))))
-        elif move == "none":
-            out.append(draw(st.sampled_from([None, -1])))
-        else:
-            out.append(clock)
-    return out
-
-
-@st.composite
-def session_frames(draw: st.DrawFn) -> pl.DataFrame:
-    n = draw(st.integers(0, 60))
-    keys = draw(st.sampled_from([["a"], ["a", "b"], ["a", "b", None]]))
-    partitions = draw(st.integers(1, 3))
-    times = draw(timestamps(n))
-    rows = [
-        {
-            "o": i,
-            "k": draw(st.sampled_from(keys)),
-            "ts": times[i],
-            "v": draw(st.one_of(st.integers(-5, 9), st.none())),
-            "f": draw(st.one_of(st.floats(-10, 10, allow_nan=False), st.none())),
-            "s": draw(st.one_of(st.sampled_from(["x", "y", "z"]), st.none())),
-            "p": draw(st.integers(0, partitions - 1)),
-        }
-        for i in range(n)
-    ]
-    frame = pl.DataFrame(rows, schema=SCHEMA)
-    if draw(st.booleans()):
-        frame = frame.with_columns(pl.col("k").replace_strict({"a": 1, "b": 2}, default=None))
-    return frame
+def session_frames() -> st.SearchStrategy[pl.DataFrame]:
+    """Streams of up to 60 records whose late bursts reach 5 to 60 behind the clock."""
+    return kafka_frames(60, lambda n: clock_timestamps(n, burst_lag=(5, 60), early=False))
 
 
 def _sessions(

@@ -34,72 +34,13 @@ from kstreamlike.backends.polars._sliding_contents import (
     sum_of,
 )
 from tests.backends.differential import assert_same_as_reference
-from tests.strategies import AGGREGATIONS
-
-SCHEMA = {
-    "o": pl.Int64,
-    "k": pl.String,
-    "ts": pl.Int64,
-    "v": pl.Int64,
-    "f": pl.Float64,
-    "s": pl.String,
-    "p": pl.Int64,
-}
+from tests.strategies import AGGREGATIONS, clock_timestamps, kafka_frames
 
 
-@st.composite
-def timestamps(draw: st.DrawFn, n: int) -> list[int | None]:
-    """A clock that mostly advances in small steps, with repeats, stragglers, bursts from
-    well behind the clock, and early timestamps near 0."""
-    clock = draw(st.integers(0, 30))
-    out: list[int | None] = []
-    burst = 0
-    for _ in range(n):
-        move = draw(
-            st.sampled_from(["step", "step", "step", "same", "behind", "burst", "early", "none"])
-        )
-        if burst > 0:
-            burst -= 1
-            out.append(max(0, clock - draw(st.integers(3, 40))))
-            continue
-        if move == "step":
-            clock += draw(st.integers(0, 8))
-        elif move == "burst":
-            burst = draw(st.integers(1, 5))
-        if move == "behind":
-            out.append(max(0, clock - draw(st.integers(1, 25))))
-        elif move == "early":
-            out.append(draw(st.integers(0, 12)))
-        elif move == "none":
-            out.append(draw(st.sampled_from([None, -1])))
-        else:
-            out.append(clock)
-    return out
-
-
-@st.composite
-def sliding_frames(draw: st.DrawFn) -> pl.DataFrame:
-    n = draw(st.integers(0, 50))
-    keys = draw(st.sampled_from([["a"], ["a", "b"], ["a", "b", None]]))
-    partitions = draw(st.integers(1, 3))
-    times = draw(timestamps(n))
-    rows = [
-        {
-            "o": i,
-            "k": draw(st.sampled_from(keys)),
-            "ts": times[i],
-            "v": draw(st.one_of(st.integers(-5, 9), st.none())),
-            "f": draw(st.one_of(st.floats(-10, 10, allow_nan=False), st.none())),
-            "s": draw(st.one_of(st.sampled_from(["x", "y", "z"]), st.none())),
-            "p": draw(st.integers(0, partitions - 1)),
-        }
-        for i in range(n)
-    ]
-    frame = pl.DataFrame(rows, schema=SCHEMA)
-    if draw(st.booleans()):
-        # shuffle the arrival order against the row order
-        frame = frame.with_columns(pl.col("o").shuffle(seed=draw(st.integers(0, 2**16))))
-    return frame
+def sliding_frames() -> st.SearchStrategy[pl.DataFrame]:
+    """Streams of up to 50 records whose late bursts reach 3 to 40 behind the clock, with
+    early timestamps below the window size."""
+    return kafka_frames(50, lambda n: clock_timestamps(n, burst_lag=(3, 40), early=True))
 
 
 def _windowed(

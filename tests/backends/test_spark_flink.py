@@ -10,7 +10,6 @@ session); the ``thorough`` profile runs more.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,26 +23,24 @@ from kstreamlike._time import LONG_MAX
 from kstreamlike.errors import UnsupportedPlanError
 from tests.backends import test_polars_flink_session as sessions
 from tests.backends.differential import assert_same_as_reference
-from tests.backends.test_polars_flink import (
+from tests.backends.flink_strategies import (
     AGG_LISTS,
     KEYS,
-    _Collect,
-    _pipeline,
+    Cleared,
+    Collect,
+    Panes,
     assigners,
-    explicit_cases,
-    frames,
-)
-from tests.backends.test_polars_flink_global import (
-    _Panes,
-    _python_function,
     count_triggers,
     delta_triggers,
     evictors,
+    frames,
+    python_function,
+    time_window_triggers,
     watermark_strategies,
 )
-from tests.backends.test_polars_flink_triggers import _Cleared, time_window_triggers
+from tests.backends.spark_kafka import assert_distributed
+from tests.backends.test_polars_flink import _pipeline, explicit_cases
 from tests.backends.test_spark_kafka import EXAMPLES
-from tests.backends.test_spark_kafka_keyed import _physical_plan
 
 pytestmark = pytest.mark.spark
 
@@ -221,9 +218,9 @@ def test_spark_session_windows_match_reference(
     if kind == "agg":
         result = windowed.aggregate(*data.draw(sessions.AGG_LISTS))
     elif kind == "process":
-        result = windowed.process(_Cleared())
+        result = windowed.process(Cleared())
     else:
-        result = _python_function(windowed, kind)
+        result = python_function(windowed, kind)
     sessions._check(result, "spark")
 
 
@@ -307,7 +304,7 @@ def test_spark_count_windows_with_python_functions_match_reference(
         windowed = stream.key_by("k").count_window(size, slide)
     else:
         windowed = stream.count_window_all(size, slide)
-    assert_same_as_reference(_python_function(windowed, kind), "spark")
+    assert_same_as_reference(python_function(windowed, kind), "spark")
 
 
 @st.composite
@@ -459,14 +456,7 @@ def test_spark_firing_model_plans_stay_distributed(
         .evictor(ks.CountEvictor.of(2))
     )
     result = windowed.reduce(lambda a, b: a + b)
-    for output in (result.collect(), result.late_records(), result.invalid_records()):
-        plan = _physical_plan(output)
-        assert "SinglePartition" not in plan
-        # A window function prints as "Window [functions], [partition by], [order by]".
-        assert not re.search(r"Window \[[^\n]*\], \[\], \[", plan), plan
-    assert "FlatMapGroupsInArrow" in _physical_plan(result.collect())
-    reference = type(result)(result.plan, "reference")
-    assert result.to_polars().equals(reference.collect())
+    assert "FlatMapGroupsInArrow" in assert_distributed(result)
 
 
 class _Unknown(ks.ProcessWindowFunction[Any, Any]):
@@ -480,10 +470,10 @@ def test_window_function_value_dtype_comes_from_its_class(spark: Any) -> None:
     frame = pl.DataFrame({"o": [0, 1], "k": ["a", "a"], "ts": [1, 2], "v": [3, 4]})
     keyed = ks.stream(frame, key="k", value="v", timestamp="ts", order_by="o").key_by("k")
     counted = keyed.count_window(2)
-    result = counted.process(_Panes())
+    result = counted.process(Panes())
     spark_result = type(result)(result.plan, "spark")
     assert spark_result.collect().schema["value"] == pl.String
     with pytest.raises(UnsupportedPlanError, match="annotate the return type of"):
         type(result)(counted.process(_Unknown()).plan, "spark")
-    averaged = counted.aggregate(_Collect(), window_function=_Cleared())
+    averaged = counted.aggregate(Collect(), window_function=Cleared())
     assert_same_as_reference(averaged, "spark")

@@ -1,13 +1,13 @@
-"""The Spark backend equals the reference interpreter, and its plans stay distributed.
+"""Kafka time windows (tumbling, hopping) on Spark equal the reference interpreter, and
+their plans stay distributed: declarative aggregations (vectorized) and Python aggregations
+(per-key kernels).
 
-Spark runs each query in about a second on a local session, so the differential test takes
+Spark runs each query in about a second on a local session, so the differential tests take
 few examples in the ``ci`` and ``dev`` profiles; the ``thorough`` profile runs more.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Any
 
 import polars as pl
@@ -17,12 +17,21 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from tests.backends.differential import assert_same_as_reference
+from tests.backends.spark_kafka import (
+    MODES,
+    ROWS,
+    assert_distributed,
+    finish,
+    python_aggregation,
+    windowed,
+)
 from tests.backends.test_polars_kafka import _table, frames
-from tests.strategies import AGGREGATIONS
+from tests.backends.test_polars_kafka_session import session_frames
+from tests.strategies import AGGREGATIONS, spark_examples
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = 150 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 6
+EXAMPLES = spark_examples(6)
 
 time_windows = st.builds(
     lambda s, a, g: ks.TimeWindows.of_size_and_grace(s, g).advance_by(min(a, s)),
@@ -36,7 +45,7 @@ time_windows = st.builds(
 @given(
     frame=frames(),
     windows=time_windows,
-    mode=st.sampled_from(["update", "close", "suppress"]),
+    mode=st.sampled_from(MODES),
     partition=st.booleans(),
     aggregations=st.lists(
         st.sampled_from(AGGREGATIONS), min_size=1, max_size=4, unique_by=lambda e: e.name
@@ -53,44 +62,73 @@ def test_spark_kafka_matches_reference(
     assert_same_as_reference(_table(frame, windows, mode, partition, aggregations), "spark")
 
 
-def _physical_plan(frame: Any) -> str:
-    return str(frame._jdf.queryExecution().executedPlan().toString())
+@settings(max_examples=spark_examples(12))
+@given(
+    # frames(): null and negative times, sparse keys; session_frames(): equal timestamps,
+    # records from well behind stream time (late), several partitions.
+    frame=st.one_of(frames(), session_frames()),
+    windows=time_windows,
+    mode=st.sampled_from(MODES),
+    partition=st.sampled_from([None, "p"]),
+    kind=st.sampled_from(["reduce", "deleting", "row", "aggregate"]),
+)
+def test_spark_python_time_windows_match_reference(
+    spark: Any, frame: pl.DataFrame, windows: Any, mode: str, partition: str | None, kind: str
+) -> None:
+    value = None if kind == "row" else "v"
+    table = python_aggregation(windowed(frame, windows, mode, partition, value=value), kind)
+    assert_same_as_reference(finish(table, mode), "spark")
 
 
-ROWS = pl.DataFrame(
+# Equal timestamps (10 twice in each partition), late records (ts 2 after stream time 31 in
+# partition 0, ts 3 after 33 in partition 1) and a sum passing 12 (which deletes the window).
+EDGES = pl.DataFrame(
     {
         "o": list(range(12)),
         "p": [0, 1] * 6,
-        "k": ["a", "b", "c", "a", "b", "c", "a", "b", "c", "a", "b", "c"],
-        "ts": [1, 4, 12, 3, 30, 22, 8, 41, 50, 19, 52, 60],
-        "v": list(range(12)),
+        "k": ["a", "b", "a", "b", "a", "b", "a", "b", "a", "a", "b", "b"],
+        "ts": [10, 10, 10, 10, 14, 12, 31, 33, 2, 35, 3, 33],
+        "v": [1, 2, 3, 4, 9, 5, 6, 7, 8, 9, 1, 2],
     }
 )
 
 
 @pytest.mark.parametrize("partition", [None, "p"])
-@pytest.mark.parametrize("mode", ["update", "close", "suppress"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("advance", [10, 5])
+def test_spark_python_time_windows_edge_cases(
+    spark: Any, advance: int, mode: str, partition: str | None
+) -> None:
+    windows = ks.TimeWindows.of_size_and_grace(10, 5).advance_by(advance)
+    table = finish(python_aggregation(windowed(EDGES, windows, mode, partition), "deleting"), mode)
+    reference = ks.KTable(table.plan, "reference")
+    spark_table = ks.KTable(table.plan, "spark")
+    assert reference.late_records().height > 0
+    for name in ("collect", "late_records", "invalid_records"):
+        assert getattr(spark_table, name)().equals(getattr(reference, name)())
+    if mode == "update":
+        assert reference.collect()["is_tombstone"].any()
+
+
+@pytest.mark.parametrize("partition", [None, "p"])
+@pytest.mark.parametrize("mode", MODES)
 def test_spark_plans_stay_distributed(
     spark: Any, partition: str | None, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Without checkpoints the physical plan shows every step.
     monkeypatch.setattr("kstreamlike.backends.spark._scan.CHECKPOINT", False)
     data = spark.createDataFrame(ROWS.to_arrow())
-    windowed = (
-        ks.stream(data, key="k", timestamp="ts", order_by="o", partition=partition)
-        .group_by_key()
-        .windowed_by(ks.TimeWindows.of_size_and_grace(10, 5))
-    )
-    if mode == "close":
-        windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
-    table = windowed.aggregate(ks.agg.count(), ks.agg.sum("v"))
-    if mode == "suppress":
-        table = table.suppress(ks.Suppressed.until_window_closes())
-    for output in (table.collect(), table.late_records(), table.invalid_records()):
-        plan = _physical_plan(output)
-        assert "SinglePartition" not in plan
-        # A window function prints as "Window [functions], [partition by], [order by]".
-        assert not re.search(r"Window \[[^\n]*\], \[\], \[", plan), plan
-    # The same rows as the reference, converted through Arrow.
-    reference = ks.KTable(table.plan, "reference")
-    assert table.to_polars().equals(reference.collect())
+    windows = ks.TimeWindows.of_size_and_grace(10, 5)
+    table = windowed(data, windows, mode, partition).aggregate(ks.agg.count(), ks.agg.sum("v"))
+    assert "FlatMapGroupsInArrow" not in assert_distributed(finish(table, mode))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_spark_python_time_window_plans_stay_distributed(
+    spark: Any, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kstreamlike.backends.spark._scan.CHECKPOINT", False)
+    data = spark.createDataFrame(ROWS.to_arrow())
+    windows = ks.TimeWindows.of_size_and_grace(10, 5).advance_by(5)
+    table = python_aggregation(windowed(data, windows, mode, "p"), "reduce")
+    assert "FlatMapGroupsInArrow" in assert_distributed(finish(table, mode))

@@ -2,9 +2,10 @@
 
 Each window type has a module that turns the prepared input into the emitted rows with
 columnar operations only (no Python loop over rows, except around calls of the user's
-Python functions). One case is replayed record by record: a Python aggregation that deletes
-a session or sliding window (returns None), because what later records find then depends on
-the user's function.
+Python functions, and, on Flink session windows, one loop following the state a count or
+continuous trigger carries across merges, :mod:`._session_firings`). One case is replayed
+record by record: a Python aggregation that deletes a session or sliding window (returns
+None), because what later records find then depends on the user's function.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ PART = "__ks_part"  # the partition value (0 when the stream has no partition co
 TS = EVENT_TIME  # event time in ticks (Int64)
 GROUP = "__ks_group"  # id of a session store: the partition (when it varies) and the key
 GAP = SESSION_GAP  # dynamic session gap in ticks (Flink with_dynamic_gap)
+PROC = "__ks_proc"  # Flink processing time in ticks (streams with a processing_time column)
 REASON = "reason"  # side-output reason (public column name)
 
 START = "window_start"

@@ -20,16 +20,22 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from kstreamlike._time import LONG_MAX
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import running_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.errors import KStreamLikeError
 
-__all__ = ["TIMER", "continuous_panes"]
+__all__ = ["AT", "HORIZON", "TIMER", "WATERMARK", "continuous_panes", "continuous_timers"]
 
 TIMER = "__ks_timer"  # a periodic or end timer's timestamp (null for a late firing)
+HORIZON = "__ks_horizon"  # the last watermark advance before the end of the input
+_MOST_FIRINGS = 100_000_000  # more periodic firings than this would not fit in memory
 _REACH = "__ks_reach"  # the smallest advance that fires the timer
-_AT = "__ks_at"  # the last arrival position before a firing
+AT = "__ks_at"  # the last arrival position before a firing
+WATERMARK = "__ks_timer_wm"  # the watermark when a timer fires
+_AT = "__ks_at_seq"  # an element's arrival position, searched for ``AT``
 _WID = "__ks_wid"  # the window's id
 
 
@@ -44,6 +50,7 @@ def continuous_panes(
     exprs: Sequence[AggExpr],
     schema: pl.Schema,
     names: tuple[str, str],
+    horizon: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every firing of ``ContinuousEventTimeTrigger(interval)``.
 
@@ -59,6 +66,10 @@ def continuous_panes(
         exprs: the ``ks.agg`` aggregations.
         schema: the input schema.
         names: the columns of the window's ``maxTimestamp`` and assigner index.
+        horizon: for windows that never end (global windows): per partition (``PART``,
+            ``HORIZON``), the last watermark advance before the end of the input; periodic
+            timers after it never fire (the end of a bounded input fires the window's
+            end timer only, see :meth:`~kstreamlike.reference.flink.WindowOperator.end_input`).
 
     Returns:
         ``group``, ``POS``, ``TIMER``, the assigner index (late firings), ``pane_timing``,
@@ -71,55 +82,25 @@ def continuous_panes(
     ids = elements.select(over).unique(maintain_order=True).with_row_index(_WID)
     elements = elements.join(ids, on=over, how="left", nulls_equal=True, maintain_order="left")
     running = elements.with_columns(*running_exprs(exprs, over, schema))
-    ts = pl.col(TS)
-    # Java's remainder: the sign of the dividend
-    floor_mod = ts.mod(interval)
-    remainder = pl.when((ts < 0) & (floor_mod != 0)).then(floor_mod - interval).otherwise(floor_mod)
-    first = (
-        elements.group_by(over)
-        .agg(pl.all().first())
-        .filter(pl.col(WM) < pl.col(wmax))
-        .select(
-            *over,
-            _WID,
-            wmax,
-            (ts - remainder).alias("__ks_start"),
-            pl.col(WM).alias("__ks_wm0"),
-        )
+    timers = continuous_timers(
+        elements,
+        over,
+        advances,
+        bounds,
+        interval=interval,
+        bounded=bounded,
+        wmax=wmax,
+        horizon=horizon,
     )
-    # Java's remainder rounds negative timestamps up: the start may be past the end, and
-    # then the end timer is the only one
-    count = pl.max_horizontal((pl.col(wmax) - pl.col("__ks_start") + interval - 1) // interval, 1)
-    timers = (
-        first.with_columns(pl.int_ranges(1, count + 1, dtype=pl.Int64).alias(TIMER))
-        .explode(TIMER)
-        .with_columns(
-            pl.min_horizontal(pl.col("__ks_start") + pl.col(TIMER) * interval, pl.col(wmax)).alias(
-                TIMER
-            )
-        )
-        .with_columns(pl.max_horizontal(pl.col(TIMER), pl.col("__ks_wm0") + 1).alias(_REACH))
-        .sort(_REACH)
-        .join_asof(
-            advances,
-            left_on=_REACH,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(bounds, on=PART)
-    )
-    slot = pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2) if bounded else pl.col(SLOT)
-    timers = timers.with_columns(slot.alias(POS)).filter(pl.col(POS).is_not_null())
     # the window's value after its last element before the firing
     fired = (
-        timers.with_columns(((pl.col(POS) - 2) // 2).alias(_AT))
-        .select(*over, _WID, wmax, TIMER, POS, _AT)
-        .sort(_AT)
+        timers.join(ids, on=over, how="left", nulls_equal=True)
+        .select(*over, _WID, wmax, TIMER, POS, AT)
+        .sort(AT)
         .join_asof(
             running.select(_WID, pl.col(SEQ).alias(_AT), *values).sort(_AT),
-            on=_AT,
+            left_on=AT,
+            right_on=_AT,
             by=_WID,
             strategy="backward",
             check_sortedness=False,
@@ -141,7 +122,117 @@ def continuous_panes(
         pl.lit("LATE").alias("pane_timing"),
         pl.col(windex),
     )
-    panes = pl.concat([fired.drop(_AT, _WID), late], how="diagonal_relaxed")
+    panes = pl.concat([fired.drop(AT, _AT, _WID), late], how="diagonal_relaxed")
     return panes.sort([*over, POS, pl.coalesce(TIMER, windex)], nulls_last=True).with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias("pane_index")
     )
+
+
+def continuous_timers(
+    elements: pl.LazyFrame,
+    group: Sequence[str],
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    *,
+    interval: int,
+    bounded: bool,
+    wmax: str,
+    horizon: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """Every periodic and end timer of ``ContinuousEventTimeTrigger(interval)`` that fires
+    (module docstring), without what it reads.
+
+    Args:
+        elements: every element each window took, in arrival order (``group``, ``SEQ``,
+            ``TS``, ``WM`` and the window's ``maxTimestamp``).
+        group: the window identity columns.
+        advances: the watermark advances.
+        bounds: the partitions' arrival bounds.
+        interval: the trigger's interval.
+        bounded: whether the input ends with an advance to ``Long.MAX_VALUE``.
+        wmax: the column of the window's ``maxTimestamp``.
+        horizon: as for :func:`continuous_panes`.
+
+    Returns:
+        ``group``, ``wmax``, ``TIMER`` (the timer's timestamp), ``POS`` (where it fires),
+        ``WATERMARK`` (the watermark then) and ``AT`` (the last arrival position before).
+    """
+    over = list(group)
+    ts = pl.col(TS)
+    # Java's remainder: the sign of the dividend
+    floor_mod = ts.mod(interval)
+    remainder = pl.when((ts < 0) & (floor_mod != 0)).then(floor_mod - interval).otherwise(floor_mod)
+    first = (
+        elements.group_by(over)
+        .agg(pl.col(TS).first(), pl.col(WM).first(), pl.col(wmax).first())
+        .filter(pl.col(WM) < pl.col(wmax))
+        .select(*over, wmax, (ts - remainder).alias("__ks_start"), pl.col(WM).alias("__ks_wm0"))
+    )
+    start = pl.col("__ks_start")
+    if horizon is None:
+        # Java's remainder rounds negative timestamps up: the start may be past the end,
+        # and then the end timer is the only one
+        count = pl.max_horizontal((pl.col(wmax) - start + interval - 1) // interval, 1)
+        chain = pl.int_ranges(1, count + 1, dtype=pl.Int64)
+    else:
+        # the periodic timers up to the last advance, then the end timer (as ``k = 0``)
+        first = first.join(horizon, on=PART, how="left")
+        # (clipped so that the difference cannot overflow; a reach this far is refused)
+        near = 2**62
+        reach = pl.col(HORIZON).clip(-near, near) - start.clip(-near, near)
+        count = (reach // interval).clip(lower_bound=0).fill_null(0)
+        first = _bounded(first, count, interval)
+        chain = pl.concat_list(
+            pl.lit(0, dtype=pl.Int64), pl.int_ranges(1, count + 1, dtype=pl.Int64)
+        )
+    tick = start + pl.col(TIMER) * interval
+    timers = (
+        first.with_columns(chain.alias(TIMER))
+        .explode(TIMER)
+        .with_columns(
+            pl.when(pl.col(TIMER) == 0)
+            .then(pl.col(wmax))
+            .otherwise(pl.min_horizontal(tick, pl.col(wmax)))
+            .alias(TIMER)
+        )
+        .with_columns(pl.max_horizontal(pl.col(TIMER), pl.col("__ks_wm0") + 1).alias(_REACH))
+        .sort(_REACH)
+        .join_asof(
+            advances,
+            left_on=_REACH,
+            right_on=ADVANCE,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .join(bounds, on=PART)
+    )
+    slot, watermark = pl.col(SLOT), pl.col(ADVANCE)
+    if bounded:
+        # the end of a bounded input fires every timer left (only the end timer of a
+        # window that never ends)
+        ends = pl.col(TIMER) == pl.col(wmax) if horizon is not None else pl.lit(value=True)
+        slot = slot.fill_null(pl.when(ends).then(2 * pl.col(LAST) + 2))
+        watermark = watermark.fill_null(LONG_MAX)
+    return (
+        timers.with_columns(slot.alias(POS), watermark.alias(WATERMARK))
+        .filter(pl.col(POS).is_not_null())
+        .select(*over, wmax, TIMER, POS, WATERMARK, ((pl.col(POS) - 2) // 2).alias(AT))
+    )
+
+
+def _bounded(first: pl.LazyFrame, count: pl.Expr, interval: int) -> pl.LazyFrame:
+    """``first`` (one row per window), after checking that its windows' periodic timers
+    (``count`` each) fit in memory: a watermark that jumps towards ``Long.MAX_VALUE`` on a
+    window that never ends fires its timer every ``interval`` up to there, which the
+    reference interpreter would run one by one too."""
+    windows = first.with_columns(count.alias("__ks_count")).collect()
+    total = int(windows["__ks_count"].sum() or 0)
+    if total > _MOST_FIRINGS:
+        raise KStreamLikeError(
+            f"ContinuousEventTimeTrigger({interval}) would fire {total} times: a watermark "
+            "advance towards Long.MAX_VALUE fires the timer of a window that never ends "
+            "every interval up to it (use a larger interval, or end the input instead of "
+            "recording such a watermark)"
+        )
+    return windows.drop("__ks_count").lazy()

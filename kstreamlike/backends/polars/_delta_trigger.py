@@ -43,7 +43,7 @@ from kstreamlike.plan.firing import (
 )
 from kstreamlike.plan.nodes import Source
 
-__all__ = ["delta_trigger_panes"]
+__all__ = ["delta_fires", "delta_trigger_panes"]
 
 _FIRE = "__ks_fire"  # whether the element fires its window
 _SEGMENT = "__ks_segment"  # purging: the firings before the element
@@ -81,7 +81,7 @@ def delta_trigger_panes(
     over = list(group)
     ordered = elements.sort([*over, SEQ], nulls_last=True).collect()
     ordered = ordered.with_columns(
-        pl.Series(_FIRE, _fires(ordered, over, trigger, source), dtype=pl.Boolean),
+        pl.Series(_FIRE, delta_fires(ordered, over, trigger, source), dtype=pl.Boolean),
         pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(RANK),
     )
     ranked = ordered.lazy()
@@ -140,7 +140,7 @@ def delta_trigger_panes(
     return fires.join(values, on=[*over, RANK], how="left", nulls_equal=True).drop(RANK)
 
 
-def _fires(
+def delta_fires(
     ordered: pl.DataFrame, group: list[str], trigger: FlinkDeltaTrigger, source: Source
 ) -> list[bool]:
     """``DeltaTrigger#onElement`` over each window's elements in arrival order: the first

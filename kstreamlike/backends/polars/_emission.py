@@ -19,6 +19,9 @@ def first_position_reaching(
     position: str,
     partition: Sequence[str],
     ties: Sequence[str] = (),
+    *,
+    grid: tuple[int, int] | None = None,
+    presorted: bool = False,
 ) -> pl.LazyFrame:
     """``due`` with a column ``FIRST``: for each row, the first ``position`` of its partition
     at which ``progress``'s ``TIME`` is ``>= `` the row's ``DUE`` (null when never reached).
@@ -27,17 +30,30 @@ def first_position_reaching(
     ``progress`` must be sorted by (partition, ``position``) with ``TIME`` non-decreasing
     within each partition, so the first row of each new time value is where that time is
     first reached. ``partition`` lists the partition column (or nothing).
+
+    ``grid=(step, offset)`` says every due time is ``offset`` plus a multiple of ``step``
+    (the ends of aligned windows): then only the rows where ``TIME`` enters a new grid cell
+    can be first to reach a due time, which leaves a few rows per window instead of one per
+    new time value. ``presorted`` says ``due`` already comes sorted by ``DUE`` and ``ties``.
     """
     time = pl.col(TIME)
+    if grid is not None:
+        step, offset = grid
+        time = (time - offset) // step
     new_time = (time > time.shift(1)).fill_null(True)
     for column in partition:
         new_time = new_time | (pl.col(column) != pl.col(column).shift(1)).fill_null(True)
     steps = progress.filter(new_time).select(*partition, TIME, pl.col(position).alias(FIRST))
     # Without partitions, progress is already in time order.
     steps = steps.sort(TIME) if partition else steps.set_sorted(TIME)
+    if presorted:
+        due = due.set_sorted(DUE)
+    elif ties:
+        due = due.sort([DUE, *ties], nulls_last=True)
+    else:
+        due = due.sort(DUE)
     return (
-        (due.sort([DUE, *ties], nulls_last=True) if ties else due.sort(DUE))
-        .join_asof(
+        due.join_asof(
             steps,
             left_on=DUE,
             right_on=TIME,

@@ -19,18 +19,31 @@ import polars as pl
 from kstreamlike._time import LONG_MAX
 from kstreamlike.backends.polars._python import (
     RUNNING_VALUE,
+    empty_result,
     python_values,
     running_python_values,
 )
 from kstreamlike.functions import ProcessWindowContext
 from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 
-__all__ = ["CLEAR", "FID", "HI", "LO", "WATERMARK", "python_panes"]
+__all__ = [
+    "CLEAR",
+    "FID",
+    "HI",
+    "LO",
+    "PROCESSING",
+    "WATERMARK",
+    "firing_results",
+    "listed_panes",
+    "python_panes",
+    "window_function_panes",
+]
 
 FID = "__ks_fid"  # a firing's number, in emission order
 LO = "__ks_lo"  # the rank of the first element a firing reads
 HI = "__ks_hi"  # the rank of the last element a firing reads
 WATERMARK = "__ks_fire_wm"  # the watermark when the window fires
+PROCESSING = "__ks_fire_clock"  # the processing time then (streams with processing_time)
 CLEAR = "__ks_clear"  # a window's cleanup (the function's clear), not a firing
 _RANK = "__ks_fire_rank"
 
@@ -75,10 +88,59 @@ def python_panes(
         )
         .sort(FID, _RANK)
     )
-    results = _firing_results(node, fires.height, contents)
+    return listed_panes(node, fires.drop(LO, HI), contents, group, bounds)
+
+
+def listed_panes(
+    node: FlinkWindowedAggregate,
+    fires: pl.DataFrame,
+    contents: pl.DataFrame,
+    group: Sequence[str],
+    bounds: tuple[str, str, str] | None,
+) -> pl.DataFrame:
+    """The rows the firings emit, given what each reads.
+
+    Args:
+        node: the plan node (a Python aggregation or a window function).
+        fires: one row per firing (or cleanup), in emission order, numbered by ``FID``
+            (``0, 1, ...``): as for :func:`python_panes`, without ``LO``/``HI``.
+        contents: the elements each firing reads (``FID``, ``TS``, the key and value
+            columns), in the order the firing reads them.
+        group: the window identity columns (partition first).
+        bounds: as for :func:`python_panes`.
+
+    Returns:
+        ``fires`` without ``FID``, one row per emitted value, in emission order.
+    """
+    results = firing_results(node, fires.height, contents)
+    return window_function_panes(node, fires, results, group, bounds)
+
+
+def window_function_panes(
+    node: FlinkWindowedAggregate,
+    fires: pl.DataFrame,
+    results: list[Any],
+    group: Sequence[str],
+    bounds: tuple[str, str, str] | None,
+) -> pl.DataFrame:
+    """The rows the firings emit, given each firing's aggregate: the elements it reads
+    (``process``) or the aggregation's result, which the ``ProcessWindowFunction``, if
+    any, turns into rows (``results[fid]`` for the firing ``FID``).
+
+    Args:
+        node: the plan node.
+        fires: as for :func:`listed_panes`.
+        results: per firing, in ``FID`` order.
+        group: the window identity columns (partition first).
+        bounds: as for :func:`python_panes`.
+
+    Returns:
+        ``fires`` without ``FID``, one row per emitted value, in emission order.
+    """
+    over = list(group)
     function = node.window_function
     if function is None:
-        return fires.drop(LO, HI, FID, CLEAR, strict=False).with_columns(
+        return fires.drop(FID, CLEAR, strict=False).with_columns(
             pl.Series(RUNNING_VALUE, results, dtype=pl.Object)
         )
     window_state: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -92,19 +154,24 @@ def python_panes(
         window.append(pl.lit(LONG_MAX, dtype=pl.Int64).alias(names[2]))
     else:
         window = [pl.col(c).alias(n) for c, n in zip(bounds, names, strict=True)]
-    clears = pl.col(CLEAR) if CLEAR in fires.columns else pl.lit(value=False)
-    rows = fires.select(*over, *window, WATERMARK, clears)
+    clears = pl.col(CLEAR) if CLEAR in fires.columns else pl.lit(value=False).alias(CLEAR)
+    clock = (
+        pl.col(PROCESSING)
+        if PROCESSING in fires.columns
+        else pl.lit(None, dtype=pl.Int64).alias(PROCESSING)
+    )
+    rows = fires.select(*over, *window, WATERMARK, clears, clock)
     width = len(over)
     for fid, row in enumerate(rows.iter_rows()):
         state_key = tuple(row[:width])
         key = tuple(row[over.index(k)] for k in keys)
-        start, end, max_timestamp, watermark, clear = row[width:]
+        start, end, max_timestamp, watermark, clear, processing_time = row[width:]
         context = ProcessWindowContext(
             window_start=start,
             window_end=end,
             max_timestamp=max_timestamp,
             current_watermark=watermark,
-            current_processing_time=None,
+            current_processing_time=processing_time,
             window_state=window_state.setdefault(state_key, {}),
             global_state=global_state.setdefault(state_key[:1] + key, {}),
         )
@@ -118,7 +185,7 @@ def python_panes(
         for out in function.process(user_key, context, elements_in):
             emitted.append(fid)
             values.append(out)
-    picked = fires.drop(LO, HI, CLEAR, strict=False).join(
+    picked = fires.drop(CLEAR, strict=False).join(
         pl.DataFrame({FID: emitted}, schema={FID: pl.Int64}).with_row_index("__ks_out"),
         on=FID,
         how="inner",
@@ -134,9 +201,7 @@ def _lists(node: FlinkWindowedAggregate) -> bool:
     return isinstance(node.aggregation, ElementsAggregation)
 
 
-def _firing_results(
-    node: FlinkWindowedAggregate, firings: int, contents: pl.DataFrame
-) -> list[Any]:
+def firing_results(node: FlinkWindowedAggregate, firings: int, contents: pl.DataFrame) -> list[Any]:
     """Per firing: the elements' values (``process``) or the aggregation's result."""
     if _lists(node):
         ids = contents[FID].to_list()
@@ -149,7 +214,8 @@ def _firing_results(
         contents, [FID], node.keys, node.source, node.aggregation, kafka=False
     )
     last = running.filter(pl.col(FID).is_last_distinct())
-    out: list[Any] = [None] * firings
+    # a firing that reads nothing (an evictor left nothing) evaluates an empty accumulator
+    out: list[Any] = [empty_result(node.aggregation)] * firings
     for fid, value in zip(last[FID].to_list(), last[RUNNING_VALUE].to_list(), strict=True):
         out[fid] = value
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.polars._columns import EMIT_ORDER, REASON
 from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
@@ -19,11 +20,15 @@ __all__ = [
 
 
 def ticks_to_time(expr: pl.Expr, node: PlanNode) -> pl.Expr:
-    """Event-time ticks (Int64) back to the event-time column's dtype."""
+    """Event-time ticks (Int64) back to the event-time column's dtype; for a datetime, the
+    ends of time (``Long.MIN_VALUE``, ``Long.MAX_VALUE``: a global window's timestamp) are
+    null, as no datetime shows them."""
     unit = windowed_aggregate(node).source.time_unit
     if not unit.is_datetime:
         return expr.cast(pl.Int64)
-    out = expr.cast(pl.Datetime(unit.unit))
+    out = (
+        pl.when(expr.is_between(LONG_MIN + 1, LONG_MAX - 1)).then(expr).cast(pl.Datetime(unit.unit))
+    )
     if unit.time_zone is not None:
         out = out.dt.replace_time_zone("UTC").dt.convert_time_zone(unit.time_zone)
     return out

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kstreamlike.backends.polars._columns import GAP, PART, REASON, ROW, SEQ, TS
+from kstreamlike.backends.polars._columns import GAP, PART, PROC, REASON, ROW, SEQ, TS
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.validity import (
@@ -35,7 +35,8 @@ class Prepared:
 
     Attributes:
         valid: valid records in arrival order, with the input columns plus ``ROW``, ``SEQ``
-            (0..n-1 in arrival order), ``PART`` and ``TS`` (and ``GAP`` for dynamic gaps).
+            (0..n-1 in arrival order), ``PART`` and ``TS`` (and ``GAP`` for dynamic gaps,
+            ``PROC`` for a processing-time column).
         invalid: the other rows in input order: the input columns plus ``reason``.
     """
 
@@ -66,6 +67,17 @@ def _gap_ticks(node: WindowedAggregate, schema: pl.Schema) -> list[pl.Expr]:
     return [gap.cast(pl.Int64).alias(GAP)]
 
 
+def _processing_ticks(node: WindowedAggregate, schema: pl.Schema) -> list[pl.Expr]:
+    """The processing time in event-time ticks (Datetimes in the event time's unit)."""
+    column = node.source.processing_time
+    if column is None:
+        return []
+    processing = pl.col(column)
+    if schema[column].is_temporal():
+        processing = processing.dt.cast_time_unit(node.source.time_unit.unit)
+    return [processing.cast(pl.Int64).alias(PROC)]
+
+
 def _strictly_increasing(order: pl.Expr) -> pl.Expr:
     """Whether rows are in strictly increasing (partition, order) order (no duplicates)."""
     part = pl.col(PART)
@@ -88,6 +100,7 @@ def prepare(node: WindowedAggregate) -> Prepared:
         pl.col(source.timestamp).cast(pl.Int64).alias(TS),
         part.alias(PART),
         *_gap_ticks(node, frame.schema),
+        *_processing_ticks(node, frame.schema),
     )
     reason = pl.lit(None, dtype=pl.String)
     for text, condition in reversed(invalid_rules(node)):

@@ -28,6 +28,7 @@ __all__ = [
     "RUNNING_TS",
     "RUNNING_VALUE",
     "WindowDeleted",
+    "empty_result",
     "python_values",
     "running_python_values",
 ]
@@ -68,6 +69,13 @@ def _fold_for(aggregation: Aggregation, kafka: bool) -> _Fold:
     return _Fold(
         fn.create_accumulator, lambda key, value, acc: fn.add(value, acc), fn.get_result, False
     )
+
+
+def empty_result(aggregation: Aggregation) -> Any:
+    """The result of a Flink Python aggregation over no element (a firing whose evictor
+    left nothing): the result of the initial accumulator."""
+    fold = _fold_for(aggregation, kafka=False)
+    return fold.result(fold.initial())
 
 
 def python_values(source: Source, frame: pl.DataFrame) -> list[Any]:

@@ -1,26 +1,25 @@
 """Which Flink firing models the Polars backend runs.
 
-The default ``EventTimeTrigger`` on time windows runs everywhere; of the rest of the firing
-model (triggers, evictors, global and count windows, window functions, unbounded replays)
-the Polars backend runs what its window modules implement, and says why for anything else
-(the reference interpreter runs every plan).
+Every trigger the api accepts on a window type, purging or not, with every evictor and
+every aggregation and window function, on bounded and unbounded replays. The checks below
+name the trigger should a plan hold one its window modules do not implement (the reference
+interpreter runs every plan).
 """
 
 from __future__ import annotations
 
-from kstreamlike.backends._firing import firing_model_gap
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
+    FlinkContinuousProcessingTimeTrigger,
     FlinkCountTrigger,
-    FlinkDeltaEvictor,
     FlinkDeltaTrigger,
     FlinkEventTimeTrigger,
+    FlinkNeverTrigger,
+    FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
     trigger_name,
 )
 from kstreamlike.plan.nodes import (
-    DeclarativeAggregation,
-    ElementsAggregation,
     FlinkWindowedAggregate,
     PlanNode,
     windowed_aggregate,
@@ -40,54 +39,52 @@ def polars_gap(node: PlanNode) -> str | None:
 
         return global_window_gap(agg)
     if isinstance(agg.window, FlinkSessionWindow):
-        return firing_model_gap(node)
+        return _session_window_gap(agg)
     return _time_window_gap(agg)
+
+
+def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
+    """What the Polars backend lacks for ``agg`` on session windows.
+
+    It runs every trigger that merges (event-time, count, continuous event-time and the
+    processing-time triggers), purging or not, with count, time and delta evictors, on
+    bounded and unbounded replays, with ``ks.agg`` and Python aggregations (``reduce``,
+    ``AggregateFunction``) and ``ProcessWindowFunction``.
+    """
+    trigger = agg.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    merging = (
+        FlinkEventTimeTrigger,
+        FlinkCountTrigger,
+        FlinkContinuousEventTimeTrigger,
+        FlinkProcessingTimeTrigger,
+        FlinkContinuousProcessingTimeTrigger,
+        FlinkNeverTrigger,
+    )
+    if not isinstance(nested, merging):
+        name = trigger_name(trigger)
+        return f"the trigger {name} on session windows runs on the reference backend only"
+    return None
 
 
 def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     """What the Polars backend lacks for ``agg`` on tumbling or sliding windows.
 
-    It runs ``EventTimeTrigger`` and ``CountTrigger``, purging or not, with count and
-    time evictors, on bounded and unbounded replays; anything but the default trigger
-    without evictor needs ``ks.agg`` aggregations, except a ``ProcessWindowFunction`` under
-    ``EventTimeTrigger`` (purging or not) without evictor.
+    It runs ``EventTimeTrigger``, ``CountTrigger``, ``DeltaTrigger``,
+    ``ContinuousEventTimeTrigger`` and the processing-time triggers, purging or not, with
+    or without evictor, on bounded and unbounded replays, with ``ks.agg`` aggregations,
+    Python aggregations and ``ProcessWindowFunction``.
     """
     trigger = agg.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
-    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
-        if agg.evictor is not None or not isinstance(agg.aggregation, DeclarativeAggregation):
-            return (
-                f"{trigger_name(trigger)} with evictors or Python functions runs on the "
-                "reference backend only"
-            )
-        if agg.window_function is not None:
-            return "ProcessWindowFunction runs on the reference backend only"
-        return None
-    if not isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkDeltaTrigger)):
+    supported = (
+        FlinkEventTimeTrigger,
+        FlinkCountTrigger,
+        FlinkDeltaTrigger,
+        FlinkContinuousEventTimeTrigger,
+        FlinkProcessingTimeTrigger,
+        FlinkContinuousProcessingTimeTrigger,
+    )
+    if not isinstance(nested, supported):
         return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
-    evictor = agg.evictor
-    element_trigger = isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger))
-    if isinstance(evictor, FlinkDeltaEvictor) and not element_trigger:
-        return (
-            "evictors (DeltaEvictor) on time windows run on the reference backend only, "
-            "except under count and delta triggers"
-        )
-    if agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation):
-        if not isinstance(nested, FlinkEventTimeTrigger) or evictor is not None:
-            return (
-                "ProcessWindowFunction with other triggers than EventTimeTrigger or with "
-                "evictors on time windows runs on the reference backend only"
-            )
-        if agg.source.processing_time is not None:
-            return (
-                "ProcessWindowFunction on a stream with processing_time runs on the "
-                "reference backend only"
-            )
-    default = isinstance(trigger, FlinkEventTimeTrigger) and evictor is None
-    function = agg.window_function is not None or isinstance(agg.aggregation, ElementsAggregation)
-    if not default and not function and not isinstance(agg.aggregation, DeclarativeAggregation):
-        return (
-            f"{trigger_name(trigger)} or evictors with Python aggregations (reduce, "
-            "AggregateFunction) run on the reference backend only"
-        )
     return None

@@ -9,7 +9,7 @@ ignored), so everything the operator does with them follows from two frames:
 * the advances (``ADVANCE``), each at an emission position (``SLOT``): within a partition,
   position ``2 * i`` is the advance just before the record at arrival position ``i`` and
   ``2 * i + 1`` the processing of that record; the end of a bounded input is position
-  ``2 * (last + 1)``.
+  ``2 * (last + 1)``. Recorded watermarks may put several advances at one position.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ POS = "__ks_pos"  # emission position of a firing within its partition
 FIRST = "__ks_first"  # the partition's first arrival position
 LAST = "__ks_last"  # the partition's last arrival position
 ORDER = "__ks_order"  # the arrival-order value explicit watermarks refer to
-_FRAME_ROW = "__ks_frame_row"  # a recorded watermark's row in its frame
+_ROW_ORDER = "__ks_wm_row"  # a recorded watermark's row in its frame
 
 
 def replay_watermarks(
@@ -122,20 +122,20 @@ def _explicit_watermarks(
 
     A row applies right after the last record whose order value is ``<= after`` (before the
     first record if there is none); without a ``partition`` column it applies to every
-    partition. Rows sharing a slot apply one after the other in frame order, each firing
-    the timers it reaches (a window function sees the watermark of the row that fired
-    it); non-advancing rows are ignored.
+    partition. Rows sharing a slot apply in frame order, each an advance of its own (a timer
+    fires at the first that reaches it, and a window function sees that watermark);
+    non-advancing rows are ignored.
 
     Returns:
         ``records`` with ``WM``, and the advances (``PART``, ``SLOT``, ``ADVANCE``), strictly
         increasing within a partition and sorted by ``SLOT`` within a partition (several
-        advances may share a slot).
+        may share a slot).
     """
     source = node.source
     order_column, dtype = _order_dtype(node, plan.frame.schema["after"])
     rows = (
         plan.frame.lazy()
-        .with_row_index(_FRAME_ROW)
+        .with_row_index(_ROW_ORDER)
         .filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
     )
     if source.partition is not None and "partition" in plan.frame.columns:
@@ -158,21 +158,18 @@ def _explicit_watermarks(
             .alias(SLOT)
         )
     )
-    # rows apply in slot order, those of a slot in frame order; those that raise the
-    # watermark are the advances (several may share a slot)
-    running = pl.col("watermark").cast(pl.Int64).cum_max().over(PART)
+    running = pl.col(ADVANCE).cum_max().over(PART)
     advances = (
-        placed.sort(PART, SLOT, _FRAME_ROW)
-        .with_columns(running.alias(ADVANCE))
+        placed.select(PART, SLOT, _ROW_ORDER, pl.col("watermark").cast(pl.Int64).alias(ADVANCE))
+        .sort(PART, SLOT, _ROW_ORDER)
+        .with_columns(running)
         .filter(pl.col(ADVANCE) > pl.col(ADVANCE).shift(1, fill_value=LONG_MIN).over(PART))
-        .select(PART, SLOT, ADVANCE)
+        .drop(_ROW_ORDER)
     )
-    # the watermark before a record: the last advance of the last slot before it
-    last_of_slot = advances.group_by(PART, SLOT).agg(pl.col(ADVANCE).max())
     with_wm = (
         records.with_columns((2 * pl.col(SEQ)).alias(POS))
         .join_asof(
-            last_of_slot.sort(SLOT),
+            advances,
             left_on=POS,
             right_on=SLOT,
             by=PART,

@@ -1,8 +1,8 @@
 """Flink-profile tumbling and sliding event-time windows, vectorized with Polars.
 
-The reference interpreter replays Flink's ``WindowOperator`` with the default
-``EventTimeTrigger`` record by record. For windows that never merge, everything that operator
-does follows from one number per record: the watermark current when the record is processed.
+The reference interpreter replays Flink's ``WindowOperator`` record by record. For windows
+that never merge, with the default ``EventTimeTrigger``, everything that operator does
+follows from one number per record: the watermark current when the record is processed.
 Each partition is one operator instance with its own watermark.
 
 * Watermarks are monotone (an advance that does not raise the watermark is ignored), so the
@@ -17,6 +17,11 @@ Each partition is one operator instance with its own watermark.
   ``maxTimestamp``, with every record added before that advance. A record added while
   ``maxTimestamp <= watermark`` fires the window at once (``LATE``) over everything added so
   far; the trigger never purges, and the cleanup timer only drops state, never emits.
+
+Other triggers fire elsewhere: ``CountTrigger`` (:mod:`._count_trigger`), ``DeltaTrigger``
+(:mod:`._delta_trigger`), ``ContinuousEventTimeTrigger`` (:mod:`._continuous`), window
+functions under the default trigger (:mod:`.flink_process`), and every other combination of
+trigger, evictor and function (:mod:`.flink_firings`).
 
 Emission order is rebuilt with one sort. Within a partition, position ``2 * i + 1`` is the
 processing of the record at arrival position ``i`` (its windows' late firings, in assigner
@@ -45,6 +50,7 @@ from kstreamlike.backends.polars._evictors import (
     successive_firing_values,
 )
 from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
 from kstreamlike.backends.polars._python import RUNNING_VALUE, running_python_values
 from kstreamlike.backends.polars._watermarks import (
     ADVANCE,
@@ -54,12 +60,21 @@ from kstreamlike.backends.polars._watermarks import (
     WM,
     replay_watermarks,
 )
+from kstreamlike.backends.polars.flink_firings import (
+    WATERMARK,
+    Clock,
+    cleanup_timers,
+    firing_panes,
+    trigger_firings,
+)
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountTrigger,
     FlinkDeltaEvictor,
     FlinkDeltaTrigger,
+    FlinkEventTimeTrigger,
     FlinkPurgingTrigger,
+    uses_processing_time,
 )
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -79,6 +94,7 @@ __all__ = ["TIE", "flink_panes", "run_flink"]
 # Internal columns of this module.
 TIE = "__ks_tie"  # order within a position: timer timestamp, or assigner index
 WSTART = "__ks_wstart"  # window start
+_WEND = "__ks_wend"  # window end
 WMAX = "__ks_wmax"  # window maxTimestamp (end - 1)
 WINDEX = "__ks_windex"  # index of the window in the assigner's list for the record
 CLEANUP = "__ks_cleanup"  # cleanupTime(window)
@@ -150,9 +166,15 @@ def flink_panes(
     assert isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow))
 
     late = records.filter(_is_late(node))
+    clock = None
+    if node.source.processing_time is not None:
+        records, clock = processing_clock(records, node.source.partition is not None)
     pairs = _assign_windows(node, records)
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if not _specialized(node):
+        panes = _general_panes(node, records, pairs, advances, bounds, clock)
+        return _output_columns(node, panes), late
     if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
         from kstreamlike.backends.polars.flink_process import process_window_panes
 
@@ -196,6 +218,87 @@ def flink_panes(
         [PART, POS, TIE, *node.keys, WSTART], nulls_last=True
     )
     return _output_columns(node, emitted), late
+
+
+def _specialized(node: FlinkWindowedAggregate) -> bool:
+    """Whether a specialized path of this module runs the plan's firing model (else the
+    general one, :mod:`.flink_firings`): ``ks.agg`` aggregations under event-time, count
+    and delta triggers with count and time evictors (delta evictors under count and delta
+    triggers), and the continuous event-time trigger without purge or evictor; Python
+    functions under the default trigger (purging too for window functions)."""
+    trigger = node.trigger
+    purging = isinstance(trigger, FlinkPurgingTrigger)
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    evictor = node.evictor
+    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+        # (a function's context shows the processing time, which the general path tracks)
+        plain = node.source.processing_time is None and evictor is None
+        return isinstance(nested, FlinkEventTimeTrigger) and plain
+    if not isinstance(node.aggregation, DeclarativeAggregation):
+        return isinstance(trigger, FlinkEventTimeTrigger) and evictor is None
+    if isinstance(nested, FlinkContinuousEventTimeTrigger):
+        return not purging and evictor is None
+    if isinstance(evictor, FlinkDeltaEvictor):
+        return isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger))
+    return isinstance(nested, (FlinkEventTimeTrigger, FlinkCountTrigger, FlinkDeltaTrigger))
+
+
+def _general_panes(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    pairs: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    clock: pl.LazyFrame | None,
+) -> pl.LazyFrame:
+    """The panes of :mod:`.flink_firings`: the trigger's firings over the elements each
+    window took, what they read, and their values (``clock``: the processing-time clock's
+    advances, for processing-time triggers)."""
+    group = _group(node)
+    size = _window_size(node)
+    accepted, advanced, ends, watermarks, ticks = pl.collect_all(
+        [
+            pairs.filter(pl.col(CLEANUP) > pl.col(WM)),
+            advances,
+            bounds,
+            records.select(WM, CLOCK, PART) if clock is not None else records.select(WM),
+            clock if clock is not None else records.head(0),
+        ]
+    )
+    processing = None
+    if clock is not None:
+        processing = Clock(ticks, watermarks[WM], watermarks[CLOCK], watermarks[PART])
+    window = [
+        (pl.col(WSTART) + size).alias(_WEND),
+        (pl.col(WSTART) + (size - 1)).alias(WMAX),
+    ]
+    firings = trigger_firings(
+        node,
+        accepted,
+        advanced,
+        ends,
+        group=group,
+        max_timestamp=WMAX,
+        tie=pl.col(WINDEX),
+        horizon=None,
+        cleanup=CLEANUP,
+        clock=processing if uses_processing_time(node.trigger) else None,
+    ).with_columns(window)
+    cleanups = None
+    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+        windows = accepted.group_by(group).agg(pl.col(CLEANUP).first())
+        cleanups = cleanup_timers(node, windows, CLEANUP, advanced, ends).with_columns(window)
+        cleanups = cleanups.select(*group, POS, TIE, WATERMARK, _WEND, WMAX)
+    panes = firing_panes(
+        node,
+        accepted,
+        firings,
+        cleanups,
+        group=group,
+        bounds=(WSTART, _WEND, WMAX),
+        clock=processing,
+    )
+    return panes.lazy()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,10 +374,14 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     window = node.window
     continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
     nested = node.trigger.nested if isinstance(node.trigger, FlinkPurgingTrigger) else node.trigger
-    evicting = [TS] if node.evictor is not None or continuous else []
+    general = not _specialized(node)
+    evicting = [TS] if node.evictor is not None or continuous or general else []
     if isinstance(nested, FlinkDeltaTrigger) or isinstance(node.evictor, FlinkDeltaEvictor):
         evicting = [TS, *node.source.value]
-    keep = list(dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting]))
+    clocked = [CLOCK] if node.source.processing_time is not None else []
+    keep = list(
+        dict.fromkeys([PART, SEQ, WM, *node.keys, *_value_columns(node), *evicting, *clocked])
+    )
     if isinstance(window, FlinkSlidingWindow):
         last_start = _last_start(node)
         count = (window.size - (pl.col(TS) - last_start) + window.slide - 1) // window.slide

@@ -1,16 +1,25 @@
-"""Flink ``GlobalWindows`` (and count windows), vectorized with Polars.
+"""Flink ``GlobalWindows`` (and count windows) with Polars.
 
 A global window holds every element of its key and is never late, so what a firing reads
 follows from the key's elements in arrival order, without replaying the operator:
 
 * ``CountTrigger(n)``, purging or not (``count_window(size[, slide])`` is one of them, with
   a ``CountEvictor(size)`` when sliding), is :mod:`._count_trigger` with one window per key.
-  A ``TimeEvictor`` runs only under a purging trigger: without purging, each firing would
-  read back through the whole history of its key.
+  Under a ``TimeEvictor`` each firing lists only the elements within the evictor's time of
+  the newest (:func:`._evictors.firing_reads`), not the key's whole history.
+* ``DeltaTrigger`` is :mod:`._delta_trigger` (the per-window path).
+* ``ContinuousEventTimeTrigger(i)`` (:mod:`._continuous`): each key's first element sets a
+  chain of timers every ``i``, which fire at the watermark advances reaching them; the
+  window never ends, so the chain stops at the last advance before the end of the input,
+  where only the window's end timer fires (as the reference does).
 * ``EndOfStreamTrigger`` fires each key's window once, when the watermark reaches
   ``Long.MAX_VALUE`` (the end of a bounded input, or a recorded watermark), over the
   elements processed before that (trimmed by the evictor); ``ON_TIME``, in key order.
 * ``NeverTrigger`` (``GlobalWindows.create()`` without a trigger) never fires.
+* Anything else (purging or evicting continuous triggers, the continuous processing-time
+  trigger, time and delta evictors with Python functions, delta evictors under the
+  end-of-stream trigger) takes the general path of :mod:`.flink_firings`: the trigger's
+  firings, then what each reads, then values.
 
 A firing by an element is ``EARLY`` unless the watermark is already ``Long.MAX_VALUE``
 (``LATE``); every result carries ``GlobalWindow#maxTimestamp`` (``Long.MAX_VALUE``) and null
@@ -27,12 +36,17 @@ import polars as pl
 from kstreamlike._time import LONG_MAX
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._continuous import HORIZON, TIMER, continuous_panes
 from kstreamlike.backends.polars._count_trigger import PANE, TIMING, count_trigger_panes
 from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
 from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
 from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.backends.polars.flink_firings import TIE, Clock, firing_panes, trigger_firings
 from kstreamlike.plan.firing import (
+    FlinkContinuousEventTimeTrigger,
+    FlinkContinuousProcessingTimeTrigger,
     FlinkCountEvictor,
     FlinkCountTrigger,
     FlinkDeltaEvictor,
@@ -40,19 +54,23 @@ from kstreamlike.plan.firing import (
     FlinkEndOfStreamTrigger,
     FlinkNeverTrigger,
     FlinkPurgingTrigger,
-    FlinkTimeEvictor,
     FlinkTrigger,
     trigger_name,
+    uses_processing_time,
 )
-from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    ElementsAggregation,
+    FlinkWindowedAggregate,
+)
 from kstreamlike.plan.schema import aggregate_columns
 
 __all__ = ["flink_global_panes", "global_window_gap"]
 
-_RANK = "__ks_rank"  # Python functions: the element's position in its key's window
-
 # Internal columns of this module.
-TIE = "__ks_tie"  # order within an emission position (as in :mod:`.flink`)
+_RANK = "__ks_rank"  # Python functions: the element's position in its key's window
+_WMAX = "__ks_wmax"  # the window's maxTimestamp (Long.MAX_VALUE)
+_WINDEX = "__ks_windex"  # the window's index in the assigner's list (0: the only one)
 
 
 @dataclass(frozen=True)
@@ -79,39 +97,53 @@ def _firing(trigger: FlinkTrigger) -> _Firing | None:
 def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     """Why the Polars backend cannot run this global-window plan, or None.
 
-    It runs count, end-of-stream and never triggers (purging or not) with count evictors,
-    and time evictors wherever each firing reads elements no earlier firing read (purging
-    count triggers, the end-of-stream trigger), over ``ks.agg`` aggregations; with count
-    evictors only, over Python functions (``reduce``, ``AggregateFunction``,
-    ``ProcessWindowFunction``).
+    It runs count, delta, continuous event-time and processing-time, end-of-stream and
+    never triggers, purging or not, with or without evictor, with ``ks.agg`` aggregations, Python
+    aggregations (``reduce``, ``AggregateFunction``) and ``ProcessWindowFunction`` (not
+    on a stream with ``processing_time``, whose time a function's context shows).
     """
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
-    if isinstance(nested, FlinkDeltaTrigger):
-        declarative = isinstance(node.aggregation, DeclarativeAggregation)
-        if not declarative or node.window_function is not None:
-            return "DeltaTrigger with Python functions runs on the reference backend only"
-        return None
-    if not isinstance(nested, (FlinkCountTrigger, FlinkEndOfStreamTrigger, FlinkNeverTrigger)):
+    supported = (
+        FlinkCountTrigger,
+        FlinkDeltaTrigger,
+        FlinkContinuousEventTimeTrigger,
+        FlinkContinuousProcessingTimeTrigger,
+        FlinkEndOfStreamTrigger,
+        FlinkNeverTrigger,
+    )
+    if not isinstance(nested, supported):
         name = trigger_name(trigger)
         return f"the trigger {name} on GlobalWindows runs on the reference backend only"
-    evictor = node.evictor
-    if isinstance(evictor, FlinkDeltaEvictor):
-        declarative = isinstance(node.aggregation, DeclarativeAggregation)
-        if not isinstance(nested, FlinkCountTrigger):
-            return "DeltaEvictor under this trigger runs on the reference backend only"
-        if not declarative or node.window_function is not None:
-            return "DeltaEvictor with Python functions runs on the reference backend only"
-        return None
-    if isinstance(evictor, FlinkTimeEvictor) and isinstance(trigger, FlinkCountTrigger):
-        return "TimeEvictor under a non-purging CountTrigger runs on the reference backend only"
-    if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
-        return None
-    if isinstance(evictor, FlinkTimeEvictor):
-        return "TimeEvictor with Python functions runs on the reference backend only"
-    if node.source.processing_time is not None:
-        return "Python functions on a stream with processing_time run on the reference backend only"
     return None
+
+
+def _specialized(node: FlinkWindowedAggregate) -> bool:
+    """Whether a specialized path of this module runs the plan (else the general one,
+    :mod:`.flink_firings`): ``ks.agg`` aggregations under count triggers with any evictor,
+    under end-of-stream and never triggers with count and time evictors, under delta
+    triggers, and under the continuous event-time trigger without purge or evictor;
+    Python functions under count, end-of-stream and never triggers with count evictors."""
+    trigger = node.trigger
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    evictor = node.evictor
+    if isinstance(nested, FlinkContinuousEventTimeTrigger):
+        declarative = isinstance(node.aggregation, DeclarativeAggregation)
+        plain = declarative and node.window_function is None
+        return plain and evictor is None and trigger is nested
+    if uses_processing_time(trigger):
+        return False
+    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
+    if function and node.source.processing_time is not None:
+        # a function's context shows the processing time, which the general path tracks
+        return False
+    if isinstance(node.aggregation, DeclarativeAggregation) and node.window_function is None:
+        if isinstance(nested, (FlinkCountTrigger, FlinkDeltaTrigger)):
+            return True
+        return not isinstance(evictor, FlinkDeltaEvictor)
+    if isinstance(nested, FlinkDeltaTrigger):
+        return False
+    return evictor is None or isinstance(evictor, FlinkCountEvictor)
 
 
 def flink_global_panes(
@@ -130,13 +162,18 @@ def flink_global_panes(
 
     Returns:
         The panes in emission order (the output columns before
-        :func:`~._output.finish_main`, with ``POS`` and ``TIE``: ``Long.MAX_VALUE``, the
-        timestamp of the only timer that fires a global window), and the late records
-        (none: global windows are never late).
+        :func:`~._output.finish_main`, with ``POS`` and ``TIE``: the timestamp of the timer
+        that fired a pane, ``Long.MAX_VALUE`` for the end of the input and for firings
+        during a record's processing), and the late records (none: global windows are never
+        late).
     """
     late = records.filter(pl.lit(value=False))
     trigger = node.trigger
     nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    if not _specialized(node):
+        panes = _general_panes(node, records, advances, bounds)
+        emitted = panes.sort([PART, POS, TIE, *node.keys], nulls_last=True, maintain_order=True)
+        return _output_columns(node, emitted, tie=pl.col(TIE)), late
     if isinstance(nested, FlinkDeltaTrigger):
         panes = delta_trigger_panes(
             records,
@@ -150,6 +187,10 @@ def flink_global_panes(
         )
         emitted = panes.sort([PART, POS, *node.keys], nulls_last=True)
         return _output_columns(node, emitted), late
+    if isinstance(trigger, FlinkContinuousEventTimeTrigger):
+        panes = _continuous_firings(node, records, advances, bounds, trigger.interval)
+        emitted = panes.sort([PART, POS, TIMER, *node.keys], nulls_last=True)
+        return _output_columns(node, emitted, tie=pl.col(TIMER)), late
     firing = _firing(node.trigger)
     if firing is None:
         panes = records.head(0).select(*_group(node), *_aggregates_of_empty(node))
@@ -203,6 +244,71 @@ def _count_firings(
         exprs=_exprs_of(node).exprs,
         schema=node.source.schema,
         source=node.source,
+    )
+
+
+def _general_panes(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """The panes of :mod:`.flink_firings`: the trigger's firings over each key's elements,
+    what they read, and their values (global windows are never cleaned up)."""
+    clock = None
+    if node.source.processing_time is not None:
+        records, clocked = processing_clock(records, node.source.partition is not None)
+        ticks, watermarks = pl.collect_all([clocked, records.select(WM, CLOCK, PART)])
+        clock = Clock(ticks, watermarks[WM], watermarks[CLOCK], watermarks[PART])
+    elements, advanced, ends = pl.collect_all([records, advances, bounds])
+    horizon = advanced.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
+    elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX))
+    group = _group(node)
+    firings = trigger_firings(
+        node,
+        elements,
+        advanced,
+        ends,
+        group=group,
+        max_timestamp=_WMAX,
+        tie=pl.lit(0, dtype=pl.Int64),
+        horizon=horizon,
+        clock=clock if uses_processing_time(node.trigger) else None,
+    )
+    panes = firing_panes(node, elements, firings, None, group=group, bounds=None, clock=clock)
+    return panes.lazy()
+
+
+# ---------------------------------------------------------------------------------------------
+# Continuous event-time triggers
+# ---------------------------------------------------------------------------------------------
+
+
+def _continuous_firings(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    interval: int,
+) -> pl.LazyFrame:
+    """``ContinuousEventTimeTrigger(interval)`` (:mod:`._continuous`): each key's window
+    fires every ``interval`` from its first element on, at the watermark advances that
+    reach its timers, and once more at the end of a bounded input (its end timer)."""
+    horizon = advances.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
+    elements = records.with_columns(
+        pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX), pl.lit(0, dtype=pl.Int64).alias(_WINDEX)
+    )
+    return continuous_panes(
+        elements,
+        _group(node),
+        advances,
+        bounds,
+        interval=interval,
+        bounded=node.source.bounded,
+        exprs=_exprs_of(node).exprs,
+        schema=node.source.schema,
+        names=(_WMAX, _WINDEX),
+        horizon=horizon,
     )
 
 
@@ -314,9 +420,12 @@ def _python_firings(
 # ---------------------------------------------------------------------------------------------
 
 
-def _output_columns(node: FlinkWindowedAggregate, emitted: pl.LazyFrame) -> pl.LazyFrame:
+def _output_columns(
+    node: FlinkWindowedAggregate, emitted: pl.LazyFrame, tie: pl.Expr | None = None
+) -> pl.LazyFrame:
     """The output columns (before :func:`~._output.finish_main`): null window bounds and
-    ``GlobalWindow#maxTimestamp`` as every result's timestamp."""
+    ``GlobalWindow#maxTimestamp`` as every result's timestamp; ``TIE`` is ``tie`` (the
+    firing timer's timestamp), ``Long.MAX_VALUE`` by default."""
     partition = node.source.partition
     extra = [] if partition is None or partition in node.keys else [pl.col(PART).alias(partition)]
     return emitted.with_columns(
@@ -324,7 +433,7 @@ def _output_columns(node: FlinkWindowedAggregate, emitted: pl.LazyFrame) -> pl.L
         pl.lit(None, dtype=pl.Int64).alias("window_start"),
         pl.lit(None, dtype=pl.Int64).alias("window_end"),
         pl.lit(LONG_MAX, dtype=pl.Int64).alias("timestamp"),
-        pl.lit(LONG_MAX, dtype=pl.Int64).alias(TIE),
+        (pl.lit(LONG_MAX, dtype=pl.Int64) if tie is None else tie).alias(TIE),
         pl.col(TIMING).cast(pl.String),
         pl.col(PANE).cast(pl.Int64),
     )

@@ -51,6 +51,12 @@ trigger never purges and the cleanup timer never emits. The emission order is th
 :mod:`.flink`: position ``2 * i + 1`` for the processing of record ``i``, ``2 * i`` for the
 watermark advance before it, timers in (timestamp, key, window) order.
 
+**Other triggers** (count, continuous, processing-time) do not change the windows'
+history, only when windows fire: :mod:`._session_firings` follows their state across
+merges. Under a purge or an evictor a firing reads less than the whole window:
+:mod:`._session_contents`. Window functions take the per-firing path:
+:mod:`.flink_session_process`.
+
 **Aggregates.** A window's contents after record ``r`` are the records of its component at
 ``r``. With a fixed gap a record merges at most two windows, and declarative aggregations
 reuse the Kafka session folds (:mod:`._session_aggregates`, computed only for the records
@@ -72,6 +78,9 @@ from kstreamlike._time import LONG_MAX
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import GAP, GROUP, PART, SEQ, TS
+from kstreamlike.backends.polars._evictors import KEEP
+from kstreamlike.backends.polars._firing_functions import firing_results
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
 from kstreamlike.backends.polars._python import RUNNING_VALUE, python_values
 from kstreamlike.backends.polars._ranges import INF, MinTable
 from kstreamlike.backends.polars._session_aggregates import (
@@ -81,11 +90,44 @@ from kstreamlike.backends.polars._session_aggregates import (
     arrival_index,
     session_aggregates,
 )
+from kstreamlike.backends.polars._session_contents import (
+    FID,
+    ORDER,
+    evicted_reads,
+    purged_reads,
+)
+from kstreamlike.backends.polars._session_firings import (
+    FIRING_COLUMNS,
+    SessionClock,
+    merging_trigger_firings,
+)
 from kstreamlike.backends.polars._session_intervals import (
     REACH,
     E,
     dominance_max,
     interval_layout,
+)
+from kstreamlike.backends.polars._session_windows import (
+    FIRED_WM,
+    FIRST_SEQ,
+    FIRST_WM,
+    FOUND_AT,
+    HI,
+    LO,
+    PANE,
+    POSITION,
+    SUPERSEDED,
+    TIE,
+    TIMING,
+    UPDATE,
+    WEND,
+    WMAX,
+    WRITER,
+    WSTART,
+    record_windows,
+    superseding,
+    window_table,
+    with_writers,
 )
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, SLOT, WM
 from kstreamlike.backends.polars._watermarks import POS as EMIT_POS
@@ -100,8 +142,14 @@ from kstreamlike.backends.polars.kafka_session import (
     _with_links,
     _with_writers,
 )
+from kstreamlike.plan.firing import (
+    FlinkDeltaEvictor,
+    FlinkEventTimeTrigger,
+    FlinkPurgingTrigger,
+)
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
+    ElementsAggregation,
     FlinkAggregateFunction,
     FlinkWindowedAggregate,
     ReduceAggregation,
@@ -117,22 +165,7 @@ END = "window_end"
 KEYG = "__ks_keyg"  # id of (partition, key): one merging window set
 DEATH = "__ks_death"  # arrival position at which the record's window is cleaned up
 CLEANUP = "__ks_cleanup_at"  # cleanupTime of a window
-FOUND_AT = "__ks_found_at"  # the record that found a window
-LO = "__ks_lo"  # first position of a found window
-HI = "__ks_hi"  # last position of a found window
-WSTART = "__ks_wstart"  # window start
-WEND = "__ks_wend"  # window end (exclusive)
-WMAX = "__ks_wmax"  # window maxTimestamp
-FIRST_SEQ = "__ks_first_seq"  # the record that created a window
-FIRST_WM = "__ks_first_wm"  # the watermark then
-SUPERSEDED = "__ks_superseded"  # the record that merged a window into a larger one
 FIRE = "__ks_fire"  # emission position of a window's end timer
-POSITION = "__ks_emit_pos"  # emission position of a pane
-TIE = "__ks_tie"  # order within a position: the timer's timestamp
-PANE = "pane_index"
-TIMING = "pane_timing"
-UPDATE = "__ks_update"
-WRITER = "__ks_writer"  # the record whose window a found window was
 
 _NEVER = LONG_MAX  # death of a record whose window outlives the input
 
@@ -329,34 +362,18 @@ def _fixpoint(
 # ---------------------------------------------------------------------------------------------
 
 
-def _versions(world: _World) -> pl.DataFrame:
-    """Every accepted record with the window it was added to (its merged window)."""
-    return world.frame.select(
-        pl.col(SEQ).cast(pl.Int64), GROUP, PART, WM, WSTART, WEND, (pl.col(WEND) - 1).alias(WMAX)
-    )
-
-
-def _superseded(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
-    """Per window, the first record that merges it into a larger window (the merge deletes
-    its timers): a record that found it and whose own window differs."""
-    merged = versions.select(
-        pl.col(SEQ).alias(FOUND_AT), pl.col(WSTART).alias("__ks_ms"), pl.col(WEND).alias("__ks_me")
-    )
-    return (
-        found.join(merged, on=FOUND_AT)
-        .filter((pl.col(WSTART) != pl.col("__ks_ms")) | (pl.col(WEND) != pl.col("__ks_me")))
-        .group_by(GROUP, WSTART, WEND)
-        .agg(pl.col(FOUND_AT).min().alias(SUPERSEDED))
-    )
-
-
 def _firings(
-    world: _World, found: pl.DataFrame, advances: pl.DataFrame, bounds: pl.DataFrame
+    world: _World,
+    found: pl.DataFrame,
+    advances: pl.DataFrame,
+    bounds: pl.DataFrame,
+    *,
+    bounded: bool,
 ) -> pl.DataFrame:
     """Every pane: ``UPDATE`` (the record after which the contents are read), window,
     ``POSITION``, ``TIE``, timing and index (module docstring)."""
     window = [GROUP, WSTART, WEND]
-    versions = _versions(world)
+    versions = record_windows(world.frame)
     windows = (
         versions.sort(SEQ)
         .group_by(window)
@@ -366,7 +383,7 @@ def _firings(
             pl.col(PART).first(),
             pl.col(WMAX).first(),
         )
-        .join(_superseded(found, versions), on=window, how="left")
+        .join(superseding(found, versions), on=window, how="left")
         # EventTimeTrigger#onElement/onMerge: the end timer is set when the window is
         # created before the watermark passes its end
         .filter(pl.col(FIRST_WM) < pl.col(WMAX))
@@ -380,12 +397,19 @@ def _firings(
             check_sortedness=False,
         )
         .join(bounds, on=PART)
-        .with_columns(pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2).alias(FIRE))
+        # (an unbounded replay simply stops: a timer no advance reaches never fires)
+        .with_columns(
+            (pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2) if bounded else pl.col(SLOT)).alias(FIRE),
+            pl.col(ADVANCE).fill_null(LONG_MAX).alias(FIRED_WM),
+        )
         # fires unless a record extends the window before the advance reaching its end
-        .filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
+        .filter(
+            pl.col(FIRE).is_not_null()
+            & (pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
+        )
     )
     on_time = (
-        versions.join(windows.select(*window, FIRE), on=window)
+        versions.join(windows.select(*window, FIRE, FIRED_WM), on=window)
         .filter(2 * pl.col(SEQ) + 1 < pl.col(FIRE))
         .group_by(window)
         .agg(
@@ -393,6 +417,7 @@ def _firings(
             pl.col(FIRE).first().alias(POSITION),
             pl.col(WMAX).first().alias(TIE),
             pl.col(PART).first(),
+            pl.col(FIRED_WM).first(),
         )
         .select(
             PART,
@@ -402,6 +427,7 @@ def _firings(
             TIE,
             pl.lit("ON_TIME").alias(TIMING),
             pl.lit(0, dtype=pl.Int64).alias(PANE),
+            FIRED_WM,
         )
     )
     fired = on_time.select(*window).with_columns(pl.lit(1, dtype=pl.Int64).alias("__ks_had"))
@@ -420,6 +446,7 @@ def _firings(
                 pl.col("__ks_had").fill_null(0)
                 + pl.int_range(pl.len(), dtype=pl.Int64).over(window)
             ).alias(PANE),
+            pl.col(WM).alias(FIRED_WM),
         )
     )
     return pl.concat([on_time, late], how="vertical_relaxed")
@@ -455,25 +482,6 @@ def _fold_for(node: FlinkWindowedAggregate) -> _Fold:
     return _Fold(fn.create_accumulator, fn.add, fn.merge, fn.get_result)
 
 
-def _writers(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
-    """``found`` with ``WRITER``: the last record before the finder whose window was the
-    found window (the one whose accumulator it holds)."""
-    stores = versions.select(GROUP, WSTART, WEND, pl.col(SEQ).alias(WRITER)).sort(WRITER)
-    return (
-        found.sort(FOUND_AT)
-        .join_asof(
-            stores,
-            left_on=FOUND_AT,
-            right_on=WRITER,
-            by=[GROUP, WSTART, WEND],
-            strategy="backward",
-            allow_exact_matches=False,
-            check_sortedness=False,
-        )
-        .sort(FOUND_AT, LO)
-    )
-
-
 def _python_values(
     node: FlinkWindowedAggregate,
     world: _World,
@@ -489,9 +497,9 @@ def _python_values(
     record that merged no window starts a new accumulator.
     """
     fold = _fold_for(node)
-    versions = _versions(world)
+    versions = record_windows(world.frame)
     merged = (
-        _writers(found, versions)
+        with_writers(found, versions)
         .group_by(FOUND_AT, maintain_order=True)
         .agg(pl.col(WRITER))
         .rename({FOUND_AT: SEQ})
@@ -525,20 +533,99 @@ def _python_values(
     )
 
 
-def _listed_values(
-    exprs: Sequence[AggExpr], world: _World, frame: pl.DataFrame, needed: pl.Series
+_EMPTY = object()  # a window whose contents a purging firing cleared
+
+
+def _purged_python_values(
+    node: FlinkWindowedAggregate,
+    versions: pl.DataFrame,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
 ) -> pl.DataFrame:
-    """Declarative aggregates of the ``needed`` records' windows, from their listed
-    contents: the records at positions ``FROM + 1 .. TO`` that arrived by then."""
+    """The slow path under a purging trigger: :func:`_python_values`, with the firings
+    interleaved in emission order; each reads its window's accumulator (nothing if the
+    window is empty) and clears it. Merging skips cleared windows, as ``mergeNamespaces``
+    skips absent states, and a record added to a cleared window starts a new accumulator.
+
+    Returns:
+        ``FID`` and the value of each firing that reads something.
+    """
+    fold = _fold_for(node)
+    merged = (
+        with_writers(found, versions)
+        .group_by(FOUND_AT, maintain_order=True)
+        .agg(pl.col(WRITER))
+        .rename({FOUND_AT: SEQ})
+    )
+    links = versions.select(SEQ).join(merged, on=SEQ, how="left")
+    events = pl.concat(
+        [
+            links.select(
+                (2 * pl.col(SEQ) + 1).alias(POSITION),
+                pl.lit(0, dtype=pl.Int64).alias(FID),
+                SEQ,
+                WRITER,
+            ),
+            firings.select(POSITION, pl.col(FID) + 1, pl.col(UPDATE).alias(SEQ)),
+        ],
+        how="diagonal",
+    ).sort(POSITION, FID)
+    values = python_values(node.source, frame)
+    accumulators: dict[int, Any] = {}
+    out_fid: list[int] = []
+    out_value: list[Any] = []
+    for _, event, seq, writers in events.iter_rows():
+        if event:
+            # a firing (FID + 1) of the window last updated by ``seq``
+            acc = accumulators[seq]
+            if acc is not _EMPTY:
+                out_fid.append(event - 1)
+                out_value.append(fold.result(acc))
+                accumulators[seq] = _EMPTY
+            continue
+        target = _EMPTY
+        if writers:
+            target = accumulators.pop(writers[0])
+            sources: Any = _EMPTY
+            for writer in writers[1:]:
+                part = accumulators.pop(writer)
+                if part is not _EMPTY:
+                    sources = part if sources is _EMPTY else fold.merge(sources, part)
+            if sources is not _EMPTY:
+                target = sources if target is _EMPTY else fold.merge(target, sources)
+        acc = fold.create() if target is _EMPTY else target
+        accumulators[seq] = fold.add(values[seq], acc)
+    return pl.DataFrame(
+        {
+            FID: pl.Series(out_fid, dtype=pl.Int64),
+            RUNNING_VALUE: pl.Series(out_value, dtype=pl.Object),
+        }
+    )
+
+
+def _listed(world: _World, needed: pl.Series) -> pl.DataFrame:
+    """The contents of the ``needed`` records' windows (``UPDATE``, ``SEQ``): the records at
+    positions ``FROM + 1 .. TO`` that arrived by then."""
     rows = world.frame.filter(pl.col(SEQ).is_in(needed.implode())).select(
         pl.col(SEQ).cast(pl.Int64).alias(UPDATE),
         pl.int_ranges(pl.col(FROM) + 1, pl.col(TO) + 1).alias(POS),
     )
     listed = rows.explode(POS)
     seqs = world.frame[SEQ].cast(pl.Int64)
-    listed = listed.with_columns(seqs.gather(listed[POS]).alias(SEQ)).filter(
-        pl.col(SEQ) <= pl.col(UPDATE)
+    return (
+        listed.with_columns(seqs.gather(listed[POS]).alias(SEQ))
+        .filter(pl.col(SEQ) <= pl.col(UPDATE))
+        .select(UPDATE, SEQ)
     )
+
+
+def _listed_values(
+    exprs: Sequence[AggExpr], world: _World, frame: pl.DataFrame, needed: pl.Series
+) -> pl.DataFrame:
+    """Declarative aggregates of the ``needed`` records' windows, from their listed
+    contents: the records at positions ``FROM + 1 .. TO`` that arrived by then."""
+    listed = _listed(world, needed)
     columns = sorted({e.column for e in exprs if e.column is not None})
     contents = listed.select(UPDATE, SEQ).with_columns(
         frame[column].gather(listed[SEQ]) for column in columns
@@ -609,16 +696,138 @@ def run_flink_session(
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
     frame = frame.with_columns(_group_ids(frame, stores).alias(KEYG))
     accepted, world, found = _fixpoint(node, frame)
-    panes = _firings(world, found, advances.collect(), bounds.collect())
-    needed = panes[UPDATE].unique().sort()
-    values = _values_of(node, world, found, frame, needed)
+    trigger = node.trigger
+    purging = isinstance(trigger, FlinkPurgingTrigger)
+    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    versions = record_windows(world.frame)
+    advanced, ends = advances.collect(), bounds.collect()
+    clock = None
+    if node.source.processing_time is not None:
+        clocked, ticks = processing_clock(frame.lazy(), node.source.partition is not None)
+        clocks, ticked = pl.collect_all([clocked.select(CLOCK), ticks])
+        clock = SessionClock(ticked, clocks[CLOCK], frame[WM])
+    if isinstance(nested, FlinkEventTimeTrigger):
+        firings = _firings(world, found, advanced, ends, bounded=node.source.bounded)
+    else:
+        firings = merging_trigger_firings(
+            nested,
+            versions,
+            found,
+            advanced,
+            ends,
+            bounded=node.source.bounded,
+            lateness=node.allowed_lateness,
+            clock=clock,
+        )
+    firings = firings.select(FIRING_COLUMNS)
     if node.keys:
-        panes = pl.concat([panes, frame.select(node.keys)[panes[UPDATE]]], how="horizontal")
-    emitted = panes.join(values, on=UPDATE, how="left", maintain_order="left").sort(
-        [PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True
+        keys = frame.select(node.keys)[firings[UPDATE]]
+        firings = pl.concat([firings, keys], how="horizontal")
+    firings = firings.sort([PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True)
+    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+        from kstreamlike.backends.polars.flink_session_process import session_process_panes
+
+        emitted = session_process_panes(
+            node,
+            world,
+            versions,
+            found,
+            frame,
+            firings,
+            advanced,
+            ends,
+            purging=purging,
+            clocks=None if clock is None else clock.clocks,
+        )
+        late = frame.filter(~accepted).filter(_element_late(node))
+        return _output_columns(node, emitted).lazy(), late.lazy()
+    if node.evictor is not None:
+        emitted = _evicted_panes(node, world, versions, frame, firings, purging=purging)
+    elif purging:
+        emitted = _purged_panes(node, versions, found, frame, firings)
+    else:
+        needed = firings[UPDATE].unique().sort()
+        values = _values_of(node, world, found, frame, needed)
+        emitted = firings.join(values, on=UPDATE, how="left", maintain_order="left")
+    emitted = emitted.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(GROUP, WSTART, WEND).alias(PANE)
     )
     late = frame.filter(~accepted).filter(_element_late(node))
     return _output_columns(node, emitted).lazy(), late.lazy()
+
+
+def _evicted_reads(
+    node: FlinkWindowedAggregate,
+    world: _World,
+    versions: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+    *,
+    purging: bool,
+) -> pl.DataFrame:
+    """What the firings (numbered by ``FID``) of evicting windows read: their present
+    elements (``FID``, ``SEQ``, ``KEEP``) in list order
+    (:func:`._session_contents.evicted_reads`); firings with none emit nothing."""
+    listed = firings.select(FID, UPDATE).join(_listed(world, firings[UPDATE].unique()), on=UPDATE)
+    listed = listed.select(FID, SEQ).join(
+        versions.select(SEQ, TS, pl.col(WEND).alias(ORDER)), on=SEQ
+    )
+    delta = isinstance(node.evictor, FlinkDeltaEvictor)
+    values = python_values(node.source, frame) if delta else []
+    return evicted_reads(node.evictor, purging, listed, values)
+
+
+def _evicted_panes(
+    node: FlinkWindowedAggregate,
+    world: _World,
+    versions: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+    *,
+    purging: bool,
+) -> pl.DataFrame:
+    """The firings of evicting windows that have contents, with what they read, in
+    emission order."""
+    firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
+    reads = _evicted_reads(node, world, versions, frame, firings, purging=purging)
+    aggregation = node.aggregation
+    if isinstance(aggregation, DeclarativeAggregation):
+        columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
+        contents = reads.with_columns(frame[column].gather(reads[SEQ]) for column in columns)
+        values = contents.group_by(FID).agg(
+            final_exprs(aggregation.exprs, frame.schema, pl.col(KEEP))
+        )
+        return firings.join(values, on=FID, how="inner", maintain_order="left").drop(FID)
+    emitted = firings.filter(pl.col(FID).is_in(reads[FID].implode()))
+    renumbered = emitted.select(FID).with_row_index("__ks_emitted")
+    kept = reads.filter(pl.col(KEEP)).join(renumbered, on=FID, maintain_order="left")
+    columns = list(dict.fromkeys([*node.keys, *node.source.value, TS]))
+    contents = kept.select(pl.col("__ks_emitted").cast(pl.Int64).alias(FID), SEQ).with_columns(
+        frame[column].gather(kept[SEQ]) for column in columns
+    )
+    results = firing_results(node, emitted.height, contents)
+    return emitted.drop(FID).with_columns(pl.Series(RUNNING_VALUE, results, dtype=pl.Object))
+
+
+def _purged_panes(
+    node: FlinkWindowedAggregate,
+    versions: pl.DataFrame,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+) -> pl.DataFrame:
+    """The firings that read something under a purging trigger, with what they read
+    (:func:`._session_contents.purged_reads`), in emission order."""
+    aggregation = node.aggregation
+    firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
+    if not isinstance(aggregation, DeclarativeAggregation):
+        values = _purged_python_values(node, versions, found, frame, firings)
+        return firings.join(values, on=FID, how="inner", maintain_order="left").drop(FID)
+    reads = purged_reads(versions, window_table(versions, found), firings)
+    columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
+    contents = reads.with_columns(frame[column].gather(reads[SEQ]) for column in columns)
+    values = contents.group_by(FID).agg(final_exprs(aggregation.exprs, frame.schema))
+    return firings.join(values, on=FID, how="inner", maintain_order="left").drop(FID)
 
 
 def _output_columns(node: FlinkWindowedAggregate, emitted: pl.DataFrame) -> pl.DataFrame:

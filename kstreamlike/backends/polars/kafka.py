@@ -36,7 +36,7 @@ from kstreamlike.plan.nodes import (
 )
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
-__all__ = ["run_kafka"]
+__all__ = ["run_kafka", "run_time"]
 
 ST = "__ks_st"
 PACKED = "__ks_window"
@@ -63,21 +63,22 @@ def _windows(window: KafkaTimeWindow) -> pl.Expr:
     return pl.int_ranges(first * window.advance, ts + 1, window.advance, dtype=pl.Int64)
 
 
-def _contributions(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
+def _contributions(
+    node: KafkaWindowedAggregate, records: pl.LazyFrame, stream_time: str
+) -> pl.LazyFrame:
     """One row per (record, window) the record updates, in arrival then start order."""
     window = node.window
     assert isinstance(window, KafkaTimeWindow)
     expanded = records.with_columns(_windows(window).alias(START))
     if window.advance != window.size:
         expanded = expanded.explode(START)
-    return expanded.filter(pl.col(START) + window.size + window.grace > pl.col(ST)).with_columns(
-        (pl.col(START) + window.size).alias(END)
-    )
+    open_ = pl.col(START) + window.size + window.grace > pl.col(stream_time)
+    return expanded.filter(open_).with_columns((pl.col(START) + window.size).alias(END))
 
 
-def _is_late(window: KafkaTimeWindow) -> pl.Expr:
+def _is_late(window: KafkaTimeWindow, stream_time: str) -> pl.Expr:
     last_start = pl.col(TS) // window.advance * window.advance
-    return last_start + window.size + window.grace <= pl.col(ST)
+    return last_start + window.size + window.grace <= pl.col(stream_time)
 
 
 def _python_running(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
@@ -104,10 +105,11 @@ def _python_running(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -
 def _changelog(
     node: KafkaWindowedAggregate, records: pl.LazyFrame, contributions: pl.LazyFrame
 ) -> pl.LazyFrame:
-    """Every window update, in forward order (arrival, then window start)."""
+    """Every window update, in forward order (arrival, then window start), with the record
+    that forwards it (``SEQ``)."""
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
-        return _python_running(node, contributions).drop(SEQ)
+        return _python_running(node, contributions)
     group = _window_id(node)
     over = group
     packed = _packed_window_id(node, records)
@@ -120,18 +122,21 @@ def _changelog(
         *running_exprs(aggregation.exprs, over, node.source.schema),
         pl.col(TS).cum_max().over(over).alias(TIMESTAMP),
         pl.lit(False).alias(TOMBSTONE),
+        SEQ,
     )
 
 
 def _finals(
     node: KafkaWindowedAggregate, records: pl.LazyFrame, contributions: pl.LazyFrame
 ) -> pl.LazyFrame:
-    """Each window's final value and timestamp (deleted windows left out)."""
+    """Each window's final value and timestamp (deleted windows left out), sorted by
+    (start, partition, keys) with nulls last."""
     group = _window_id(node)
+    order = list(dict.fromkeys([START, *group]))
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
         last = _python_running(node, contributions).group_by(group).last()
-        return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ)
+        return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ).sort(order, nulls_last=True)
     window = node.window
     assert isinstance(window, KafkaTimeWindow)
     values = [
@@ -140,18 +145,20 @@ def _finals(
     ]
     packed = _packed_window_id(node, records)
     if packed is None:
-        finals = contributions.group_by(group).agg(*values)
+        finals = contributions.group_by(group).agg(*values).sort(order, nulls_last=True)
     else:
+        # The start is the most significant digit: sorting the packed id sorts the windows.
         finals = (
             contributions.group_by(packed.pack())
             .agg(*values)
+            .sort(packed.name)
             .select(*packed.unpack(), *(v.meta.output_name() for v in values))
         )
     return finals.with_columns((pl.col(START) + window.size).alias(END))
 
 
 def _packed_window_id(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> Packing | None:
-    """The window id (partition, keys, start) packed into one Int64, when it fits."""
+    """The window id (start, partition, keys) packed into one Int64, when it fits."""
     window = node.window
     assert isinstance(window, KafkaTimeWindow)
     columns = _window_id(node)[:-1]
@@ -161,23 +168,35 @@ def _packed_window_id(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> Pa
     # Every window start is a multiple of the advance in (ts - size, ts].
     low = (ts.low - window.size) // window.advance * window.advance
     start = Range(START, pl.col(START), pl.Int64(), low, ts.high, False, window.advance)
-    return packing(PACKED, [*ranges, start])
+    return packing(PACKED, [start, *ranges])
 
 
 def _on_close(
-    node: KafkaWindowedAggregate, records: pl.LazyFrame, contributions: pl.LazyFrame
+    node: KafkaWindowedAggregate,
+    records: pl.LazyFrame,
+    contributions: pl.LazyFrame,
+    stream_time: str,
+    place: bool,
 ) -> pl.LazyFrame:
-    """Each window's final value at the first record after which it is closed."""
+    """Each window's final value at the first record after which it is closed; unless
+    ``place``, each window's final value with the stream time that closes it (``DUE``)."""
     window = node.window
     assert isinstance(window, KafkaTimeWindow)
     part = _partition(node)
-    finals = _finals(node, records, contributions)
+    finals = _finals(node, records, contributions).with_columns(
+        (pl.col(END) + window.grace).alias(DUE)
+    )
+    if not place:
+        return finals.with_columns(pl.lit(False).alias(TOMBSTONE))
+    # Windows come sorted by start, so by due time, and every due time is an end plus
+    # grace: a multiple of the advance plus a constant.
     closed = first_position_reaching(
-        finals.with_columns((pl.col(END) + window.grace).alias(DUE)),
-        records.select(*part, pl.col(ST).alias(TIME), SEQ),
+        finals,
+        records.select(*part, pl.col(stream_time).alias(TIME), SEQ),
         SEQ,
         part,
-        node.keys,
+        grid=(window.advance, (window.size + window.grace) % window.advance),
+        presorted=True,
     ).filter(pl.col(FIRST).is_not_null())
     if part:
         closed = closed.sort(
@@ -188,13 +207,70 @@ def _on_close(
     return closed.drop(FIRST).with_columns(pl.lit(False).alias(TOMBSTONE))
 
 
+def run_time(
+    node: KafkaWindowedAggregate,
+    records: pl.LazyFrame,
+    stream_time: str,
+    suppress_duration: int | None,
+    *,
+    place: bool = True,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The emitted rows and late records of a time-window (tumbling, hopping) aggregation.
+
+    Args:
+        node: the aggregation (time window).
+        records: the valid records in arrival order (``SEQ``) with their partition's
+            stream time in column ``stream_time``.
+        stream_time: see ``records``.
+        suppress_duration: when the plan suppresses until windows close, the suppression
+            duration (the grace).
+        place: whether to place ON_WINDOW_CLOSE rows. False, for callers that hold only
+            some keys of a partition and place rows with the whole partition's stream
+            time, gives each window's final value with the stream time that closes it
+            (``DUE``) instead, in no particular order; ``suppress_duration`` must then be
+            None.
+
+    Returns:
+        The emitted rows in emission order (grouping columns, window bounds, aggregates,
+        ``timestamp`` and ``is_tombstone``; every-update rows also keep the record that
+        forwards them, ``SEQ``), and the late records (with ``stream_time``) in arrival
+        order.
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> rows = {"k": ["a", "a", "a"], "ts": [1, 12, 3], "v": [1, 2, 3]}
+        >>> windows = ks.TimeWindows.of_size_with_no_grace(10)
+        >>> stream = ks.stream(pl.DataFrame(rows), key="k", value="v", timestamp="ts")
+        >>> node = stream.group_by_key().windowed_by(windows).reduce(lambda a, b: a + b).plan
+        >>> records = pl.LazyFrame(
+        ...     {SEQ: [0, 1, 2], "k": ["a"] * 3, TS: [1, 12, 3], "v": [1, 2, 3], ST: [1, 12, 12]}
+        ... )
+        >>> emitted, late = run_time(node, records, ST, None)
+        >>> emitted.select("window_start", "value", SEQ).collect().rows()
+        [(0, 1, 0), (10, 2, 1)]
+        >>> late.collect()[SEQ].to_list()  # ts 3 arrives after stream time 12 closed [0, 10)
+        [2]
+    """
+    window = node.window
+    assert isinstance(window, KafkaTimeWindow)
+    assert place or suppress_duration is None
+    contributions = _contributions(node, records, stream_time)
+    if node.emit_on_close:
+        emitted = _on_close(node, records, contributions, stream_time, place)
+    else:
+        emitted = _changelog(node, records, contributions)
+    if suppress_duration is not None:
+        emitted = suppress(emitted, _partition(node), node.keys, suppress_duration, TOMBSTONE)
+    return emitted, records.filter(_is_late(window, stream_time))
+
+
 def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(main output, late records) of a Kafka-profile plan over arrival-ordered records."""
     table = node.table if isinstance(node, ToStream) else node
     agg = table.table if isinstance(table, Suppress) else table
     assert isinstance(agg, KafkaWindowedAggregate)
     window = agg.window
-    part = _partition(agg)
     stream_time = pl.col(TS).cum_max()
     if agg.source.partition is not None:
         stream_time = stream_time.over(agg.source.partition)
@@ -212,12 +288,6 @@ def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.Laz
         emitted, late = run_sliding(agg, records, ST, duration)
         return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
     assert isinstance(window, KafkaTimeWindow)
-    contributions = _contributions(agg, records)
-    if agg.emit_on_close:
-        emitted = _on_close(agg, records, contributions)
-    else:
-        emitted = _changelog(agg, records, contributions)
-    if isinstance(table, Suppress):
-        emitted = suppress(emitted, part, agg.keys, table.duration, TOMBSTONE)
-    late = records.filter(_is_late(window))
+    duration = table.duration if isinstance(table, Suppress) else None
+    emitted, late = run_time(agg, records, ST, duration)
     return finish_main(node, emitted), finish_late(node, late, pl.col(ST))

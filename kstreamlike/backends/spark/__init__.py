@@ -2,16 +2,17 @@
 
 Every step stays distributed: arrival order is a range-partitioned sort, scans in arrival
 order are parallel prefixes (:mod:`._scan`), and aggregations are ``groupBy`` or window
-functions partitioned by window. Kafka session and sliding windows run the Polars backend's
-algorithms per (partition, key) on the executors (:mod:`.kafka_keyed`), once every record
-carries its partition's stream time; so does Flink's firing model (:mod:`.flink_keyed`:
-sessions, triggers, evictors, global and count windows, Python and window functions,
-processing time), once every record carries its partition's watermark, through the Polars
-algorithms or, where the Polars backend has none, the reference interpreter's operator for
-the key. Flink time windows with the default trigger and ``ks.agg`` aggregations stay
-vectorized (:func:`vectorized`). :func:`unsupported` names the plans that do not run on
-Spark. Results are Spark frames when the input is one, and Polars frames (converted through
-Arrow) otherwise.
+functions partitioned by window. Kafka session and sliding windows, and Kafka time windows
+with Python aggregations, run the Polars backend's algorithms per (partition, key) on the
+executors (:mod:`.kafka_keyed`), once every record carries its partition's stream time; so
+does Flink's firing model (:mod:`.flink_keyed`: sessions, triggers, evictors, global and
+count windows, Python and window functions), once every record carries its partition's
+watermark. Plans whose firings depend on the partition's processing-time clock run the
+reference interpreter's operator for the key instead, fed the partition's clock. Flink time
+windows with the default trigger and ``ks.agg`` aggregations stay vectorized
+(:func:`vectorized`). :func:`unsupported` names the plans that do not run on Spark. Results
+are Spark frames when the input is one, and Polars frames (converted through Arrow)
+otherwise.
 """
 
 from __future__ import annotations
@@ -60,8 +61,7 @@ def python_dtype(node: PlanNode) -> pl.DataType | None:
 def unsupported(node: PlanNode) -> str | None:
     """Why the Spark backend cannot run ``node``, or None when it can. It runs every plan
     the reference interpreter runs, except Python aggregations and window functions whose
-    value dtype is unknown before the query runs (see :func:`python_dtype`), and Python
-    aggregations over Kafka time windows.
+    value dtype is unknown before the query runs (see :func:`python_dtype`).
 
     Example:
         >>> import polars as pl
@@ -75,16 +75,15 @@ def unsupported(node: PlanNode) -> str | None:
         >>> counted = stream.key_by("k").count_window(3).trigger(ks.CountTrigger.of(2))
         >>> unsupported(counted.reduce(lambda a, b: a + b).plan) is None
         True
+        >>> hopping = ks.TimeWindows.of_size_with_no_grace(10).advance_by(5)
+        >>> windowed = stream.group_by_key().windowed_by(hopping)
+        >>> unsupported(windowed.reduce(lambda a, b: a + b).plan) is None
+        True
     """
-    agg = windowed_aggregate(node)
     try:
         python_dtype(node)
     except InvalidSpecError as error:
         return str(error)
-    if isinstance(agg, KafkaWindowedAggregate):
-        python = not isinstance(agg.aggregation, DeclarativeAggregation)
-        if python and isinstance(agg.window, KafkaTimeWindow):
-            return "Python aggregations over time windows do not run on Spark yet"
     return None
 
 
@@ -153,15 +152,17 @@ def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
 
     spark = spark_session(agg.source.frame)
     prepared = prepare(spark, agg)
-    if isinstance(agg, KafkaWindowedAggregate) and not isinstance(agg.window, KafkaTimeWindow):
-        main, late = run_kafka_keyed(node, agg, prepared.valid, python_dtype(node))
+    python = python_dtype(node)
+    keyed = not isinstance(agg.window, KafkaTimeWindow) or python is not None
+    if isinstance(agg, KafkaWindowedAggregate) and keyed:
+        main, late = run_kafka_keyed(node, agg, prepared.valid, python)
     elif isinstance(agg, KafkaWindowedAggregate):
         main, late = run_kafka(node, agg, prepared)
     elif isinstance(agg, FlinkWindowedAggregate) and vectorized(agg):
         main, late = run_flink(node, agg, prepared.valid)
     else:
         assert isinstance(agg, FlinkWindowedAggregate)
-        main, late = run_flink_keyed(node, agg, prepared.valid, python_dtype(node))
+        main, late = run_flink_keyed(node, agg, prepared.valid, python)
     invalid = finish_invalid(node, prepared.invalid)
     if is_spark_frame(agg.source.frame):
         frames: tuple[Any, Any, Any] = (main, late, invalid)

@@ -57,6 +57,7 @@ __all__ = [
     "exact_events",
     "nested_trigger",
     "processing_time_trigger",
+    "reads_processing_time",
     "replay_key",
     "vectorized_key",
 ]
@@ -126,6 +127,32 @@ def processing_time_trigger(node: FlinkWindowedAggregate) -> bool:
     """Whether the plan's trigger (inside a ``PurgingTrigger``) runs on processing time."""
     nested = nested_trigger(node.trigger)
     return isinstance(nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger))
+
+
+def reads_processing_time(node: FlinkWindowedAggregate) -> bool:
+    """Whether the plan's firings read the partition's processing-time clock: a
+    processing-time trigger, or a function (whose context shows the clock) on a stream with
+    a ``processing_time`` column. Those keys run :func:`replay_key`, which is fed the
+    partition's clock; :func:`vectorized_key` would see only the key's own records'.
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> frame = pl.DataFrame({"k": ["a"], "ts": [1], "v": [2], "pt": [5]})
+        >>> stream = ks.stream(frame, key="k", value="v", timestamp="ts", processing_time="pt")
+        >>> windowed = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+        >>> reads_processing_time(windowed.sum("v").plan)
+        False
+        >>> reads_processing_time(windowed.reduce(lambda a, b: a + b).plan)
+        False
+        >>> processing = windowed.trigger(ks.ProcessingTimeTrigger.create())
+        >>> reads_processing_time(processing.sum("v").plan)
+        True
+    """
+    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
+    if function and node.source.processing_time is not None:
+        return True
+    return processing_time_trigger(node)
 
 
 def nested_trigger(trigger: FlinkTrigger) -> FlinkTrigger:

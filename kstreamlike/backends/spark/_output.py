@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.spark._frames import spark_type
 from kstreamlike.backends.spark._prepare import REASON, ROW, SEQ
 from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
@@ -20,12 +21,14 @@ _MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
 
 
 def ticks_to_time(ticks: Column, node: PlanNode) -> Column:
-    """Event-time ticks back to the event-time column's type."""
+    """Event-time ticks back to the event-time column's type; for a timestamp, the ends of
+    time (``Long.MIN_VALUE``, ``Long.MAX_VALUE``: a global window's timestamp) are null."""
     from pyspark.sql import functions as F
 
     unit = windowed_aggregate(node).source.time_unit
     if not unit.is_datetime:
         return ticks.cast("long")
+    ticks = F.when(ticks.between(LONG_MIN + 1, LONG_MAX - 1), ticks)
     if unit.unit == "ns":
         return F.timestamp_micros(F.floor(ticks / 1_000).cast("long"))
     return F.timestamp_micros(ticks * _MICROS_PER_UNIT[unit.unit])

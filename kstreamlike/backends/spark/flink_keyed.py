@@ -7,10 +7,11 @@ the watermark before every record (``WM``), the partition's watermark advances a
 ``processing_time`` column, the partition's processing-time clock at every record, each
 (partition, key) is an independent problem, solved on the executors
 (:func:`._kernels.per_key`) by the Polars backend's algorithm
-(:func:`kstreamlike.backends.polars.flink.flink_panes`), or, for the plans the Polars
-backend leaves to the reference interpreter (``polars_gap``: user functions under triggers
-it does not vectorize, delta functions, processing-time triggers), by the reference's
-``WindowOperator`` for the key, record by record (:mod:`._flink_kernels`).
+(:func:`kstreamlike.backends.polars.flink.flink_panes`), or, for the plans that read the
+partition's processing-time clock (:func:`._flink_kernels.reads_processing_time`: the
+Polars backend builds that clock from the records it is given, which here are one key's),
+by the reference's ``WindowOperator`` for the key, fed the partition's clock, record by
+record (:mod:`._flink_kernels`).
 
 **Which advances a key sees.** Between two records of a key no other record of that key
 arrives, so what the key's windows hold is the same whether its kernel replays every advance
@@ -56,7 +57,6 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
-from kstreamlike.backends.polars._support import polars_gap
 from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._flink_kernels import (
     EV_POS,
@@ -72,6 +72,7 @@ from kstreamlike.backends.spark._flink_kernels import (
     exact_events,
     nested_trigger,
     processing_time_trigger,
+    reads_processing_time,
     replay_key,
     vectorized_key,
 )
@@ -394,7 +395,7 @@ def _schema(
 def _kernel(node: FlinkWindowedAggregate) -> Kernel:
     """The per-key run (module docstring): the panes, then one row per late record."""
     shipped = shippable(node)
-    replay = polars_gap(node) is not None
+    replay = reads_processing_time(node)
     exact = exact_events(node)
 
     def kernel(group: pl.DataFrame) -> pl.DataFrame:

@@ -1,4 +1,5 @@
-"""Kafka-profile ``TimeWindows`` (tumbling, hopping) on Spark.
+"""Kafka-profile ``TimeWindows`` (tumbling, hopping) with ``ks.agg`` aggregations on Spark
+(Python aggregations run through per-key kernels, :mod:`.kafka_keyed`).
 
 The rules of the Polars backend (:mod:`kstreamlike.backends.polars.kafka`), answered
 without sorting the records (:mod:`._arrivals`). A window ``[s, s + size)`` closes at the

@@ -1,14 +1,17 @@
-"""Kafka-profile ``SessionWindows`` and ``SlidingWindows`` on Spark, through per-key kernels.
+"""Kafka-profile windows whose state depends on the order of a key's records, on Spark,
+through per-key kernels: ``SessionWindows`` and ``SlidingWindows``, and ``TimeWindows``
+(tumbling, hopping) with Python aggregations.
 
 Stream time is a running maximum per partition (a parallel prefix, :func:`._scan.running_max`).
 With it, each (partition, key) is an independent problem, solved on the executors by the
 Polars algorithm for the window type (:func:`kstreamlike.backends.polars.kafka_session.run_session`,
-:func:`kstreamlike.backends.polars.kafka_sliding.run_sliding`, both with ``place=False``):
-which records are late and either the changelog of every update (with the record that
-forwards it and its order within the record), or, on window close, each candidate window with
-the stream time that closes it. Candidates are then placed at the first arrival of the
-partition whose stream time closes them (:func:`._scan.first_position_reaching`), and
-``suppress`` runs over the changelog as for time windows (:func:`._suppress.suppress`).
+:func:`kstreamlike.backends.polars.kafka_sliding.run_sliding`,
+:func:`kstreamlike.backends.polars.kafka.run_time`, all with ``place=False``): which records
+are late and either the changelog of every update (with the record that forwards it and its
+order within the record), or, on window close, each candidate window with the stream time
+that closes it. Candidates are then placed at the first arrival of the partition whose
+stream time closes them (:func:`._scan.first_position_reaching`), and ``suppress`` runs over
+the changelog as for declarative time windows (:func:`._suppress.suppress`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from kstreamlike.backends.polars._python import WindowDeleted
+from kstreamlike.backends.polars.kafka import run_time
 from kstreamlike.backends.polars.kafka_session import CONSUMER, SUB, run_session
 from kstreamlike.backends.polars.kafka_sliding import CREATED, run_sliding
 from kstreamlike.backends.spark import _scan
@@ -43,7 +47,7 @@ from kstreamlike.plan.nodes import (
     ToStream,
 )
 from kstreamlike.plan.schema import output_schema
-from kstreamlike.plan.windows import KafkaSessionWindow
+from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -62,6 +66,7 @@ DELETED_MESSAGE = (
 )
 
 Kernel = Callable[[pl.DataFrame], pl.DataFrame]
+Runner = Callable[..., tuple[pl.LazyFrame, pl.LazyFrame]]
 
 
 def _group(node: KafkaWindowedAggregate) -> list[str]:
@@ -97,24 +102,37 @@ def _schema(
     return schema
 
 
+def _runner(agg: KafkaWindowedAggregate) -> Runner:
+    """The Polars algorithm for ``agg``'s window."""
+    if isinstance(agg.window, KafkaSessionWindow):
+        return run_session
+    if isinstance(agg.window, KafkaSlidingWindow):
+        return run_sliding
+    return run_time
+
+
 def _kernel(agg: KafkaWindowedAggregate) -> Kernel:
     """The per-key run of the Polars algorithm for ``agg``'s window (see the module
     docstring): emitted rows, then one row per late record (``LATE``)."""
     shipped = shippable(agg)
-    session = isinstance(agg.window, KafkaSessionWindow)
+    run = _runner(agg)
+    # Every-update rows of sliding and time windows come in changelog order: number them
+    # within their record (session rows carry that number already).
+    numbered = not isinstance(agg.window, KafkaSessionWindow) and not agg.emit_on_close
 
     def kernel(group: pl.DataFrame) -> pl.DataFrame:
         local = local_numbers(group, SEQ)
-        run = run_session if session else run_sliding
         try:
             emitted, late = run(shipped, local.lazy(), ST, None, place=False)
             rows = emitted.collect()
         except WindowDeleted as deleted:
             raise KernelFailed(DELETED_MESSAGE) from deleted
-        if not session:
+        if numbered:
             rows = rows.with_row_index(SUB)  # the changelog's order within a record
+        # Every row is of the group's partition (time windows do not carry it).
+        part = pl.lit(group[PART][0], dtype=group.schema[PART]).alias(PART)
         rows = to_global(
-            rows.with_columns(pl.lit(False).alias(LATE)), local, [SEQ, CONSUMER, CREATED]
+            rows.with_columns(part, pl.lit(False).alias(LATE)), local, [SEQ, CONSUMER, CREATED]
         )
         dropped = to_global(late.collect().select(PART, SEQ), local, [SEQ])
         return pl.concat(
@@ -135,7 +153,10 @@ def _place(agg: KafkaWindowedAggregate, emitted: DataFrame, records: DataFrame) 
     )
     if isinstance(agg.window, KafkaSessionWindow):
         return placed.filter(F.col(CONSUMER).isNull() | (F.col(CONSUMER) > F.col(FIRST)))
-    return placed.withColumn(FIRST, F.greatest(F.col(FIRST), F.col(CREATED)))
+    if isinstance(agg.window, KafkaSlidingWindow):
+        return placed.withColumn(FIRST, F.greatest(F.col(FIRST), F.col(CREATED)))
+    # A time window's first record comes before stream time reaches its close.
+    return placed
 
 
 def _aggregated(agg: KafkaWindowedAggregate) -> list[str]:
@@ -151,8 +172,9 @@ def run_kafka_keyed(
     valid: DataFrame,
     python: pl.DataType | None,
 ) -> tuple[DataFrame, DataFrame]:
-    """(main output, late records) of a Kafka session or sliding window plan over prepared
-    records (``python``: the dtype of a Python aggregation's value)."""
+    """(main output, late records) of a Kafka session or sliding window plan, or a time
+    window plan with a Python aggregation, over prepared records (``python``: the dtype of
+    a Python aggregation's value)."""
     from pyspark.sql import functions as F
 
     records = running_max(valid, TS, ST)
