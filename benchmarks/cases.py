@@ -87,6 +87,31 @@ def _spark_window_baseline(size: str, slide: str | None) -> Callable[[Any], obje
     return run
 
 
+def _spark_count_window(sdf: Any) -> object:
+    """``count_window(100, 10)`` sum per key on Spark (the Flink profile's per-key path)."""
+    stream = ks.stream(sdf, timestamp="ts", order_by="offset")
+    _run_spark(stream.key_by("key").count_window(100, 10).sum("amount").collect())
+    return None
+
+
+def spark_count_window_baseline(sdf: Any) -> object:
+    """Per key, a window function summing the last 100 records at every 10th record (in
+    offset order)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    by_key = Window.partitionBy("key").orderBy("offset")
+    last_100 = by_key.rowsBetween(-99, Window.currentRow)
+    _run_spark(
+        sdf.select(
+            "key",
+            F.row_number().over(by_key).alias("n"),
+            F.sum("amount").over(last_100).alias("sum"),
+        ).filter(F.col("n") % 10 == 0)
+    )
+    return None
+
+
 def _time_windows(
     backend: str, windows: ks.TimeWindows, on_close: bool
 ) -> Callable[[pl.DataFrame], object]:
@@ -318,6 +343,13 @@ CASES = [
         _spark_window_baseline("1 minute", None),
         spark_input,
         target=1.3,
+    ),
+    Case(
+        "spark count_window(100, 10) sum per key",
+        1_000_000,
+        _spark_count_window,
+        spark_count_window_baseline,
+        spark_input,
     ),
     Case(
         "spark hopping 5 min / 1 min, grace 10 s, on close",

@@ -1,9 +1,12 @@
-"""Per-key kernels: a Polars function run on the executors for each (partition, key).
+"""Per-key kernels: a Polars function run on the executors for the keys of a partition.
 
 Once every record carries its partition's stream time (or watermark) and its arrival
-number, each (partition, key) is an independent problem. :func:`per_key` hands each group
-to a Polars function with ``groupBy(...).applyInArrow``: Arrow in, Polars in between, Arrow
-out, never through the driver. The output schema is fixed before the query runs.
+number, each (partition, key) is an independent problem. :func:`per_key` hands the keys of
+a partition to a Polars function with ``groupBy(...).applyInArrow`` (Arrow in, Polars in
+between, Arrow out, never through the driver), in buckets: each call gets every key whose
+hash falls in one of ``spark.sql.shuffle.partitions`` buckets, so that the Polars
+algorithms, which run any number of keys at once, run vectorized over many keys instead of
+once per key. The output schema is fixed before the query runs.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ __all__ = [
 ]
 
 GLOBAL = "__ks_global_seq"  # the arrival number the Spark side gave the record
+_BUCKET = "__ks_bucket"  # the bucket of keys a record's kernel call runs
 
 
 KERNEL_FAILED = "KernelFailed"
@@ -101,13 +105,16 @@ def _typed(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
 
 def per_key(
     frame: DataFrame,
-    by: Sequence[str],
+    partition: str,
+    keys: Sequence[str],
     kernel: Callable[[pl.DataFrame], pl.DataFrame],
     schema: dict[str, pl.DataType],
 ) -> DataFrame:
-    """``kernel`` applied to the rows of each group of ``frame`` by ``by``; the kernel's
-    output is cast to ``schema`` (column name to Polars dtype)."""
+    """``kernel`` applied to the rows of each bucket of keys of each partition of
+    ``frame`` (the module docstring); the kernel's output is cast to ``schema`` (column
+    name to Polars dtype). A kernel must treat its rows' keys independently."""
     import pyarrow as pa
+    from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructField, StructType
 
@@ -123,5 +130,8 @@ def per_key(
         out = _typed(kernel(group), casts)
         return out.to_arrow().cast(arrow_schema)
 
-    result: DataFrame = frame.groupBy(*by).applyInArrow(run, spark_schema)
+    buckets = int(frame.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
+    bucket = F.pmod(F.xxhash64(*keys), F.lit(buckets)) if keys else F.lit(0)
+    grouped = frame.withColumn(_BUCKET, bucket).groupBy(partition, _BUCKET)
+    result: DataFrame = grouped.applyInArrow(lambda table: run(table.drop([_BUCKET])), spark_schema)
     return result

@@ -6,7 +6,7 @@ change. Once Spark has computed, with its distributed scans (:mod:`.flink`, :mod
 the watermark before every record (``WM``), the partition's watermark advances and, with a
 ``processing_time`` column, the partition's processing-time clock at every record, each
 (partition, key) is an independent problem, solved on the executors
-(:func:`._kernels.per_key`) by the Polars backend's algorithm
+(:func:`._kernels.per_key`, in buckets of keys) by the Polars backend's algorithm
 (:func:`kstreamlike.backends.polars.flink.flink_panes`), or, for the plans that read the
 partition's processing-time clock (:func:`._flink_kernels.reads_processing_time`: the
 Polars backend builds that clock from the records it is given, which here are one key's),
@@ -486,7 +486,7 @@ def run_flink_keyed(
         inputs = inputs.unionByName(events, allowMissingColumns=True)
     inputs = inputs.join(F.broadcast(partitions), PART)
     schema = _schema(node, agg, records, python)
-    out = per_key(inputs, _group(agg), _kernel(agg), schema)
+    out = per_key(inputs, PART, agg.keys, _kernel(agg), schema)
     if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
         out = out.localCheckpoint(eager=True)
     late = records.join(out.filter(F.col(LATE)).select(PART, SEQ), [PART, SEQ], "left_semi")

@@ -181,7 +181,7 @@ def run_kafka_keyed(
     schema = _schema(agg, records, _values(node, python))
     needed = [SEQ, TS, PART, ST, *_group(agg), *agg.source.value, *_aggregated(agg)]
     inputs = records.select(*dict.fromkeys(needed))
-    out = per_key(inputs, [PART, *agg.keys], _kernel(agg), schema)
+    out = per_key(inputs, PART, agg.keys, _kernel(agg), schema)
     if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
         out = out.localCheckpoint(eager=True)
     late = records.join(out.filter(F.col(LATE)).select(PART, SEQ), [PART, SEQ], "left_semi")
