@@ -27,10 +27,13 @@ __all__ = [
     "delta_triggers",
     "evictors",
     "explicit_watermarks",
+    "firing_stream",
     "frames",
+    "global_window_firing",
     "processing_times",
     "python_function",
     "row_delta",
+    "time_window_firing",
     "time_window_triggers",
     "watermark_strategies",
 ]
@@ -281,3 +284,71 @@ def python_function(windowed: Any, kind: str) -> Any:
     if kind == "process_cleared":
         return windowed.process(Cleared())
     return windowed.process(Panes())
+
+
+def firing_stream(
+    frame: pl.DataFrame,
+    data: st.DataObject,
+    *,
+    partition: bool,
+    bounded: bool,
+    order_by: bool = True,
+    **columns: Any,
+) -> Any:
+    """The stream the firing tests read: ``ts`` event time, ``o`` arrival order (when
+    ``order_by``), ``p`` partitions (when ``partition``), drawn watermarks, and the other
+    ``columns`` of :func:`kstreamlike.stream` (``key``, ``value``, ``processing_time``)."""
+    return ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o" if order_by else None,
+        partition="p" if partition else None,
+        watermarks=data.draw(watermark_strategies(partition, order_by)),
+        bounded=bounded,
+        **columns,
+    )
+
+
+def _keyed(stream: Any, keys: list[str]) -> Any:
+    return stream.key_by(keys[0] if len(keys) == 1 else keys)
+
+
+def time_window_firing(
+    stream: Any,
+    keys: list[str],
+    assigner: Any,
+    lateness: int,
+    trigger: Any,
+    evictor: Any,
+    aggregations: list[ks.agg.AggExpr],
+) -> Any:
+    """``aggregations`` over ``assigner``'s windows with a late side output, under
+    ``trigger`` and ``evictor`` (None: the default, none)."""
+    windowed = (
+        _keyed(stream, keys)
+        .window(assigner)
+        .allowed_lateness(lateness)
+        .side_output_late_data(ks.OutputTag("late"))
+    )
+    if trigger is not None:
+        windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    return windowed.aggregate(*aggregations)
+
+
+def global_window_firing(
+    stream: Any, keys: list[str], trigger: Any, evictor: Any, aggregations: list[ks.agg.AggExpr]
+) -> Any:
+    """``aggregations`` over global windows: fired at the end of the input (``trigger``
+    None), never (``"never"``) or by ``trigger``, with ``evictor`` (None: none)."""
+    keyed = _keyed(stream, keys)
+    if trigger is None:
+        windowed = keyed.window(ks.GlobalWindows.create_with_end_of_stream_trigger())
+    else:
+        windowed = keyed.window(ks.GlobalWindows.create())
+        if trigger != "never":
+            windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    return windowed.aggregate(*aggregations)

@@ -18,7 +18,9 @@ from tests.backends.flink_strategies import (
     count_triggers,
     delta_triggers,
     evictors,
+    firing_stream,
     frames,
+    global_window_firing,
     processing_times,
     python_function,
     watermark_strategies,
@@ -47,24 +49,9 @@ def test_global_windows_match_reference(
     aggregations: list[ks.agg.AggExpr],
     data: st.DataObject,
 ) -> None:
-    stream = ks.stream(
-        frame,
-        timestamp="ts",
-        order_by="o" if order_by else None,
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by)),
-        bounded=bounded,
-    )
-    keyed = stream.key_by(keys[0] if len(keys) == 1 else keys)
-    if trigger is None:
-        windowed = keyed.window(ks.GlobalWindows.create_with_end_of_stream_trigger())
-    else:
-        windowed = keyed.window(ks.GlobalWindows.create())
-        if trigger != "never":
-            windowed = windowed.trigger(trigger)
-    if evictor is not None:
-        windowed = windowed.evictor(evictor)
-    assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
+    stream = firing_stream(frame, data, partition=partition, bounded=bounded, order_by=order_by)
+    result = global_window_firing(stream, keys, trigger, evictor, aggregations)
+    assert_same_as_reference(result, "polars")
 
 
 @given(
@@ -113,14 +100,13 @@ def test_python_functions_on_global_windows_match_reference(
     kind: str,
     data: st.DataObject,
 ) -> None:
-    stream = ks.stream(
+    stream = firing_stream(
         frame,
+        data,
+        partition=partition,
+        bounded=True,
         key="k",
         value=None if kind == "row_reduce" else "v",
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
     )
     keyed = stream.key_by("k")
     if trigger is None:
@@ -205,15 +191,14 @@ def test_continuous_processing_time_trigger_on_global_windows_matches_reference(
     data: st.DataObject,
 ) -> None:
     """Periodic firings by processing time, from each key's first element on."""
-    stream = ks.stream(
+    stream = firing_stream(
         data.draw(processing_times(frame, -20)),
+        data,
+        partition=partition,
+        bounded=True,
         key="k",
         value="v",
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
         processing_time="pt",
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
     )
     trigger = ks.ContinuousProcessingTimeTrigger.of(interval)
     windowed = (

@@ -27,6 +27,7 @@ from tests.backends.flink_strategies import (
     Collect,
     evictors,
     explicit_watermarks,
+    firing_stream,
     processing_times,
     python_function,
     watermark_strategies,
@@ -496,15 +497,14 @@ def test_processing_time_triggers_on_sessions_match_reference(
     stay before the windows' ends for the continuous trigger, which past them would fire
     without end)."""
     low = -100 if continuous is None else -3000
-    stream = ks.stream(
+    stream = firing_stream(
         data.draw(processing_times(frame, low)),
+        data,
+        partition=partition,
+        bounded=True,
         key="k",
         value="v",
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
         processing_time="pt",
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
     )
     trigger = (
         ks.ProcessingTimeTrigger.create()

@@ -22,11 +22,12 @@ from tests.backends.flink_strategies import (
     Collect,
     assigners,
     evictors,
+    firing_stream,
     frames,
     processing_times,
     python_function,
+    time_window_firing,
     time_window_triggers,
-    watermark_strategies,
 )
 
 
@@ -56,25 +57,9 @@ def test_time_window_firing_matches_reference(
     aggregations: list[ks.agg.AggExpr],
     data: st.DataObject,
 ) -> None:
-    stream = ks.stream(
-        frame,
-        timestamp="ts",
-        order_by="o" if order_by else None,
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by)),
-        bounded=bounded,
-    )
-    windowed = (
-        stream.key_by(keys[0] if len(keys) == 1 else keys)
-        .window(assigner)
-        .allowed_lateness(lateness)
-        .side_output_late_data(ks.OutputTag("late"))
-    )
-    if trigger is not None:
-        windowed = windowed.trigger(trigger)
-    if evictor is not None:
-        windowed = windowed.evictor(evictor)
-    assert_same_as_reference(windowed.aggregate(*aggregations), "polars")
+    stream = firing_stream(frame, data, partition=partition, bounded=bounded, order_by=order_by)
+    result = time_window_firing(stream, keys, assigner, lateness, trigger, evictor, aggregations)
+    assert_same_as_reference(result, "polars")
 
 
 @given(
@@ -97,16 +82,7 @@ def test_window_functions_on_time_windows_match_reference(
     kind: str,
     data: st.DataObject,
 ) -> None:
-    stream = ks.stream(
-        frame,
-        key="k",
-        value="v",
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
-        bounded=bounded,
-    )
+    stream = firing_stream(frame, data, partition=partition, bounded=bounded, key="k", value="v")
     windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
     if purging:
         windowed = windowed.trigger(ks.PurgingTrigger.of(ks.EventTimeTrigger.create()))
@@ -141,22 +117,9 @@ def test_continuous_event_time_trigger_matches_reference(
     aggregations: list[ks.agg.AggExpr],
     data: st.DataObject,
 ) -> None:
-    stream = ks.stream(
-        frame,
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
-        bounded=bounded,
-    )
-    result = (
-        stream.key_by(keys[0] if len(keys) == 1 else keys)
-        .window(assigner)
-        .allowed_lateness(lateness)
-        .side_output_late_data(ks.OutputTag("late"))
-        .trigger(ks.ContinuousEventTimeTrigger.of(interval))
-        .aggregate(*aggregations)
-    )
+    stream = firing_stream(frame, data, partition=partition, bounded=bounded)
+    trigger = ks.ContinuousEventTimeTrigger.of(interval)
+    result = time_window_firing(stream, keys, assigner, lateness, trigger, None, aggregations)
     assert_same_as_reference(result, "polars")
 
 
@@ -184,15 +147,13 @@ def test_python_functions_under_triggers_on_time_windows_match_reference(
 ) -> None:
     """``reduce``, ``AggregateFunction`` and window functions read what every firing of
     every trigger reads through purges and evictors; window functions see cleanups."""
-    stream = ks.stream(
+    stream = firing_stream(
         frame,
+        data,
+        partition=partition,
+        bounded=bounded,
         key="k",
         value=None if kind == "row_reduce" else "v",
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
-        bounded=bounded,
     )
     windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
     if trigger is not None:
@@ -231,15 +192,14 @@ def test_processing_time_triggers_on_time_windows_match_reference(
     (``ContinuousProcessingTimeTrigger``, with processing times before the windows' ends:
     past them the trigger would fire without end), until its cleanup by the watermark."""
     low = -100 if continuous is None else -3000
-    stream = ks.stream(
+    stream = firing_stream(
         data.draw(processing_times(frame, low)),
+        data,
+        partition=partition,
+        bounded=True,
         key="k",
         value="v",
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
         processing_time="pt",
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
     )
     trigger = (
         ks.ProcessingTimeTrigger.create()

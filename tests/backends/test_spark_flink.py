@@ -33,10 +33,12 @@ from tests.backends.flink_strategies import (
     count_triggers,
     delta_triggers,
     evictors,
+    firing_stream,
     frames,
+    global_window_firing,
     python_function,
+    time_window_firing,
     time_window_triggers,
-    watermark_strategies,
 )
 from tests.backends.spark_kafka import assert_distributed
 from tests.backends.test_polars_flink import _pipeline, explicit_cases
@@ -145,25 +147,9 @@ def test_spark_time_window_firing_matches_reference(
     """Count, delta and continuous triggers, purging or not, and evictors: the Polars
     algorithms per key, and the reference operator per key for a delta evictor under the
     event-time trigger."""
-    stream = ks.stream(
-        frame,
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
-        bounded=bounded,
-    )
-    windowed = (
-        stream.key_by(keys[0] if len(keys) == 1 else keys)
-        .window(assigner)
-        .allowed_lateness(lateness)
-        .side_output_late_data(ks.OutputTag("late"))
-    )
-    if trigger is not None:
-        windowed = windowed.trigger(trigger)
-    if evictor is not None:
-        windowed = windowed.evictor(evictor)
-    assert_same_as_reference(windowed.aggregate(*aggregations), "spark")
+    stream = firing_stream(frame, data, partition=partition, bounded=bounded)
+    result = time_window_firing(stream, keys, assigner, lateness, trigger, evictor, aggregations)
+    assert_same_as_reference(result, "spark")
 
 
 def session_triggers() -> st.SearchStrategy[Any]:
@@ -200,16 +186,7 @@ def test_spark_session_windows_match_reference(
 ) -> None:
     """Static and dynamic gaps, merges under lateness, every trigger that merges, Python
     aggregations and window functions, bounded or not."""
-    stream = ks.stream(
-        frame,
-        key="k",
-        value="v",
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
-        bounded=bounded,
-    )
+    stream = firing_stream(frame, data, partition=partition, bounded=bounded, key="k", value="v")
     windowed = stream.key_by("k").window(assigner).allowed_lateness(lateness)
     if trigger == "purging":
         windowed = windowed.trigger(ks.PurgingTrigger.of(ks.EventTimeTrigger.create()))
@@ -250,24 +227,9 @@ def test_spark_global_windows_match_reference(
 ) -> None:
     """Global windows with count, delta, continuous, end-of-stream (None) and never
     triggers, purging or not, and count, time and delta evictors."""
-    stream = ks.stream(
-        frame,
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
-        bounded=bounded,
-    )
-    keyed = stream.key_by(keys[0] if len(keys) == 1 else keys)
-    if trigger is None:
-        windowed = keyed.window(ks.GlobalWindows.create_with_end_of_stream_trigger())
-    else:
-        windowed = keyed.window(ks.GlobalWindows.create())
-        if trigger != "never":
-            windowed = windowed.trigger(trigger)
-    if evictor is not None:
-        windowed = windowed.evictor(evictor)
-    assert_same_as_reference(windowed.aggregate(*aggregations), "spark")
+    stream = firing_stream(frame, data, partition=partition, bounded=bounded)
+    result = global_window_firing(stream, keys, trigger, evictor, aggregations)
+    assert_same_as_reference(result, "spark")
 
 
 @settings(max_examples=KEYED_EXAMPLES)
@@ -358,17 +320,20 @@ def test_spark_processing_time_matches_reference(
 ) -> None:
     """Processing-time triggers, continuous or not, fire where the partition's clock
     reaches their timers; a window function sees the watermark and the clock of its
-    partition there."""
-    stream = ks.stream(
-        data.draw(processing_times(frame)),
+    partition there. Under a continuous processing-time trigger, processing times stay
+    before the time and session windows' ends: past a window's end that trigger fires
+    without end (its next fire time is capped at the end, as in Flink)."""
+    clocked = data.draw(processing_times(frame))
+    if window != "global" and trigger in ("continuous", "purging"):
+        clocked = clocked.with_columns(pl.col("pt") - 3000)
+    stream = firing_stream(
+        clocked,
+        data,
+        partition=partition,
+        bounded=bounded,
         key="k",
         value="v",
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
         processing_time="pt",
-        watermarks=data.draw(watermark_strategies(partition, order_by=True)),
-        bounded=bounded,
     )
     assigner: Any = {
         "time": ks.TumblingEventTimeWindows.of(20),

@@ -139,7 +139,11 @@ def reads_processing_time(node: FlinkWindowedAggregate) -> bool:
         >>> import polars as pl
         >>> import kstreamlike as ks
         >>> frame = pl.DataFrame({"k": ["a"], "ts": [1], "v": [2], "pt": [5]})
-        >>> stream = ks.stream(frame, key="k", value="v", timestamp="ts", processing_time="pt")
+        >>> monotonous = ks.WatermarkStrategy.for_monotonous_timestamps()
+        >>> stream = ks.stream(
+        ...     frame, key="k", value="v", timestamp="ts", watermarks=monotonous,
+        ...     processing_time="pt",
+        ... )
         >>> windowed = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
         >>> reads_processing_time(windowed.sum("v").plan)
         False

@@ -30,7 +30,7 @@ from kstreamlike.plan.validity import (
 from kstreamlike.plan.windows import FlinkSessionWindow
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 __all__ = [
     "CHUNK",
@@ -157,6 +157,30 @@ def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
     return from_polars(spark, polars.with_row_index(ROW).with_columns(pl.col(ROW).cast(pl.Int64)))
 
 
+def _unique_positions(valid: DataFrame, order: str) -> Row:
+    """The count and event-time range of the valid records, in the one job that checks that
+    their arrival positions (partition, ``order``) are unique (a shuffle of the positions:
+    the check has to bring equal ones together)."""
+    from pyspark.sql import functions as F
+
+    per_position = valid.groupBy(PART, order).agg(
+        F.count(F.lit(1)).alias("n"), F.min(TS).alias("low"), F.max(TS).alias("high")
+    )
+    stats = per_position.agg(
+        F.max("n").alias("most"),
+        F.sum("n").alias("count"),
+        F.min("low").alias("low"),
+        F.max("high").alias("high"),
+    ).collect()[0]
+    if stats["most"] is not None and stats["most"] > 1:
+        duplicate = per_position.filter(F.col("n") > 1).limit(1).collect()[0]
+        raise DuplicateArrivalOrderError(
+            f"order_by column {order!r} has duplicate value "
+            f"{duplicate[order]!r} (within one partition): arrival order must be unique"
+        )
+    return stats
+
+
 def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
     """Classify, order and convert the input of ``node``."""
     from pyspark.sql import functions as F
@@ -173,22 +197,13 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
     invalid = frame.filter(F.col(REASON).isNotNull()).select(*columns, REASON, ROW)
     valid = frame.filter(F.col(REASON).isNull()).drop(REASON)
     order = source.order_by if source.order_by is not None else ROW
-    # One job checks that arrival positions are unique and measures the valid records.
-    per_position = valid.groupBy(PART, order).agg(
-        F.count(F.lit(1)).alias("n"), F.min(TS).alias("low"), F.max(TS).alias("high")
-    )
-    stats = per_position.agg(
-        F.max("n").alias("most"),
-        F.sum("n").alias("count"),
-        F.min("low").alias("low"),
-        F.max("high").alias("high"),
-    ).collect()[0]
-    if stats["most"] is not None and stats["most"] > 1:
-        duplicate = per_position.filter(F.col("n") > 1).limit(1).collect()[0]
-        raise DuplicateArrivalOrderError(
-            f"order_by column {source.order_by!r} has duplicate value "
-            f"{duplicate[order]!r} (within one partition): arrival order must be unique"
-        )
+    if source.order_by is None:
+        # Input positions are unique: one scan (no shuffle) measures the valid records.
+        stats = valid.agg(
+            F.count(F.lit(1)).alias("count"), F.min(TS).alias("low"), F.max(TS).alias("high")
+        ).collect()[0]
+    else:
+        stats = _unique_positions(valid, source.order_by)
     ticks = None if stats["low"] is None else (int(stats["low"]), int(stats["high"]))
     return Prepared(
         records=valid, invalid=invalid, order=order, count=int(stats["count"] or 0), ticks=ticks
