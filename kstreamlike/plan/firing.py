@@ -27,6 +27,7 @@ __all__ = [
     "FlinkTimeEvictor",
     "FlinkTrigger",
     "can_merge",
+    "nested_trigger",
     "trigger_name",
     "uses_processing_time",
 ]
@@ -136,6 +137,11 @@ def can_merge(trigger: FlinkTrigger) -> bool:
     if isinstance(trigger, FlinkPurgingTrigger):
         return can_merge(trigger.nested)
     return not isinstance(trigger, (FlinkDeltaTrigger, FlinkEndOfStreamTrigger))
+
+
+def nested_trigger(trigger: FlinkTrigger) -> FlinkTrigger:
+    """The trigger a ``PurgingTrigger`` wraps, or ``trigger`` itself."""
+    return trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
 
 
 def uses_processing_time(trigger: FlinkTrigger) -> bool:

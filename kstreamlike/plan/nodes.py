@@ -225,6 +225,14 @@ class FlinkWindowedAggregate:
     evictor: FlinkEvictor | None = None
     window_function: ProcessWindowFunction[Any, Any] | None = None
 
+    @property
+    def calls_window_function(self) -> bool:
+        """Whether a ``ProcessWindowFunction`` is called at each firing
+        (``process(...)``, or ``window_function=`` of ``reduce``/``aggregate``)."""
+        return self.window_function is not None or isinstance(
+            self.aggregation, ElementsAggregation
+        )
+
 
 WindowedAggregate = KafkaWindowedAggregate | FlinkWindowedAggregate
 PlanNode = KafkaWindowedAggregate | Suppress | ToStream | FlinkWindowedAggregate

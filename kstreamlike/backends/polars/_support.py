@@ -16,7 +16,7 @@ from kstreamlike.plan.firing import (
     FlinkEventTimeTrigger,
     FlinkNeverTrigger,
     FlinkProcessingTimeTrigger,
-    FlinkPurgingTrigger,
+    nested_trigger,
     trigger_name,
 )
 from kstreamlike.plan.nodes import (
@@ -52,7 +52,7 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     ``AggregateFunction``) and ``ProcessWindowFunction``.
     """
     trigger = agg.trigger
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     merging = (
         FlinkEventTimeTrigger,
         FlinkCountTrigger,
@@ -76,7 +76,7 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     Python aggregations and ``ProcessWindowFunction``.
     """
     trigger = agg.trigger
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     supported = (
         FlinkEventTimeTrigger,
         FlinkCountTrigger,

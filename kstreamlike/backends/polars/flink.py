@@ -74,11 +74,11 @@ from kstreamlike.plan.firing import (
     FlinkDeltaTrigger,
     FlinkEventTimeTrigger,
     FlinkPurgingTrigger,
+    nested_trigger,
     uses_processing_time,
 )
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
-    ElementsAggregation,
     FlinkWindowedAggregate,
 )
 from kstreamlike.plan.schema import aggregate_columns
@@ -171,11 +171,11 @@ def flink_panes(
         records, clock = processing_clock(records, node.source.partition is not None)
     pairs = _assign_windows(node, records)
     trigger = node.trigger
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     if not _specialized(node):
         panes = _general_panes(node, records, pairs, advances, bounds, clock)
         return _output_columns(node, panes), late
-    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+    if node.calls_window_function:
         from kstreamlike.backends.polars.flink_process import process_window_panes
 
         names = (WSTART, WMAX, CLEANUP, WINDEX, TIE, PANE)
@@ -228,9 +228,9 @@ def _specialized(node: FlinkWindowedAggregate) -> bool:
     functions under the default trigger (purging too for window functions)."""
     trigger = node.trigger
     purging = isinstance(trigger, FlinkPurgingTrigger)
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     evictor = node.evictor
-    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+    if node.calls_window_function:
         # (a function's context shows the processing time, which the general path tracks)
         plain = node.source.processing_time is None and evictor is None
         return isinstance(nested, FlinkEventTimeTrigger) and plain
@@ -285,7 +285,7 @@ def _general_panes(
         clock=processing if uses_processing_time(node.trigger) else None,
     ).with_columns(window)
     cleanups = None
-    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+    if node.calls_window_function:
         windows = accepted.group_by(group).agg(pl.col(CLEANUP).first())
         cleanups = cleanup_timers(node, windows, CLEANUP, advanced, ends).with_columns(window)
         cleanups = cleanups.select(*group, POS, TIE, WATERMARK, _WEND, WMAX)
@@ -373,7 +373,7 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
     """
     window = node.window
     continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
-    nested = node.trigger.nested if isinstance(node.trigger, FlinkPurgingTrigger) else node.trigger
+    nested = nested_trigger(node.trigger)
     general = not _specialized(node)
     evicting = [TS] if node.evictor is not None or continuous or general else []
     if isinstance(nested, FlinkDeltaTrigger) or isinstance(node.evictor, FlinkDeltaEvictor):

@@ -50,6 +50,7 @@ from kstreamlike.plan.firing import (
     FlinkNeverTrigger,
     FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
+    nested_trigger,
     uses_processing_time,
 )
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
@@ -257,7 +258,7 @@ def trigger_firings(
     """
     over = list(group)
     trigger = node.trigger
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     ranked = elements.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(READ))
     wmax = pl.col(max_timestamp)
     late = ranked.filter(wmax <= pl.col(WM))

@@ -55,12 +55,12 @@ from kstreamlike.plan.firing import (
     FlinkNeverTrigger,
     FlinkPurgingTrigger,
     FlinkTrigger,
+    nested_trigger,
     trigger_name,
     uses_processing_time,
 )
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
-    ElementsAggregation,
     FlinkWindowedAggregate,
 )
 from kstreamlike.plan.schema import aggregate_columns
@@ -85,7 +85,7 @@ class _Firing:
 def _firing(trigger: FlinkTrigger) -> _Firing | None:
     """The supported trigger, or None for ``NeverTrigger`` (nothing ever fires)."""
     purging = isinstance(trigger, FlinkPurgingTrigger)
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     if isinstance(nested, FlinkNeverTrigger):
         return None
     if isinstance(nested, FlinkCountTrigger):
@@ -103,7 +103,7 @@ def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
     on a stream with ``processing_time``, whose time a function's context shows).
     """
     trigger = node.trigger
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     supported = (
         FlinkCountTrigger,
         FlinkDeltaTrigger,
@@ -125,7 +125,7 @@ def _specialized(node: FlinkWindowedAggregate) -> bool:
     triggers, and under the continuous event-time trigger without purge or evictor;
     Python functions under count, end-of-stream and never triggers with count evictors."""
     trigger = node.trigger
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     evictor = node.evictor
     if isinstance(nested, FlinkContinuousEventTimeTrigger):
         declarative = isinstance(node.aggregation, DeclarativeAggregation)
@@ -133,7 +133,7 @@ def _specialized(node: FlinkWindowedAggregate) -> bool:
         return plain and evictor is None and trigger is nested
     if uses_processing_time(trigger):
         return False
-    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
+    function = node.calls_window_function
     if function and node.source.processing_time is not None:
         # a function's context shows the processing time, which the general path tracks
         return False
@@ -169,7 +169,7 @@ def flink_global_panes(
     """
     late = records.filter(pl.lit(value=False))
     trigger = node.trigger
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     if not _specialized(node):
         panes = _general_panes(node, records, advances, bounds)
         emitted = panes.sort([PART, POS, TIE, *node.keys], nulls_last=True, maintain_order=True)

@@ -146,10 +146,10 @@ from kstreamlike.plan.firing import (
     FlinkDeltaEvictor,
     FlinkEventTimeTrigger,
     FlinkPurgingTrigger,
+    nested_trigger,
 )
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
-    ElementsAggregation,
     FlinkAggregateFunction,
     FlinkWindowedAggregate,
     ReduceAggregation,
@@ -698,7 +698,7 @@ def run_flink_session(
     accepted, world, found = _fixpoint(node, frame)
     trigger = node.trigger
     purging = isinstance(trigger, FlinkPurgingTrigger)
-    nested = trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
+    nested = nested_trigger(trigger)
     versions = record_windows(world.frame)
     advanced, ends = advances.collect(), bounds.collect()
     clock = None
@@ -724,7 +724,7 @@ def run_flink_session(
         keys = frame.select(node.keys)[firings[UPDATE]]
         firings = pl.concat([firings, keys], how="horizontal")
     firings = firings.sort([PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True)
-    if node.window_function is not None or isinstance(node.aggregation, ElementsAggregation):
+    if node.calls_window_function:
         from kstreamlike.backends.polars.flink_session_process import session_process_panes
 
         emitted = session_process_panes(

@@ -16,7 +16,6 @@ and, for a firing by a timer, its timestamp (``TIE``); and the late records' arr
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -30,13 +29,8 @@ from kstreamlike.backends.polars.flink import TIE, flink_panes
 from kstreamlike.backends.spark._kernels import GLOBAL, local_numbers
 from kstreamlike.backends.spark._prepare import GAP, PART, SEQ, TS
 from kstreamlike.backends.spark.flink import PROCESSING
-from kstreamlike.plan.firing import (
-    FlinkContinuousProcessingTimeTrigger,
-    FlinkProcessingTimeTrigger,
-    FlinkPurgingTrigger,
-    FlinkTrigger,
-)
-from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
+from kstreamlike.plan.firing import uses_processing_time
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
 from kstreamlike.reference._input import make_record
 from kstreamlike.reference._timers import Timer
@@ -55,8 +49,6 @@ __all__ = [
     "PartitionEnd",
     "REACH",
     "exact_events",
-    "nested_trigger",
-    "processing_time_trigger",
     "reads_processing_time",
     "replay_key",
     "vectorized_key",
@@ -70,6 +62,7 @@ EV_WM = "__ks_ev_wm"  # the watermark at an event
 EV_PT = "__ks_ev_pt"  # the processing time at an event (null: no clock yet)
 PT = "__ks_pt"  # the partition's processing-time clock when a record arrives
 REACH = "__ks_reach"  # what the advance of a firing not yet placed reaches (see _reach)
+_PLACING = ["previous", "next", "last", "odd", "j"]  # working columns of _placed
 
 
 @dataclass(frozen=True)
@@ -115,18 +108,7 @@ def exact_events(node: FlinkWindowedAggregate) -> bool:
         >>> exact_events(sessions.trigger(ks.ProcessingTimeTrigger.create()).sum("v").plan)
         True
     """
-    nested = nested_trigger(node.trigger)
-    processing = isinstance(
-        nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
-    )
-    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
-    return processing or function
-
-
-def processing_time_trigger(node: FlinkWindowedAggregate) -> bool:
-    """Whether the plan's trigger (inside a ``PurgingTrigger``) runs on processing time."""
-    nested = nested_trigger(node.trigger)
-    return isinstance(nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger))
+    return uses_processing_time(node.trigger) or node.calls_window_function
 
 
 def reads_processing_time(node: FlinkWindowedAggregate) -> bool:
@@ -153,23 +135,15 @@ def reads_processing_time(node: FlinkWindowedAggregate) -> bool:
         >>> reads_processing_time(processing.sum("v").plan)
         True
     """
-    function = node.window_function is not None or isinstance(node.aggregation, ElementsAggregation)
-    if function and node.source.processing_time is not None:
-        return True
-    return processing_time_trigger(node)
+    with_clock = node.calls_window_function and node.source.processing_time is not None
+    return with_clock or uses_processing_time(node.trigger)
 
 
-def nested_trigger(trigger: FlinkTrigger) -> FlinkTrigger:
-    """The trigger a ``PurgingTrigger`` wraps, or ``trigger`` itself."""
-    return trigger.nested if isinstance(trigger, FlinkPurgingTrigger) else trigger
-
-
-def _reach(timer: int, previous: int | None) -> int:
+def _reach(timer: pl.Expr, previous: pl.Expr) -> pl.Expr:
     """The value the advance firing ``timer`` reaches, after a record whose watermark was
-    ``previous`` (None: before the key's first record)."""
-    if previous is None:
-        return timer
-    return max(timer, min(previous, LONG_MAX - 1) + 1)
+    ``previous`` (null: before the key's first record)."""
+    after = pl.min_horizontal(previous, pl.lit(LONG_MAX - 1)) + 1
+    return pl.when(previous.is_null()).then(timer).otherwise(pl.max_horizontal(timer, after))
 
 
 class MissedEvent(RuntimeError):
@@ -229,7 +203,7 @@ def vectorized_key(
     panes_lazy, late_lazy = flink_panes(node, local.lazy(), advances.lazy(), bounds.lazy())
     panes, late = pl.collect_all([panes_lazy, late_lazy])
     numbers = local[GLOBAL].cast(pl.Int64)
-    placed = _placed(node, panes, numbers.to_list(), watermarks.to_list(), exact, end)
+    placed = _placed(node, panes, numbers, watermarks, exact, end)
     late_numbers = numbers.gather(late[SEQ].cast(pl.Int64)).to_list()
     return placed, late_numbers
 
@@ -237,50 +211,61 @@ def vectorized_key(
 def _placed(
     node: FlinkWindowedAggregate,
     panes: pl.DataFrame,
-    numbers: list[int],
-    watermarks: list[int],
+    numbers: pl.Series,
+    watermarks: pl.Series,
     exact: pl.DataFrame | None,
     end: PartitionEnd,
 ) -> pl.DataFrame:
     """``panes`` with global positions (``POS``), ties (``TIE``: the timer's timestamp,
     null for firings during a record's processing) and ``REACH``; see
     :func:`vectorized_key`."""
-    n = len(numbers)
-    out_pos: list[int | None] = []
-    out_tie: list[int | None] = []
-    out_reach: list[int | None] = []
-    values = [] if exact is None else exact[EV_WM].cast(pl.Int64).to_list()
-    positions = [] if exact is None else exact[EV_POS].cast(pl.Int64).to_list()
-    for position, timer in zip(panes[POS].to_list(), panes[TIE].to_list(), strict=True):
-        if position % 2 == 1:
-            out_pos.append(4 * numbers[(position - 1) // 2] + PROCESSING)
-            out_tie.append(None)
-            out_reach.append(None)
-            continue
-        j = position // 2
-        reach = _reach(timer, None if j == 0 else watermarks[j - 1])
-        out_tie.append(timer)
-        out_reach.append(reach)
-        if exact is None:
-            out_pos.append(None)
-            continue
-        k = bisect_left(values, reach)
-        if k < len(values):
-            found = positions[k]
-            after_previous = j == 0 or found > 4 * numbers[j - 1] + PROCESSING
-            before_next = j == n or found < 4 * numbers[j] + PROCESSING
-            if not (after_previous and before_next):
-                raise MissedEvent(f"the advance reaching {reach} is not where it fired")
-            out_pos.append(found)
-        elif j == n and node.source.bounded:
-            out_pos.append(end.position)
-        else:
-            raise MissedEvent(f"no advance reaching {reach}")
-    return panes.with_columns(
-        pl.Series(POS, out_pos, dtype=pl.Int64),
-        pl.Series(TIE, out_tie, dtype=pl.Int64),
-        pl.Series(REACH, out_reach, dtype=pl.Int64),
+    n = numbers.len()
+    # the global position of each local record's processing, and the watermark before the
+    # slot 2 * j (that of record j - 1; null for j = 0), indexed by j = 0..n
+    arrivals = pl.concat([numbers * 4 + PROCESSING, pl.Series([None], dtype=pl.Int64)])
+    previous = pl.concat([pl.Series([None], dtype=pl.Int64), watermarks])
+    j = (pl.col(POS) // 2).cast(pl.UInt32)
+    odd = pl.col(POS) % 2 == 1
+    out = panes.with_columns(
+        pl.lit(previous).gather(j).alias("previous"),
+        pl.lit(arrivals).gather(j).alias("next"),
+        pl.lit(arrivals).gather((j.cast(pl.Int64) - 1).clip(0)).alias("last"),
+        odd.alias("odd"),
+        j.alias("j"),
+    ).with_columns(
+        pl.when("odd").then(None).otherwise(pl.col(TIE)).alias(TIE),
+        pl.when("odd").then(None).otherwise(_reach(pl.col(TIE), pl.col("previous"))).alias(REACH),
     )
+    if exact is None:
+        placed = pl.when("odd").then(pl.col("next")).otherwise(None)
+        return out.with_columns(placed.cast(pl.Int64).alias(POS)).drop(_PLACING)
+    values = exact[EV_WM].cast(pl.Int64)
+    found: pl.Expr = pl.lit(None, dtype=pl.Int64)
+    if values.len():
+        # the first event whose watermark reaches REACH
+        first = pl.lit(values).search_sorted(pl.col(REACH), side="left").clip(0, values.len() - 1)
+        event = pl.lit(exact[EV_POS].cast(pl.Int64)).gather(first)
+        found = pl.when(pl.col(REACH) <= values.max()).then(event)
+    out = out.with_columns(found.alias("found"))
+    timed = out.filter(~pl.col("odd"))
+    misplaced = timed.filter(
+        pl.col("found").is_not_null()
+        & (
+            ((pl.col("j") > 0) & (pl.col("found") <= pl.col("last")))
+            | ((pl.col("j") < n) & (pl.col("found") >= pl.col("next")))
+        )
+    )
+    if misplaced.height:
+        raise MissedEvent(f"the advance reaching {misplaced[REACH][0]} is not where it fired")
+    unreached = timed.filter(
+        pl.col("found").is_null() & ((pl.col("j") < n) | pl.lit(not node.source.bounded))
+    )
+    if unreached.height:
+        raise MissedEvent(f"no advance reaching {unreached[REACH][0]}")
+    placed = (
+        pl.when("odd").then(pl.col("next")).otherwise(pl.coalesce("found", pl.lit(end.position)))
+    )
+    return out.with_columns(placed.cast(pl.Int64).alias(POS)).drop([*_PLACING, "found"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,7 +320,8 @@ def replay_key(
     """
     operator = _KeyOperator(node)
     positions: list[int | None] = []
-    reaches: list[int | None] = []
+    previous_of: list[int | None] = []  # timer firings placed afterwards: see _reach
+    later: list[bool] = []
 
     def at(position: int | None, action: Callable[[], None], previous: int | None = None) -> None:
         start = len(operator.emissions)
@@ -343,11 +329,8 @@ def replay_key(
         operator.untimed()
         count = len(operator.emissions) - start
         positions.extend([position] * count)
-        if position is None:  # firings by timers, placed afterwards
-            ties = operator.ties[start:]
-            reaches.extend(None if tie is None else _reach(tie, previous) for tie in ties)
-        else:
-            reaches.extend([None] * count)
+        previous_of.extend([previous] * count)
+        later.extend([position is None] * count)  # firings by timers, placed afterwards
 
     def quiet(action: Callable[[], None]) -> None:
         fired = operator.fired
@@ -402,7 +385,9 @@ def replay_key(
             quiet(watermark(end.watermark))
         at(end.position, operator.end_input)
     panes = _emitted(node, records, operator, positions)
-    placed = panes.with_columns(pl.Series(REACH, reaches, dtype=pl.Int64))
+    timed = pl.lit(pl.Series(later, dtype=pl.Boolean)) & pl.col(TIE).is_not_null()
+    reach = _reach(pl.col(TIE), pl.lit(pl.Series(previous_of, dtype=pl.Int64)))
+    placed = panes.with_columns(pl.when(timed).then(reach).otherwise(None).alias(REACH))
     return placed, [late.record.seq for late in operator.late]
 
 

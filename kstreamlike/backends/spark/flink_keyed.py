@@ -70,8 +70,6 @@ from kstreamlike.backends.spark._flink_kernels import (
     WM_EVENT,
     PartitionEnd,
     exact_events,
-    nested_trigger,
-    processing_time_trigger,
     reads_processing_time,
     replay_key,
     vectorized_key,
@@ -106,6 +104,8 @@ from kstreamlike.backends.spark.flink import (
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
+    nested_trigger,
+    uses_processing_time,
 )
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate, PlanNode
 from kstreamlike.plan.schema import output_schema
@@ -339,7 +339,7 @@ def _events(node: FlinkWindowedAggregate, records: DataFrame, advances: DataFram
             events.append(_reached(node, due, wm_steps, EV_WM, WM_EVENT))
         spans = _continuous_spans(node, windows, TS, trigger.interval)
         events.append(_crossing_events(node, spans, wm_steps, EV_WM, trigger.interval, WM_EVENT))
-    if processing_time_trigger(node):
+    if uses_processing_time(node.trigger):
         pt_steps = records.filter(
             F.col(PT).isNotNull() & (F.col(PT_BEFORE).isNull() | (F.col(PT) > F.col(PT_BEFORE)))
         ).select(
