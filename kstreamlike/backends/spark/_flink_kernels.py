@@ -62,7 +62,11 @@ EV_WM = "__ks_ev_wm"  # the watermark at an event
 EV_PT = "__ks_ev_pt"  # the processing time at an event (null: no clock yet)
 PT = "__ks_pt"  # the partition's processing-time clock when a record arrives
 REACH = "__ks_reach"  # what the advance of a firing not yet placed reaches (see _reach)
-_PLACING = ["previous", "next", "last", "odd", "j"]  # working columns of _placed
+# Working columns of _placed: the watermark before a firing's slot, the positions of the
+# records after and before it, whether it is a record's own firing, its slot, its event.
+_PREV, _NEXT, _LAST = "__ks_place_previous", "__ks_place_next", "__ks_place_last"
+_ODD, _J, _FOUND = "__ks_place_odd", "__ks_place_j", "__ks_place_found"
+_PLACING = [_PREV, _NEXT, _LAST, _ODD, _J]
 
 
 @dataclass(frozen=True)
@@ -227,17 +231,17 @@ def _placed(
     j = (pl.col(POS) // 2).cast(pl.UInt32)
     odd = pl.col(POS) % 2 == 1
     out = panes.with_columns(
-        pl.lit(previous).gather(j).alias("previous"),
-        pl.lit(arrivals).gather(j).alias("next"),
-        pl.lit(arrivals).gather((j.cast(pl.Int64) - 1).clip(0)).alias("last"),
-        odd.alias("odd"),
-        j.alias("j"),
+        pl.lit(previous).gather(j).alias(_PREV),
+        pl.lit(arrivals).gather(j).alias(_NEXT),
+        pl.lit(arrivals).gather((j.cast(pl.Int64) - 1).clip(0)).alias(_LAST),
+        odd.alias(_ODD),
+        j.alias(_J),
     ).with_columns(
-        pl.when("odd").then(None).otherwise(pl.col(TIE)).alias(TIE),
-        pl.when("odd").then(None).otherwise(_reach(pl.col(TIE), pl.col("previous"))).alias(REACH),
+        pl.when(_ODD).then(None).otherwise(pl.col(TIE)).alias(TIE),
+        pl.when(_ODD).then(None).otherwise(_reach(pl.col(TIE), pl.col(_PREV))).alias(REACH),
     )
     if exact is None:
-        placed = pl.when("odd").then(pl.col("next")).otherwise(None)
+        placed = pl.when(_ODD).then(pl.col(_NEXT)).otherwise(None)
         return out.with_columns(placed.cast(pl.Int64).alias(POS)).drop(_PLACING)
     values = exact[EV_WM].cast(pl.Int64)
     found: pl.Expr = pl.lit(None, dtype=pl.Int64)
@@ -246,26 +250,24 @@ def _placed(
         first = pl.lit(values).search_sorted(pl.col(REACH), side="left").clip(0, values.len() - 1)
         event = pl.lit(exact[EV_POS].cast(pl.Int64)).gather(first)
         found = pl.when(pl.col(REACH) <= values.max()).then(event)
-    out = out.with_columns(found.alias("found"))
-    timed = out.filter(~pl.col("odd"))
+    out = out.with_columns(found.alias(_FOUND))
+    timed = out.filter(~pl.col(_ODD))
     misplaced = timed.filter(
-        pl.col("found").is_not_null()
+        pl.col(_FOUND).is_not_null()
         & (
-            ((pl.col("j") > 0) & (pl.col("found") <= pl.col("last")))
-            | ((pl.col("j") < n) & (pl.col("found") >= pl.col("next")))
+            ((pl.col(_J) > 0) & (pl.col(_FOUND) <= pl.col(_LAST)))
+            | ((pl.col(_J) < n) & (pl.col(_FOUND) >= pl.col(_NEXT)))
         )
     )
     if misplaced.height:
         raise MissedEvent(f"the advance reaching {misplaced[REACH][0]} is not where it fired")
     unreached = timed.filter(
-        pl.col("found").is_null() & ((pl.col("j") < n) | pl.lit(not node.source.bounded))
+        pl.col(_FOUND).is_null() & ((pl.col(_J) < n) | pl.lit(not node.source.bounded))
     )
     if unreached.height:
         raise MissedEvent(f"no advance reaching {unreached[REACH][0]}")
-    placed = (
-        pl.when("odd").then(pl.col("next")).otherwise(pl.coalesce("found", pl.lit(end.position)))
-    )
-    return out.with_columns(placed.cast(pl.Int64).alias(POS)).drop([*_PLACING, "found"])
+    placed = pl.when(_ODD).then(pl.col(_NEXT)).otherwise(pl.coalesce(_FOUND, pl.lit(end.position)))
+    return out.with_columns(placed.cast(pl.Int64).alias(POS)).drop([*_PLACING, _FOUND])
 
 
 # ---------------------------------------------------------------------------------------------
