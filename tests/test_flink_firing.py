@@ -562,3 +562,29 @@ def test_count_window_matches_chunks_of_arrivals(
     step = size if slide is None else slide
     want = [values[max(0, end - size) : end] for end in range(step, len(values) + 1, step)]
     assert got == want
+
+
+@pytest.mark.parametrize("window", ["tumbling", "session"])
+@pytest.mark.parametrize("purging", [False, True])
+def test_continuous_processing_time_trigger_past_the_window_end_is_an_error(
+    backend: str, window: str, purging: bool
+) -> None:
+    """Once the clock reaches a live window's end, Flink's next fire time is that end again
+    at every firing: every backend says so instead of looping."""
+    rows = [
+        {"k": "a", "ts": 1, "v": 1, "pt": 1},
+        {"k": "a", "ts": 2, "v": 1, "pt": 50},
+        {"k": "a", "ts": 30, "v": 1, "pt": 60},
+    ]
+    s = _stream(rows, monotonous=True, processing_time="pt", backend=backend)
+    assigner = (
+        ks.TumblingEventTimeWindows.of(10)
+        if window == "tumbling"
+        else ks.EventTimeSessionWindows.with_gap(5)
+    )
+    trigger: ks.Trigger = ks.ContinuousProcessingTimeTrigger.of(5)
+    if purging:
+        trigger = ks.PurgingTrigger.of(trigger)
+    result = s.key_by("k").window(assigner).trigger(trigger).count()
+    with pytest.raises(Exception, match=r"ContinuousProcessingTimeTrigger\(5\) fires without end"):
+        result.to_polars()

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kstreamlike.errors import KStreamLikeError
+
 __all__ = [
     "FlinkContinuousEventTimeTrigger",
     "FlinkContinuousProcessingTimeTrigger",
@@ -27,6 +29,7 @@ __all__ = [
     "FlinkTimeEvictor",
     "FlinkTrigger",
     "can_merge",
+    "endless_firing",
     "nested_trigger",
     "trigger_name",
     "uses_processing_time",
@@ -162,3 +165,26 @@ def trigger_name(trigger: FlinkTrigger) -> str:
     if isinstance(trigger, FlinkDeltaTrigger):
         return f"DeltaTrigger({trigger.threshold})"
     return type(trigger).__name__[5:]
+
+
+def endless_firing(interval: int) -> KStreamLikeError:
+    """The error every backend raises when ``ContinuousProcessingTimeTrigger(interval)``
+    would fire without end.
+
+    Flink caps the trigger's next fire time at the window's ``maxTimestamp``. Once the
+    processing-time clock reaches that time while the window lives (an event-time window
+    not yet cleaned up by the watermark, a trigger not purged), every firing sets its next
+    timer at the current time again, and Flink fires that window in a busy loop until the
+    watermark cleans it up. With a recorded clock nothing happens between two of those
+    firings, so the loop would never end; the backends stop with this error instead.
+
+    Example:
+        >>> print(endless_firing(10))  # doctest: +ELLIPSIS
+        ContinuousProcessingTimeTrigger(10) fires without end: ...
+    """
+    return KStreamLikeError(
+        f"ContinuousProcessingTimeTrigger({interval}) fires without end: processing time "
+        "reaches the end of a window the trigger has not purged or cleaned up (its next "
+        "timer is the window's end, set again at every firing); use processing times "
+        "before the windows' ends, or a ProcessingTimeTrigger"
+    )

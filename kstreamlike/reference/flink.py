@@ -31,6 +31,11 @@ from functools import partial
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.functions import ProcessWindowContext
+from kstreamlike.plan.firing import (
+    FlinkContinuousProcessingTimeTrigger,
+    endless_firing,
+    nested_trigger,
+)
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate
 from kstreamlike.reference._contents import WindowFunctionRunner
 from kstreamlike.reference._input import Partition, Record
@@ -89,6 +94,7 @@ class WindowOperator:
     def __init__(self, node: FlinkWindowedAggregate) -> None:
         self.assigner = assigner_for(node.window)
         self.trigger = trigger_for(node.trigger)
+        self._periodic = nested_trigger(node.trigger)
         if self.assigner.is_merging and not self.trigger.can_merge():
             # WindowedStream#trigger (the api rejects this before anything runs)
             raise KStreamLikeError(
@@ -231,8 +237,15 @@ class WindowOperator:
         if time <= self.processing_timers.current_time:
             return
         self.processing_timers.current_time = time
+        fired: set[Timer] = set()
         timer = self.processing_timers.poll_due()
         while timer is not None:
+            if timer in fired:
+                # set again at the time it fired: only ContinuousProcessingTimeTrigger
+                # does that, at a live window's end, and it would do so for ever
+                assert isinstance(self._periodic, FlinkContinuousProcessingTimeTrigger)
+                raise endless_firing(self._periodic.interval)
+            fired.add(timer)
             self.on_processing_time(timer)
             timer = self.processing_timers.poll_due()
 

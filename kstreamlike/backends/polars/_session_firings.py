@@ -65,7 +65,6 @@ from kstreamlike.backends.polars._session_windows import (
     with_writers,
 )
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, SLOT, WM
-from kstreamlike.errors import KStreamLikeError
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -73,6 +72,7 @@ from kstreamlike.plan.firing import (
     FlinkNeverTrigger,
     FlinkProcessingTimeTrigger,
     FlinkTrigger,
+    endless_firing,
 )
 
 __all__ = ["FIRING_COLUMNS", "SessionClock", "merging_trigger_firings"]
@@ -510,12 +510,7 @@ def _continuous_processing_timers(
         .filter(pl.col(POSITION).is_not_null() & alive)
     )
     if ends.height:
-        raise KStreamLikeError(
-            f"ContinuousProcessingTimeTrigger({interval}) fires without end: processing "
-            "time reaches the end of a window the trigger has not cleaned up (its next "
-            "timer is the window's end, set again at every firing); use processing times "
-            "before the windows' ends, or a ProcessingTimeTrigger"
-        )
+        raise endless_firing(interval)
     # the window after its last record before the firing
     records = added.select(WID, pl.col(SEQ).alias(UPDATE)).sort(UPDATE)
     return (

@@ -50,6 +50,7 @@ from kstreamlike.plan.firing import (
     FlinkNeverTrigger,
     FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
+    endless_firing,
     nested_trigger,
     uses_processing_time,
 )
@@ -572,12 +573,7 @@ def _continuous_processing_firings(
         .filter(pl.col(_GONE).is_null() | (pl.col(POS) < pl.col(_GONE)))
     )
     if ends.height:
-        raise KStreamLikeError(
-            f"ContinuousProcessingTimeTrigger({interval}) fires without end: processing "
-            "time reaches the end of a window the trigger has not purged or cleaned up "
-            "(its next timer is the window's end, set again at every firing); use "
-            "processing times before the windows' ends, or a ProcessingTimeTrigger"
-        )
+        raise endless_firing(interval)
     fired = _last_before(
         ranked,
         group,
