@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
-from kstreamlike.backends.polars import kafka_sliding
+from kstreamlike.backends.polars import _sliding_in_grace, kafka_sliding
 from kstreamlike.backends.polars._columns import GROUP, SEQ, TS
 from kstreamlike.backends.polars._sliding_contents import (
     CLOSE,
@@ -216,8 +216,10 @@ def test_a_function_returning_none_runs_record_by_record() -> None:
 
 
 def _final_results_spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Records, per run, whether final results were read without the changelog."""
+    """Records, per run, whether the full algorithm read final results without the
+    changelog (every store takes the full algorithm here, not the in-grace closed form)."""
     direct: list[bool] = []
+    monkeypatch.setattr(_sliding_in_grace, "in_grace_final_results", lambda *args: None)
     original = kafka_sliding._final_results
 
     def spy(*args: Any) -> pl.DataFrame | None:
@@ -332,3 +334,48 @@ def test_contributions_match_their_listing(case: tuple[pl.DataFrame, pl.DataFram
         assert row[sum_of("v")] == values.sum()
         assert row[min_of("v")] == values.min()
         assert row[max_of("v")] == values.max()
+
+
+def _full_algorithm_spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records how many records each run of the full algorithm is given."""
+    given_records: list[int] = []
+    original = _sliding_in_grace.run_sliding
+
+    def spy(node: Any, records: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
+        given_records.append(records.collect().height)
+        return original(node, records, *args, **kwargs)
+
+    monkeypatch.setattr(_sliding_in_grace, "run_sliding", spy)
+    return given_records
+
+
+@pytest.mark.parametrize("on_close", [False, True])
+def test_stores_in_grace_take_the_closed_form(
+    monkeypatch: pytest.MonkeyPatch, on_close: bool
+) -> None:
+    """Key a's records all arrive in grace (a@103 is out of order, within grace); b@20
+    arrives beyond it, c@50 is dropped whole. Only b's and c's records run the full
+    algorithm; a's windows are range aggregates, emitted among b's in Kafka's order (final
+    results and on window close)."""
+    keys = ["a", "b", "a", "b", "a", "a", "b", "b", "a", "c", "a"]
+    ts = [100, 101, 105, 104, 103, 108, 20, 111, 119, 50, 160]
+    frame = pl.DataFrame({"k": keys, "ts": ts, "v": list(range(len(ts)))})
+    given_records = _full_algorithm_spy(monkeypatch)
+    stream = ks.stream(frame, key="k", value="v", timestamp="ts")
+    windowed = stream.group_by_key().windowed_by(
+        ks.SlidingWindows.of_time_difference_and_grace(10, 4)
+    )
+    aggregates = (
+        ks.agg.count(),
+        ks.agg.sum("v"),
+        ks.agg.first("v").alias("head"),
+        ks.agg.collect_list("v").alias("all"),
+    )
+    if on_close:
+        table = windowed.emit_strategy(ks.EmitStrategy.on_window_close()).aggregate(
+            *aggregates
+        )
+    else:
+        table = windowed.aggregate(*aggregates).suppress(ks.Suppressed.until_window_closes())
+    assert_same_as_reference(table, "polars")
+    assert given_records == [5]  # b's four records and c's one

@@ -282,10 +282,12 @@ def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.Laz
         emitted, late = run_session(agg, records, ST, duration)
         return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
     if isinstance(window, KafkaSlidingWindow):
+        from kstreamlike.backends.polars._sliding_in_grace import in_grace_final_results
         from kstreamlike.backends.polars.kafka_sliding import run_sliding
 
         duration = table.duration if isinstance(table, Suppress) else None
-        emitted, late = run_sliding(agg, records, ST, duration)
+        split = in_grace_final_results(agg, records, ST, duration)
+        emitted, late = split if split is not None else run_sliding(agg, records, ST, duration)
         return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
     assert isinstance(window, KafkaTimeWindow)
     duration = table.duration if isinstance(table, Suppress) else None

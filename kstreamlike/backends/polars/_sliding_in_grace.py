@@ -1,0 +1,213 @@
+"""Final results of Kafka sliding windows (KIP-450), split by store: the stores whose records
+all arrive in grace take a closed form, the others the full algorithm.
+
+A record arrives *in grace* when ``ts + grace > stream time`` at its arrival (the stream
+time the record itself brings included) and ``ts >= size`` (it does not take the early
+path, spec 4.6). In a store (partition, key) whose records all arrive in grace, every window
+a record creates or updates is still open then, and no record in a window's bounds arrives
+once stream time has reached the window's end plus grace. Kafka's decisions (spec 4.4) then
+leave the windows KIP-450 describes, with exact contents: the left window
+``[t - size, t]`` of every record timestamp ``t``, and the right window
+``[t + 1, t + 1 + size]`` of ``t`` when some record falls in ``(t, t + 1 + size]``, each
+holding every record of the store in its bounds, and each final before it is emitted. So a
+window's final result is a range aggregate over the store's records sorted by timestamp (a
+Polars ``rolling`` per store, as a hand-written rolling aggregation would do), emitted once:
+``suppress(untilWindowCloses)`` evicts it at the first forward of the first record whose
+stream time reaches ``end + grace``, on window close it is emitted after the first record
+whose stream time passes ``end + grace``.
+
+The other stores (in the benchmark workload, those holding a record delayed beyond the
+grace period) run the full algorithm (:func:`.kafka_sliding.run_sliding`) over their own
+records, with the partition's stream time, as the Spark backend runs buckets of keys: it
+gives their every-update changelog (suppress) or each window's creation and closing time
+(on window close), and both are placed here with the stream time of the whole partition.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike.backends.polars._aggregates import final_exprs
+from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
+from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
+from kstreamlike.backends.polars.kafka_sliding import CREATED, TOMBSTONE, run_sliding
+from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
+from kstreamlike.plan.windows import KafkaSlidingWindow
+
+__all__ = ["in_grace_final_results"]
+
+GLOBAL = "__ks_global"  # a record's arrival position in the whole input
+DIRTY = "__ks_dirty"  # the store holds a record that does not arrive in grace
+SUB = "__ks_sub"  # order of a record's forwards
+NEXT_SEQ = "__ks_next_seq"  # the window's next update: its record and forward
+NEXT_SUB = "__ks_next_sub"
+_COUNT = "__ks_count"
+
+
+def _stores(node: KafkaWindowedAggregate) -> list[str]:
+    """The columns of a store: its partition (``PART`` and the partition column the output
+    shows) and keys."""
+    if node.source.partition is None:
+        return [*node.keys]
+    return list(dict.fromkeys([PART, node.source.partition, *node.keys]))
+
+
+def _closed_form(
+    node: KafkaWindowedAggregate, clean: pl.DataFrame, stores: list[str]
+) -> pl.DataFrame:
+    """Every window of the clean stores: store columns, ``START``, ``TIMESTAMP``, values."""
+    window = node.window
+    aggregation = node.aggregation
+    assert isinstance(window, KafkaSlidingWindow)
+    assert isinstance(aggregation, DeclarativeAggregation)
+    size = window.size
+    values = final_exprs(aggregation.exprs, node.source.schema)
+    names = [e.name for e in aggregation.exprs]
+    by_time = clean.sort([*stores, TS]).lazy()
+    extra = [pl.col(TS).max().alias(TIMESTAMP), pl.len().alias(_COUNT)]
+    left = (
+        by_time.rolling(TS, period=f"{size}i", closed="both", group_by=stores)
+        .agg(*values, *extra)
+        .with_columns((pl.col(TS) - size).alias(START))
+    )
+    right = (
+        by_time.rolling(TS, period=f"{size + 1}i", offset="0i", closed="right", group_by=stores)
+        .agg(*values, *extra)
+        .filter(pl.col(_COUNT) > 0)
+        .with_columns((pl.col(TS) + 1).alias(START))
+    )
+    columns = [*stores, START, TIMESTAMP, *names]
+    # A right window can be the left window of a later timestamp (same bounds, same
+    # records): one window.
+    return (
+        pl.concat([left.select(columns), right.select(columns)])
+        .unique([*stores, START], keep="first")
+        .collect()
+    )
+
+
+def _placed(due: pl.DataFrame, frame: pl.DataFrame) -> pl.DataFrame:
+    """``due`` with ``FIRST``: the first arrival of its partition whose stream time reaches
+    ``DUE`` (rows never reached are left out)."""
+    progress = frame.lazy().select(PART, TIME, pl.col(GLOBAL).alias(SEQ))
+    return (
+        first_position_reaching(due.lazy(), progress, SEQ, [PART])
+        .filter(pl.col(FIRST).is_not_null())
+        .collect()
+    )
+
+
+def _dirty_output(
+    node: KafkaWindowedAggregate,
+    dirty: pl.DataFrame,
+    frame: pl.DataFrame,
+    suppress_duration: int | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The full algorithm over the dirty stores: their emitted rows with ``FIRST`` (the
+    record after which each is emitted) and ``SUB`` (its forward there), and their late
+    records."""
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
+    local = dirty.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
+    local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
+    emitted, late = run_sliding(node, local.lazy(), TIME, None, place=False)
+    rows = emitted.collect()
+    positions = local[GLOBAL]
+    late_rows = late.collect().with_columns(pl.col(GLOBAL).alias(SEQ)).drop(GLOBAL)
+    if suppress_duration is None:
+        # on window close: at the first record closing the window, not before its creation
+        due = rows.with_columns(
+            positions.gather(pl.Series(rows[CREATED])).alias(CREATED),
+            (pl.col(START) + window.size + window.grace + 1).alias(DUE),
+            rows[PART].alias(PART) if PART in rows.columns else pl.lit(0).alias(PART),
+        )
+        placed = _placed(due, frame).with_columns(
+            pl.max_horizontal(FIRST, CREATED).alias(FIRST), pl.lit(0, pl.Int64).alias(SUB)
+        )
+        return placed.drop(CREATED, SEQ), late_rows
+    # suppress(untilWindowCloses) over the changelog, with the partition's stream time:
+    # suppress stream time reaches a record's stream time at the record's first forward
+    # (see kafka_sliding._final_results), so an update at forward (record, sub) is evicted
+    # at the later of itself and the first forward of the first record reaching
+    # end + grace, and emitted unless the window's next update comes first.
+    window_id = [*_stores(node), START]
+    log = rows.with_columns(
+        positions.gather(pl.Series(rows[SEQ])).alias(SEQ),
+        pl.int_range(pl.len(), dtype=pl.Int64).alias(SUB),
+    ).with_columns(
+        (pl.col(SUB) - pl.col(SUB).min().over(SEQ)).alias(SUB),
+        (pl.col(START) + window.size + suppress_duration).alias(DUE),
+    )
+    log = log.with_columns(
+        pl.col(SEQ).shift(-1).over(window_id).alias(NEXT_SEQ),
+        pl.col(SUB).shift(-1).over(window_id).alias(NEXT_SUB),
+    )
+    placed = _placed(log.drop(TIME, strict=False), frame)
+    later = pl.col(FIRST) > pl.col(SEQ)
+    evicted_seq = pl.when(later).then(pl.col(FIRST)).otherwise(pl.col(SEQ))
+    evicted_sub = pl.when(later).then(0).otherwise(pl.col(SUB))
+    placed = placed.with_columns(evicted_seq.alias(FIRST), evicted_sub.alias(SUB))
+    superseded = pl.col(NEXT_SEQ).is_not_null() & (
+        (pl.col(NEXT_SEQ) < pl.col(FIRST))
+        | ((pl.col(NEXT_SEQ) == pl.col(FIRST)) & (pl.col(NEXT_SUB) <= pl.col(SUB)))
+    )
+    kept = placed.filter(~superseded & ~pl.col(TOMBSTONE))
+    return kept.drop(SEQ, NEXT_SEQ, NEXT_SUB), late_rows
+
+
+def in_grace_final_results(
+    node: KafkaWindowedAggregate,
+    records: pl.LazyFrame,
+    stream_time: str,
+    suppress_duration: int | None,
+) -> tuple[pl.LazyFrame, pl.LazyFrame] | None:
+    """Final results (on window close, or ``suppress(untilWindowCloses)``) of a declarative
+    sliding-window aggregation, and its late records, as :func:`.kafka_sliding.run_sliding`
+    gives them; None when the plan is not one of those or every store needs the full
+    algorithm (the caller then runs it).
+
+    Args:
+        node: the aggregation (sliding window).
+        records: the valid records in arrival order (``SEQ``) with their partition's
+            stream time in column ``stream_time``.
+        stream_time: see ``records``.
+        suppress_duration: the suppression duration when the plan suppresses until
+            windows close.
+    """
+    window = node.window
+    if not isinstance(window, KafkaSlidingWindow) or not isinstance(
+        node.aggregation, DeclarativeAggregation
+    ):
+        return None
+    if node.emit_on_close == (suppress_duration is not None):
+        return None  # every-update output, or both: the changelog is needed
+    if suppress_duration is not None and suppress_duration != window.grace:
+        return None
+    size, grace = window.size, window.grace
+    stores = _stores(node)
+    frame = records.collect().with_columns(
+        pl.col(SEQ).cast(pl.Int64), pl.col(stream_time).alias(TIME)
+    )
+    in_grace = (pl.col(TS) + grace > pl.col(TIME)) & (pl.col(TS) >= size)
+    frame = frame.with_columns((~in_grace).any().over(stores).alias(DIRTY))
+    clean = frame.filter(~pl.col(DIRTY))
+    if clean.height == 0:
+        return None
+    frame = frame.with_columns(pl.col(SEQ).alias(GLOBAL))
+    windows = _closed_form(node, clean, stores)
+    closing = suppress_duration if suppress_duration is not None else grace + 1
+    due = windows.with_columns((pl.col(START) + size + closing).alias(DUE))
+    if PART not in stores:
+        due = due.with_columns(pl.lit(0, dtype=frame.schema[PART]).alias(PART))
+    parts = [_placed(due, frame).with_columns(pl.lit(0, pl.Int64).alias(SUB))]
+    dirty = frame.filter(pl.col(DIRTY)).drop(DIRTY, GLOBAL)
+    late = frame.head(0).drop(DIRTY, GLOBAL)
+    if dirty.height:
+        rows, late = _dirty_output(node, dirty, frame, suppress_duration)
+        parts.append(rows)
+    emitted = (
+        pl.concat(parts, how="diagonal_relaxed")
+        .sort([PART, FIRST, SUB, START, *node.keys], nulls_last=True)
+        .with_columns((pl.col(START) + size).alias(END), pl.lit(False).alias(TOMBSTONE))
+    )
+    return emitted.lazy(), late.drop(TIME).lazy()
