@@ -30,7 +30,7 @@ import polars as pl
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
-from kstreamlike.backends.polars.kafka_sliding import CREATED, TOMBSTONE, run_sliding
+from kstreamlike.backends.polars.kafka_sliding import CREATED, TOMBSTONE, Placement, run_sliding
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
@@ -105,15 +105,23 @@ def _dirty_output(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The full algorithm over the dirty stores: their emitted rows with ``FIRST`` (the
     record after which each is emitted) and ``SUB`` (its forward there), and their late
-    records."""
+    records. Final results come straight from the windows when all are settled
+    (:func:`.kafka_sliding._final_results`), else from the changelog."""
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
     local = dirty.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
     local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
-    emitted, late = run_sliding(node, local.lazy(), TIME, None, place=False)
-    rows = emitted.collect()
     positions = local[GLOBAL]
+    placement = Placement(positions, frame.select(PART, TIME, pl.col(GLOBAL).alias(SEQ)))
+    emitted, late = run_sliding(
+        node, local.lazy(), TIME, suppress_duration, place=False, placement=placement
+    )
+    rows = emitted.collect()
     late_rows = late.collect().with_columns(pl.col(GLOBAL).alias(SEQ)).drop(GLOBAL)
+    if FIRST in rows.columns:
+        # every window settled: each emitted once, at the first forward of its evicting
+        # record
+        return rows.drop(SEQ).with_columns(pl.lit(0, pl.Int64).alias(SUB)), late_rows
     if suppress_duration is None:
         # on window close: at the first record closing the window, not before its creation
         due = rows.with_columns(
