@@ -42,6 +42,7 @@ SUB = "__ks_sub"  # order of a record's forwards
 NEXT_SEQ = "__ks_next_seq"  # the window's next update: its record and forward
 NEXT_SUB = "__ks_next_sub"
 _COUNT = "__ks_count"
+_FIRST_AT_TS = "__ks_first_at_ts"
 
 
 def _stores(node: KafkaWindowedAggregate) -> list[str]:
@@ -63,25 +64,29 @@ def _closed_form(
     size = window.size
     values = final_exprs(aggregation.exprs, node.source.schema)
     names = [e.name for e in aggregation.exprs]
-    by_time = clean.sort([*stores, TS]).lazy()
+    read = [e.column for e in aggregation.exprs if e.column is not None]
+    by_time = clean.lazy().select(*dict.fromkeys([*stores, TS, SEQ, *read])).sort([*stores, TS])
     extra = [pl.col(TS).max().alias(TIMESTAMP), pl.len().alias(_COUNT)]
-    left = (
-        by_time.rolling(TS, period=f"{size}i", closed="both", group_by=stores)
-        .agg(*values, *extra)
-        .with_columns((pl.col(TS) - size).alias(START))
-    )
+    # one row per record, in timestamp order within a store: keep the first of each
+    # timestamp (one window per timestamp)
+    first_at_ts = (pl.col(TS).diff().over(stores) != 0).fill_null(True).alias(_FIRST_AT_TS)
+
+    def rolling(period: int, **kwargs: str) -> pl.LazyFrame:
+        windows = by_time.rolling(TS, period=f"{period}i", group_by=stores, **kwargs)
+        return windows.agg(*values, *extra).with_columns(first_at_ts)
+
+    left = rolling(size, closed="both").with_columns((pl.col(TS) - size).alias(START))
     right = (
-        by_time.rolling(TS, period=f"{size + 1}i", offset="0i", closed="right", group_by=stores)
-        .agg(*values, *extra)
-        .filter(pl.col(_COUNT) > 0)
+        rolling(size + 1, offset="0i", closed="right")
         .with_columns((pl.col(TS) + 1).alias(START))
+        # a right window ending at a record is that record's left window
+        .filter((pl.col(_COUNT) > 0) & (pl.col(TIMESTAMP) != pl.col(START) + size))
     )
     columns = [*stores, START, TIMESTAMP, *names]
-    # A right window can be the left window of a later timestamp (same bounds, same
-    # records): one window.
     return (
-        pl.concat([left.select(columns), right.select(columns)])
-        .unique([*stores, START], keep="first")
+        pl.concat([left.select(*columns, _FIRST_AT_TS), right.select(*columns, _FIRST_AT_TS)])
+        .filter(pl.col(_FIRST_AT_TS))
+        .drop(_FIRST_AT_TS)
         .collect()
     )
 
