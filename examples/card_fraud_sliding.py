@@ -84,7 +84,9 @@ def spending(frame: pl.DataFrame, backend: str | None) -> ks.KTable[pl.DataFrame
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--backend", default=None, help="polars, spark or reference (default: follows the data)",
+        "--backend",
+        default=None,
+        help="polars, spark or reference (default: follows the data)",
     )
     parser.add_argument("--cards", type=int, default=400, help="number of cards (default 400)")
     parser.add_argument("--seed", type=int, default=11, help="random seed (default 11)")

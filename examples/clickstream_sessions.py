@@ -88,7 +88,9 @@ def sessions(frame: pl.DataFrame, backend: str | None) -> ks.KTable[pl.DataFrame
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--backend", default=None, help="polars, spark or reference (default: follows the data)",
+        "--backend",
+        default=None,
+        help="polars, spark or reference (default: follows the data)",
     )
     parser.add_argument("--users", type=int, default=300, help="number of users (default 300)")
     parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")

@@ -136,7 +136,9 @@ def _undercounted(departures: pl.DataFrame, final: pl.DataFrame) -> int:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--backend", default=None, help="polars, spark or reference (default: follows the data)",
+        "--backend",
+        default=None,
+        help="polars, spark or reference (default: follows the data)",
     )
     parser.add_argument(
         "--month",

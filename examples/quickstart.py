@@ -43,7 +43,9 @@ def clicks() -> pl.DataFrame:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
-        "--backend", default=None, help="polars, spark or reference (default: follows the data)",
+        "--backend",
+        default=None,
+        help="polars, spark or reference (default: follows the data)",
     )
     args = parser.parse_args(argv)
     stream = ks.stream(

@@ -28,9 +28,19 @@ T0 = datetime(2024, 5, 1, 9, 0, 0)
 def clicks() -> pl.DataFrame:
     """Clicks of two users, in arrival order: some arrive after later ones."""
     arrivals = [  # (user, event time in seconds after 09:00:00), in arrival order
-        ("alice", 2), ("bob", 4), ("alice", 7), ("alice", 13), ("bob", 11),
-        ("alice", 9), ("bob", 24), ("alice", 21), ("alice", 12), ("bob", 31),
-        ("alice", 27), ("bob", 18), ("alice", 38),
+        ("alice", 2),
+        ("bob", 4),
+        ("alice", 7),
+        ("alice", 13),
+        ("bob", 11),
+        ("alice", 9),
+        ("bob", 24),
+        ("alice", 21),
+        ("alice", 12),
+        ("bob", 31),
+        ("alice", 27),
+        ("bob", 18),
+        ("alice", 38),
     ]
     return pl.DataFrame(
         {
@@ -135,9 +145,7 @@ def _lateness() -> Any:
     # --8<-- [start:lateness]
     late = ks.OutputTag("late-clicks")
     per_10s = (
-        stream.assign_timestamps_and_watermarks(
-            ks.WatermarkStrategy.for_monotonous_timestamps()
-        )
+        stream.assign_timestamps_and_watermarks(ks.WatermarkStrategy.for_monotonous_timestamps())
         .key_by("user")
         .window(ks.TumblingEventTimeWindows.of(timedelta(seconds=10)))
         .allowed_lateness(timedelta(seconds=5))

@@ -229,9 +229,7 @@ class FlinkWindowedAggregate:
     def calls_window_function(self) -> bool:
         """Whether a ``ProcessWindowFunction`` is called at each firing
         (``process(...)``, or ``window_function=`` of ``reduce``/``aggregate``)."""
-        return self.window_function is not None or isinstance(
-            self.aggregation, ElementsAggregation
-        )
+        return self.window_function is not None or isinstance(self.aggregation, ElementsAggregation)
 
 
 WindowedAggregate = KafkaWindowedAggregate | FlinkWindowedAggregate

@@ -372,9 +372,7 @@ def test_stores_in_grace_take_the_closed_form(
         ks.agg.collect_list("v").alias("all"),
     )
     if on_close:
-        table = windowed.emit_strategy(ks.EmitStrategy.on_window_close()).aggregate(
-            *aggregates
-        )
+        table = windowed.emit_strategy(ks.EmitStrategy.on_window_close()).aggregate(*aggregates)
     else:
         table = windowed.aggregate(*aggregates).suppress(ks.Suppressed.until_window_closes())
     assert_same_as_reference(table, "polars")

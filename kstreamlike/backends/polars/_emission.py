@@ -52,14 +52,11 @@ def first_position_reaching(
         due = due.sort([DUE, *ties], nulls_last=True)
     else:
         due = due.sort(DUE)
-    return (
-        due.join_asof(
-            steps,
-            left_on=DUE,
-            right_on=TIME,
-            by=list(partition) or None,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .drop(DUE, TIME)
-    )
+    return due.join_asof(
+        steps,
+        left_on=DUE,
+        right_on=TIME,
+        by=list(partition) or None,
+        strategy="forward",
+        check_sortedness=False,
+    ).drop(DUE, TIME)
