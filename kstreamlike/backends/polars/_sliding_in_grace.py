@@ -34,7 +34,7 @@ from kstreamlike.backends.polars.kafka_sliding import CREATED, TOMBSTONE, Placem
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["in_grace_final_results"]
+__all__ = ["closed_form_candidates", "in_grace_final_results", "split_stores", "takes_split"]
 
 GLOBAL = "__ks_global"  # a record's arrival position in the whole input
 DIRTY = "__ks_dirty"  # the store holds a record that does not arrive in grace
@@ -168,6 +168,53 @@ def _dirty_output(
     return kept.drop(SEQ, NEXT_SEQ, NEXT_SUB), late_rows
 
 
+def takes_split(node: KafkaWindowedAggregate, suppress_duration: int | None) -> bool:
+    """Whether the plan's final results can split the stores: a declarative sliding-window
+    aggregation emitting on window close or suppressed until windows close (not both)."""
+    window = node.window
+    if not isinstance(window, KafkaSlidingWindow):
+        return False
+    if not isinstance(node.aggregation, DeclarativeAggregation):
+        return False
+    if node.emit_on_close == (suppress_duration is not None):
+        return False  # every-update output, or both: the changelog is needed
+    return suppress_duration is None or suppress_duration == window.grace
+
+
+def split_stores(
+    node: KafkaWindowedAggregate, frame: pl.DataFrame, stream_time: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The records of the stores whose records all arrive in grace, and those of the other
+    stores (``frame``: records with ``TS`` and their partition's stream time in column
+    ``stream_time``; the order of the rows is kept)."""
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
+    in_grace = (pl.col(TS) + window.grace > pl.col(stream_time)) & (pl.col(TS) >= window.size)
+    dirty = (~in_grace).any().over(_stores(node))
+    flagged = frame.with_columns(dirty.alias(DIRTY))
+    return (
+        flagged.filter(~pl.col(DIRTY)).drop(DIRTY),
+        flagged.filter(pl.col(DIRTY)).drop(DIRTY),
+    )
+
+
+def closed_form_candidates(
+    node: KafkaWindowedAggregate, clean: pl.DataFrame, suppress: bool
+) -> pl.DataFrame:
+    """Every window of the stores in grace (``clean``, their records) with its final
+    result (store columns, bounds, ``TIMESTAMP``, values, ``TOMBSTONE``) and ``DUE``: the
+    stream time at which it is emitted (``end + grace`` when ``suppress``, just past it on
+    window close)."""
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
+    closing = window.grace if suppress else window.grace + 1
+    return _closed_form(node, clean, _stores(node)).with_columns(
+        (pl.col(START) + window.size).alias(END),
+        (pl.col(START) + window.size + closing).alias(DUE),
+        pl.lit(False).alias(TOMBSTONE),
+    )
+
+
 def in_grace_final_results(
     node: KafkaWindowedAggregate,
     records: pl.LazyFrame,
@@ -176,8 +223,8 @@ def in_grace_final_results(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame] | None:
     """Final results (on window close, or ``suppress(untilWindowCloses)``) of a declarative
     sliding-window aggregation, and its late records, as :func:`.kafka_sliding.run_sliding`
-    gives them; None when the plan is not one of those or every store needs the full
-    algorithm (the caller then runs it).
+    gives them; None when the plan does not take the split (:func:`takes_split`) or every
+    store needs the full algorithm (the caller then runs it).
 
     Args:
         node: the aggregation (sliding window).
@@ -187,40 +234,24 @@ def in_grace_final_results(
         suppress_duration: the suppression duration when the plan suppresses until
             windows close.
     """
-    window = node.window
-    if not isinstance(window, KafkaSlidingWindow) or not isinstance(
-        node.aggregation, DeclarativeAggregation
-    ):
+    if not takes_split(node, suppress_duration):
         return None
-    if node.emit_on_close == (suppress_duration is not None):
-        return None  # every-update output, or both: the changelog is needed
-    if suppress_duration is not None and suppress_duration != window.grace:
-        return None
-    size, grace = window.size, window.grace
-    stores = _stores(node)
     frame = records.collect().with_columns(
         pl.col(SEQ).cast(pl.Int64), pl.col(stream_time).alias(TIME)
     )
-    in_grace = (pl.col(TS) + grace > pl.col(TIME)) & (pl.col(TS) >= size)
-    frame = frame.with_columns((~in_grace).any().over(stores).alias(DIRTY))
-    clean = frame.filter(~pl.col(DIRTY))
+    clean, dirty = split_stores(node, frame, TIME)
     if clean.height == 0:
         return None
     frame = frame.with_columns(pl.col(SEQ).alias(GLOBAL))
-    windows = _closed_form(node, clean, stores)
-    closing = suppress_duration if suppress_duration is not None else grace + 1
-    due = windows.with_columns((pl.col(START) + size + closing).alias(DUE))
-    if PART not in stores:
+    due = closed_form_candidates(node, clean, suppress_duration is not None)
+    if PART not in due.columns:
         due = due.with_columns(pl.lit(0, dtype=frame.schema[PART]).alias(PART))
     parts = [_placed(due, frame).with_columns(pl.lit(0, pl.Int64).alias(SUB))]
-    dirty = frame.filter(pl.col(DIRTY)).drop(DIRTY, GLOBAL)
-    late = frame.head(0).drop(DIRTY, GLOBAL)
+    late = frame.head(0).drop(GLOBAL)
     if dirty.height:
         rows, late = _dirty_output(node, dirty, frame, suppress_duration)
         parts.append(rows)
-    emitted = (
-        pl.concat(parts, how="diagonal_relaxed")
-        .sort([PART, FIRST, SUB, START, *node.keys], nulls_last=True)
-        .with_columns((pl.col(START) + size).alias(END), pl.lit(False).alias(TOMBSTONE))
+    emitted = pl.concat(parts, how="diagonal_relaxed").sort(
+        [PART, FIRST, SUB, START, *node.keys], nulls_last=True
     )
     return emitted.lazy(), late.drop(TIME).lazy()
