@@ -25,6 +25,8 @@ gives their every-update changelog (suppress) or each window's creation and clos
 
 from __future__ import annotations
 
+from typing import Literal
+
 import polars as pl
 
 from kstreamlike.backends.polars._aggregates import final_exprs
@@ -71,13 +73,16 @@ def _closed_form(
     # timestamp (one window per timestamp)
     first_at_ts = (pl.col(TS).diff().over(stores) != 0).fill_null(True).alias(_FIRST_AT_TS)
 
-    def rolling(period: int, **kwargs: str) -> pl.LazyFrame:
-        windows = by_time.rolling(TS, period=f"{period}i", group_by=stores, **kwargs)
+    def rolling(period: int, offset: str | None, closed: Literal["right", "both"]) -> pl.LazyFrame:
+        windows = by_time.rolling(
+            TS, period=f"{period}i", offset=offset, closed=closed, group_by=stores
+        )
         return windows.agg(*values, *extra).with_columns(first_at_ts)
 
-    left = rolling(size, closed="both").with_columns((pl.col(TS) - size).alias(START))
+    # [t - size, t], and (t, t + size + 1]
+    left = rolling(size, None, "both").with_columns((pl.col(TS) - size).alias(START))
     right = (
-        rolling(size + 1, offset="0i", closed="right")
+        rolling(size + 1, "0i", "right")
         .with_columns((pl.col(TS) + 1).alias(START))
         # a right window ending at a record is that record's left window
         .filter((pl.col(_COUNT) > 0) & (pl.col(TIMESTAMP) != pl.col(START) + size))
