@@ -121,3 +121,30 @@ def test_a_python_aggregation_deleting_a_window_is_a_clear_error(spark: Any) -> 
     table = windowed(ROWS, sliding, "update", None).reduce(lambda a, b: None)
     with pytest.raises(UnsupportedPlanError, match="returned None for a session or sliding"):
         ks.KTable(table.plan, "spark").collect()
+
+
+# Key a arrives in grace throughout (a@103 out of order, within grace); b@20 arrives beyond
+# grace, c@50 is dropped whole; in two partitions, so each has its own stream time.
+SPLIT_ROWS = pl.DataFrame(
+    {
+        "o": list(range(14)),
+        "p": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1],
+        "k": ["a", "b", "a", "b", "a", "a", "b", "b", "a", "c", "a", "a", "b", "a"],
+        "ts": [100, 101, 105, 104, 103, 108, 20, 111, 119, 50, 160, 7, 9, 30],
+        "v": list(range(14)),
+    }
+)
+
+
+@pytest.mark.parametrize("partition", [None, "p"])
+@pytest.mark.parametrize("mode", ["close", "suppress"])
+def test_spark_sliding_final_results_split_the_stores(
+    spark: Any, mode: str, partition: str | None
+) -> None:
+    """Final results of sliding windows: the stores in grace give their windows' results
+    from the kernels' closed form, placed among the others' by the partition's stream
+    time, as on the other backends."""
+    sliding = ks.SlidingWindows.of_time_difference_and_grace(10, 4)
+    aggregations = (ks.agg.count(), ks.agg.sum("v"), ks.agg.collect_list("v").alias("all"))
+    table = windowed(SPLIT_ROWS, sliding, mode, partition).aggregate(*aggregations)
+    assert_same_as_reference(finish(table, mode), "spark")

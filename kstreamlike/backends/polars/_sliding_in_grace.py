@@ -32,7 +32,12 @@ import polars as pl
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
-from kstreamlike.backends.polars.kafka_sliding import CREATED, TOMBSTONE, Placement, run_sliding
+from kstreamlike.backends.polars.kafka_sliding import (
+    CREATED,
+    SUB,
+    TOMBSTONE,
+    run_sliding,
+)
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
@@ -40,7 +45,6 @@ __all__ = ["closed_form_candidates", "in_grace_final_results", "split_stores", "
 
 GLOBAL = "__ks_global"  # a record's arrival position in the whole input
 DIRTY = "__ks_dirty"  # the store holds a record that does not arrive in grace
-SUB = "__ks_sub"  # order of a record's forwards
 NEXT_SEQ = "__ks_next_seq"  # the window's next update: its record and forward
 NEXT_SUB = "__ks_next_sub"
 _COUNT = "__ks_count"
@@ -122,16 +126,14 @@ def _dirty_output(
     local = dirty.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
     local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
     positions = local[GLOBAL]
-    placement = Placement(positions, frame.select(PART, TIME, pl.col(GLOBAL).alias(SEQ)))
-    emitted, late = run_sliding(
-        node, local.lazy(), TIME, suppress_duration, place=False, placement=placement
-    )
+    emitted, late = run_sliding(node, local.lazy(), TIME, suppress_duration, place=False)
     rows = emitted.collect()
     late_rows = late.collect().with_columns(pl.col(GLOBAL).alias(SEQ)).drop(GLOBAL)
-    if FIRST in rows.columns:
-        # every window settled: each emitted once, at the first forward of its evicting
-        # record
-        return rows.drop(SEQ).with_columns(pl.lit(0, pl.Int64).alias(SUB)), late_rows
+    if suppress_duration is not None and DUE in rows.columns:
+        # every window settled: each emitted once, at the first forward of the first
+        # record of the partition whose stream time reaches its DUE
+        placed = _placed(rows.drop(SEQ), frame)
+        return placed.with_columns(pl.lit(0, pl.Int64).alias(SUB)), late_rows
     if suppress_duration is None:
         # on window close: at the first record closing the window, not before its creation
         due = rows.with_columns(

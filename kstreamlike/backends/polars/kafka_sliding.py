@@ -61,7 +61,6 @@ the arrival at which it is first stored (its *creation*) and, when it starts fro
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -99,7 +98,7 @@ from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["CREATED", "TOMBSTONE", "Placement", "run_sliding"]
+__all__ = ["CREATED", "TOMBSTONE", "run_sliding"]
 
 TOMBSTONE = "is_tombstone"
 GROUP = "__ks_group"  # id of (partition, key): one window store
@@ -126,22 +125,6 @@ CHANGE = "__ks_change"  # row of the changelog an output row reads its value fro
 UPDATE, CREATE_PREVIOUS, CREATE_LEFT, COPY_RIGHT = 0, 1, 2, 3
 
 _WINDOW_SCHEMA = {GROUP: pl.Int64, START: pl.Int64, CREATED: pl.Int64, PARENT: pl.Int64}
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where the records given to :func:`run_sliding` (some stores of a partition) sit in
-    the whole input, for final results placed there.
-
-    Attributes:
-        positions: the arrival position in the whole input of each record given, in
-            arrival order.
-        progress: the whole input's records in arrival order: ``PART``, ``TIME`` (the
-            partition's stream time) and ``SEQ`` (= row number).
-    """
-
-    positions: pl.Series
-    progress: pl.DataFrame
 
 
 def _null_int(n: int) -> pl.Series:
@@ -817,7 +800,6 @@ def run_sliding(
     suppress_duration: int | None,
     *,
     place: bool = True,
-    placement: Placement | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The emitted rows and late records of a sliding-window aggregation.
 
@@ -832,20 +814,15 @@ def run_sliding(
             of a partition and place rows with the whole partition's stream time, keeps
             the record that forwards each every-update row (``SEQ``) and, on window close,
             gives every window with its creation (``CREATED``) and the stream time that
-            closes it (``DUE``) instead; ``suppress_duration`` must then be None, unless
-            ``placement`` is given.
-        placement: with ``place`` False and ``suppress_duration``, for final results
-            placed in the whole input: when every window is settled (see
-            :func:`_final_results`) each comes once, with ``FIRST``, the position in the
-            whole input of the record that evicts it; otherwise the output is the
-            every-update changelog as without ``suppress_duration`` (and has no
-            ``FIRST``), for the caller to suppress.
+            closes it (``DUE``) instead. With ``suppress_duration`` too: when every
+            window is settled (see :func:`_final_results`), each window's final result
+            with the stream time that evicts it (``DUE``); otherwise the every-update
+            changelog (without ``DUE``), for the caller to suppress.
 
     Returns:
         The emitted rows in emission order (grouping columns, window bounds, aggregates,
         ``timestamp`` and ``is_tombstone``), and the late records in arrival order.
     """
-    assert place or suppress_duration is None or placement is not None
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
     size, grace = window.size, window.grace
@@ -871,8 +848,8 @@ def run_sliding(
     contents = _Contents(windows, contributions, size)
     final = None
     if measures is not None and suppress_duration is not None and not node.emit_on_close:
-        final = _final_results(node, contents, frame, stream_time, suppress_duration, placement)
-    if placement is not None and final is None:
+        final = _final_results(node, contents, frame, stream_time, suppress_duration, place)
+    if not place and final is None:
         suppress_duration = None  # the caller suppresses the changelog
     by_window = node.emit_on_close or final is not None  # one output row per window
     own: pl.DataFrame | None = None
@@ -889,7 +866,7 @@ def run_sliding(
     placing: list[str] = []
     if final is not None:
         rows = final
-        placing = [FIRST] if placement is not None else []
+        placing = [] if place else [DUE]
     elif node.emit_on_close and not place:
         rows = _close_due(node, windows, frame).select(
             pl.lit(frame.height - 1, dtype=pl.Int64).alias(SEQ), WPOS, CREATED, DUE
@@ -990,7 +967,7 @@ def _final_results(
     frame: pl.DataFrame,
     stream_time: str,
     duration: int,
-    placement: Placement | None = None,
+    place: bool = True,
 ) -> pl.DataFrame | None:
     """``suppress(untilWindowCloses)`` over the every-update changelog (spec 6.6) without
     building it, when every window is *settled*: it takes no update from the record that
@@ -1000,12 +977,17 @@ def _final_results(
     the partition's stream time, whose first forward already carries that time (it updates
     or creates a window holding the record, or copies one holding a later record). So a
     window's buffered updates are evicted at the first forward of the first record whose
-    stream time reaches ``end + grace``. A settled window was created before that record
-    and is closed for it (close time past its end), so it is emitted once there, with its
-    final value. Returns (``SEQ`` = the evicting record minus one, ``WPOS``) in emission
-    order, or None when some window is not settled (the changelog is needed). With a
-    ``placement`` the evicting record is searched in the whole input, and ``FIRST`` (its
-    position there) comes too.
+    stream time reaches ``end + grace`` (``DUE``). A settled window was created before that
+    record and is closed for it (close time past its end), so it is emitted once there, with
+    its final value. All of it is decided by stream time: the evicting record is the first
+    whose stream time reaches ``DUE``, so a window is settled when the record creating it
+    and every record it takes have a stream time below ``DUE`` (at exactly ``DUE`` the
+    window is still open), and its final value is its content before the first of those
+    records reaching ``DUE``. Unless ``place``, the records are some stores of a partition
+    (the stream time is the whole partition's): windows that none of them evicts are kept,
+    for the caller to place. Returns (``SEQ``: the record before the evicting one, or the
+    last record; ``WPOS``; ``DUE``), in emission order when ``place``, or None when some
+    window is not settled (the changelog is needed).
     """
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
@@ -1014,33 +996,29 @@ def _final_results(
         frame[PART].gather(table[CREATED]).alias(PART),
         (pl.col(START) + window.size + duration).alias(DUE),
     )
-    if placement is None:
-        positions = frame[SEQ]
-        progress = frame.select(PART, pl.col(stream_time).alias(TIME), SEQ)
-    else:
-        positions, progress = placement.positions, placement.progress
+    progress = frame.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
+    found = first_position_reaching(due.lazy(), progress, SEQ, [PART]).with_columns(
+        (pl.col(START) + window.size + duration).alias(DUE)
+    )
     evicted = (
-        first_position_reaching(due.lazy(), progress.lazy(), SEQ, [PART])
-        .collect()
-        .filter(pl.col(FIRST).is_not_null())
-    )
-    if (positions.gather(evicted[CREATED]) >= evicted[FIRST]).any():
+        found.filter(pl.col(FIRST).is_not_null())
+        if place
+        else found.with_columns(pl.col(FIRST).fill_null(frame.height))
+    ).collect()
+    if (evicted[CREATED] >= evicted[FIRST]).any():
         return None
-    # the first of the given records arriving at or after the evicting one
-    evicted = evicted.with_columns(
-        positions.search_sorted(evicted[FIRST], side="left").cast(pl.Int64).alias(SEQ)
-    )
     # Windows still open at the evicting record (its stream time is exactly end + grace)
     # must take no record from it on.
-    end = evicted[START] + window.size
-    close = progress[TIME].gather(evicted[FIRST]) - window.grace
-    open_rows = evicted.filter(close <= end)
+    reached = evicted.filter(pl.col(FIRST) < frame.height)
+    open_rows = reached.filter(
+        frame[CLOSE].gather(reached[FIRST]) <= reached[START] + window.size
+    )
     if open_rows.height:
         later = contents.contributions.partials(
             open_rows[GROUP],
             open_rows[START],
             open_rows[START] + window.size,
-            open_rows[SEQ],
+            open_rows[FIRST],
             pl.repeat(INF, open_rows.height, dtype=pl.Int64, eager=True),
         )
         if later[TS_MAX].is_not_null().any():
@@ -1049,4 +1027,4 @@ def _final_results(
     ordered = pl.concat([evicted, keys], how="horizontal").sort(
         [PART, FIRST, START, *node.keys], nulls_last=True
     )
-    return ordered.select((pl.col(SEQ) - 1).alias(SEQ), WPOS, FIRST)
+    return ordered.select((pl.col(FIRST) - 1).alias(SEQ), WPOS, DUE)

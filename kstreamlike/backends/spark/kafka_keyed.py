@@ -22,6 +22,11 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from kstreamlike.backends.polars._python import WindowDeleted
+from kstreamlike.backends.polars._sliding_in_grace import (
+    closed_form_candidates,
+    split_stores,
+    takes_split,
+)
 from kstreamlike.backends.polars.kafka import run_time
 from kstreamlike.backends.polars.kafka_session import CONSUMER, SUB, run_session
 from kstreamlike.backends.polars.kafka_sliding import CREATED, run_sliding
@@ -57,6 +62,10 @@ __all__ = ["DELETED_MESSAGE", "run_kafka_keyed"]
 DUE = "__ks_due"  # the stream time that closes a window
 FIRST = "__ks_first"
 LATE = "__ks_late"  # a row of the kernel's output that names a late record
+_NEXT_SEQ = "__ks_next_seq"  # a window's next update: its record and forward
+_NEXT_SUB = "__ks_next_sub"
+_EVICT_SEQ = "__ks_evict_seq"  # where suppress evicts an update: record and forward
+_EVICT_SUB = "__ks_evict_sub"
 
 DELETED_MESSAGE = (
     "a Python aggregation returned None for a session or sliding window (Kafka deletes the "
@@ -111,9 +120,41 @@ def _runner(agg: KafkaWindowedAggregate) -> Runner:
     return run_time
 
 
-def _kernel(agg: KafkaWindowedAggregate) -> Kernel:
+def _kernel(agg: KafkaWindowedAggregate, duration: int | None) -> Kernel:
     """The per-key run of the Polars algorithm for ``agg``'s window (see the module
-    docstring): emitted rows, then one row per late record (``LATE``)."""
+    docstring): emitted rows, then one row per late record (``LATE``). For final results
+    of sliding windows (``duration``: the suppression duration, if any) the stores whose
+    records all arrive in grace give their windows' final results with the stream time
+    that emits them (``DUE``) instead (:mod:`kstreamlike.backends.polars._sliding_in_grace`)."""
+    shipped = shippable(agg)
+    if not takes_split(shipped, duration):
+        return _full_kernel(agg)
+    full = _full_kernel(agg, duration)
+    suppress = duration is not None
+
+    def kernel(group: pl.DataFrame) -> pl.DataFrame:
+        clean, dirty = split_stores(shipped, group, ST)
+        parts: list[pl.DataFrame] = []
+        if clean.height:
+            part = pl.lit(group[PART][0], dtype=group.schema[PART]).alias(PART)
+            candidates = closed_form_candidates(shipped, clean, suppress)
+            parts.append(candidates.with_columns(part, pl.lit(False).alias(LATE)))
+        if dirty.height:
+            rows = full(dirty)
+            if suppress:  # number each record's forwards from 0
+                rows = rows.with_columns(pl.col(SUB) - pl.col(SUB).min().over(SEQ))
+                # (final results, SEQ null, are evicted at a record's first forward)
+            parts.append(rows)
+        return pl.concat(parts, how="diagonal_relaxed")
+
+    return kernel
+
+
+def _full_kernel(agg: KafkaWindowedAggregate, duration: int | None = None) -> Kernel:
+    """The per-key run of the Polars algorithm for ``agg``'s window, every store. With
+    ``duration`` (final results of a sliding window), the windows' final results with the
+    stream time that evicts them (``DUE``, ``SEQ`` null) when every window is settled, else
+    the changelog."""
     shipped = shippable(agg)
     run = _runner(agg)
     # Every-update rows of sliding and time windows come in changelog order: number them
@@ -123,7 +164,7 @@ def _kernel(agg: KafkaWindowedAggregate) -> Kernel:
     def kernel(group: pl.DataFrame) -> pl.DataFrame:
         local = local_numbers(group, SEQ)
         try:
-            emitted, late = run(shipped, local.lazy(), ST, None, place=False)
+            emitted, late = run(shipped, local.lazy(), ST, duration, place=False)
             rows = emitted.collect()
         except WindowDeleted as deleted:
             raise KernelFailed(DELETED_MESSAGE) from deleted
@@ -134,6 +175,8 @@ def _kernel(agg: KafkaWindowedAggregate) -> Kernel:
         rows = to_global(
             rows.with_columns(part, pl.lit(False).alias(LATE)), local, [SEQ, CONSUMER, CREATED]
         )
+        if duration is not None and DUE in rows.columns:
+            rows = rows.with_columns(pl.lit(None, dtype=pl.Int64).alias(SEQ))
         dropped = to_global(late.collect().select(PART, SEQ), local, [SEQ])
         return pl.concat(
             [rows, dropped.with_columns(pl.lit(True).alias(LATE))], how="diagonal_relaxed"
@@ -166,6 +209,50 @@ def _aggregated(agg: KafkaWindowedAggregate) -> list[str]:
     return [e.column for e in aggregation.exprs if e.column is not None]
 
 
+def _suppress_placed(
+    agg: KafkaWindowedAggregate, emitted: DataFrame, records: DataFrame, duration: int
+) -> tuple[DataFrame, list[str]]:
+    """``suppress(untilWindowCloses)`` of a sliding window whose stores were split: final
+    results of the stores in grace (``SEQ`` null) and the changelog of the others, placed
+    with the partition's stream time, and their emission order.
+
+    Suppress stream time reaches a record's stream time at the record's first forward
+    (:func:`kstreamlike.backends.polars.kafka_sliding._final_results`). A final result is
+    evicted at the first forward of the first record whose stream time reaches its
+    ``DUE``; an update at forward ``(SEQ, SUB)`` at the later of that and itself, and
+    emitted unless the window's next update comes first.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    window = Window.partitionBy(PART, *_group(agg), START).orderBy(SEQ, SUB)
+    rows = emitted.withColumns(
+        {
+            DUE: F.coalesce(F.col(DUE), F.col(END) + duration),
+            _NEXT_SEQ: F.lead(SEQ).over(window),
+            _NEXT_SUB: F.lead(SUB).over(window),
+        }
+    )
+    progress = records.select(PART, SEQ, ST)
+    placed = first_position_reaching(rows, DUE, progress, ST, FIRST).filter(
+        F.col(FIRST).isNotNull()
+    )
+    at_first = F.col(SEQ).isNull() | (F.col(FIRST) > F.col(SEQ))
+    placed = placed.withColumns(
+        {
+            _EVICT_SEQ: F.when(at_first, F.col(FIRST)).otherwise(F.col(SEQ)),
+            _EVICT_SUB: F.when(at_first, F.lit(0)).otherwise(F.col(SUB)),
+        }
+    )
+    next_seq, next_sub = F.col(_NEXT_SEQ), F.col(_NEXT_SUB)
+    evict_seq, evict_sub = F.col(_EVICT_SEQ), F.col(_EVICT_SUB)
+    superseded = next_seq.isNotNull() & (
+        (next_seq < evict_seq) | ((next_seq == evict_seq) & (next_sub <= evict_sub))
+    )
+    kept = placed.filter(~superseded & ~F.col(TOMBSTONE))
+    return kept, [_EVICT_SEQ, _EVICT_SUB, START, *agg.keys]
+
+
 def run_kafka_keyed(
     node: PlanNode,
     agg: KafkaWindowedAggregate,
@@ -181,18 +268,22 @@ def run_kafka_keyed(
     schema = _schema(agg, records, _values(node, python))
     needed = [SEQ, TS, PART, ST, *_group(agg), *agg.source.value, *_aggregated(agg)]
     inputs = records.select(*dict.fromkeys(needed))
-    out = per_key(inputs, PART, agg.keys, _kernel(agg), schema)
+    table = node.table if isinstance(node, ToStream) else node
+    duration = table.duration if isinstance(table, Suppress) else None
+    out = per_key(inputs, PART, agg.keys, _kernel(agg, duration), schema)
     if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
         out = out.localCheckpoint(eager=True)
     late = records.join(out.filter(F.col(LATE)).select(PART, SEQ), [PART, SEQ], "left_semi")
     emitted = out.filter(~F.col(LATE))
+    if duration is not None and takes_split(agg, duration):
+        emitted, order = _suppress_placed(agg, emitted, records, duration)
+        return finish_main(node, emitted, order), finish_late(node, late, F.col(ST))
     if agg.emit_on_close:
         emitted = _place(agg, emitted, records)
         first_end = [END, START] if isinstance(agg.window, KafkaSessionWindow) else [START]
         order = [FIRST, *first_end, *agg.keys]
     else:
         order = [SEQ, SUB]
-    table = node.table if isinstance(node, ToStream) else node
     if isinstance(table, Suppress):
         window = [PART, *_group(agg), START, END]
         emitted, order = suppress(emitted, order, window, agg.keys, table.duration, TOMBSTONE)
