@@ -14,13 +14,17 @@ window's final result is a range aggregate over the store's records sorted by ti
 Polars ``rolling`` per store, as a hand-written rolling aggregation would do), emitted once:
 ``suppress(untilWindowCloses)`` evicts it at the first forward of the first record whose
 stream time reaches ``end + grace``, on window close it is emitted after the first record
-whose stream time passes ``end + grace``.
+whose stream time passes ``end + grace``. This is what KIP-450 promises for records within
+grace (the result of the records in timestamp order); the differential tests check it
+against the reference interpreter, which takes Kafka's decisions record by record.
 
 The other stores (in the benchmark workload, those holding a record delayed beyond the
 grace period) run the full algorithm (:func:`.kafka_sliding.run_sliding`) over their own
 records, with the partition's stream time, as the Spark backend runs buckets of keys: it
-gives their every-update changelog (suppress) or each window's creation and closing time
-(on window close), and both are placed here with the stream time of the whole partition.
+gives each window's final result with the stream time that emits it when every window is
+settled (suppress), else their every-update changelog, or each window's creation and
+closing time (on window close); all are placed here with the stream time of the whole
+partition.
 """
 
 from __future__ import annotations

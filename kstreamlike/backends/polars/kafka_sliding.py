@@ -1010,9 +1010,7 @@ def _final_results(
     # Windows still open at the evicting record (its stream time is exactly end + grace)
     # must take no record from it on.
     reached = evicted.filter(pl.col(FIRST) < frame.height)
-    open_rows = reached.filter(
-        frame[CLOSE].gather(reached[FIRST]) <= reached[START] + window.size
-    )
+    open_rows = reached.filter(frame[CLOSE].gather(reached[FIRST]) <= reached[START] + window.size)
     if open_rows.height:
         later = contents.contributions.partials(
             open_rows[GROUP],
