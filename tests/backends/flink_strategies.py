@@ -337,11 +337,10 @@ def time_window_firing(
     return windowed.aggregate(*aggregations)
 
 
-def global_window_firing(
-    stream: Any, keys: list[str], trigger: Any, evictor: Any, aggregations: list[ks.agg.AggExpr]
-) -> Any:
-    """``aggregations`` over global windows: fired at the end of the input (``trigger``
-    None), never (``"never"``) or by ``trigger``, with ``evictor`` (None: none)."""
+def global_windowed(stream: Any, keys: list[str], trigger: Any, evictor: Any) -> Any:
+    """``stream`` keyed by ``keys`` in global windows: fired at the end of the input
+    (``trigger`` None), never (``"never"``) or by ``trigger``, with ``evictor`` (None:
+    none)."""
     keyed = _keyed(stream, keys)
     if trigger is None:
         windowed = keyed.window(ks.GlobalWindows.create_with_end_of_stream_trigger())
@@ -351,4 +350,11 @@ def global_window_firing(
             windowed = windowed.trigger(trigger)
     if evictor is not None:
         windowed = windowed.evictor(evictor)
-    return windowed.aggregate(*aggregations)
+    return windowed
+
+
+def global_window_firing(
+    stream: Any, keys: list[str], trigger: Any, evictor: Any, aggregations: list[ks.agg.AggExpr]
+) -> Any:
+    """``aggregations`` over global windows (see :func:`global_windowed`)."""
+    return global_windowed(stream, keys, trigger, evictor).aggregate(*aggregations)

@@ -21,6 +21,7 @@ from tests.backends.flink_strategies import (
     firing_stream,
     frames,
     global_window_firing,
+    global_windowed,
     processing_times,
     python_function,
     watermark_strategies,
@@ -108,15 +109,7 @@ def test_python_functions_on_global_windows_match_reference(
         key="k",
         value=None if kind == "row_reduce" else "v",
     )
-    keyed = stream.key_by("k")
-    if trigger is None:
-        windowed = keyed.window(ks.GlobalWindows.create_with_end_of_stream_trigger())
-    else:
-        windowed = keyed.window(ks.GlobalWindows.create())
-        if trigger != "never":
-            windowed = windowed.trigger(trigger)
-    if evictor is not None:
-        windowed = windowed.evictor(evictor)
+    windowed = global_windowed(stream, ["k"], trigger, evictor)
     assert_same_as_reference(python_function(windowed, kind), "polars")
 
 
