@@ -141,9 +141,8 @@ def _dirty_output(
     if suppress_duration is None:
         # on window close: at the first record closing the window, not before its creation
         due = rows.with_columns(
-            positions.gather(pl.Series(rows[CREATED])).alias(CREATED),
+            positions.gather(rows[CREATED]).alias(CREATED),
             (pl.col(START) + window.size + window.grace + 1).alias(DUE),
-            rows[PART].alias(PART) if PART in rows.columns else pl.lit(0).alias(PART),
         )
         placed = _placed(due, frame).with_columns(
             pl.max_horizontal(FIRST, CREATED).alias(FIRST), pl.lit(0, pl.Int64).alias(SUB)
@@ -156,7 +155,7 @@ def _dirty_output(
     # end + grace, and emitted unless the window's next update comes first.
     window_id = [*_stores(node), START]
     log = rows.with_columns(
-        positions.gather(pl.Series(rows[SEQ])).alias(SEQ),
+        positions.gather(rows[SEQ]).alias(SEQ),
         pl.int_range(pl.len(), dtype=pl.Int64).alias(SUB),
     ).with_columns(
         (pl.col(SUB) - pl.col(SUB).min().over(SEQ)).alias(SUB),

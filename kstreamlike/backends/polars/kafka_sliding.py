@@ -997,9 +997,7 @@ def _final_results(
         (pl.col(START) + window.size + duration).alias(DUE),
     )
     progress = frame.lazy().select(PART, pl.col(stream_time).alias(TIME), SEQ)
-    found = first_position_reaching(due.lazy(), progress, SEQ, [PART]).with_columns(
-        (pl.col(START) + window.size + duration).alias(DUE)
-    )
+    found = first_position_reaching(due.lazy(), progress, SEQ, [PART])
     evicted = (
         found.filter(pl.col(FIRST).is_not_null())
         if place
@@ -1025,4 +1023,6 @@ def _final_results(
     ordered = pl.concat([evicted, keys], how="horizontal").sort(
         [PART, FIRST, START, *node.keys], nulls_last=True
     )
-    return ordered.select((pl.col(FIRST) - 1).alias(SEQ), WPOS, DUE)
+    return ordered.select(
+        (pl.col(FIRST) - 1).alias(SEQ), WPOS, (pl.col(START) + window.size + duration).alias(DUE)
+    )
