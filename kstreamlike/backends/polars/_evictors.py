@@ -225,7 +225,9 @@ def _time_range(
     """Per firing: the elements of its window with ``after < TS <= upto`` and a rank at
     most ``last_rank`` (``group``, ``by``, ``READ``), from a range of the window's
     elements sorted by time."""
-    ids = ranked.select(group).unique().with_row_index(_WID)
+    # numbered in sorted order: the query reads ``ids`` more than once, and ``unique``
+    # alone may number the windows differently each time
+    ids = ranked.select(group).unique().sort(group, nulls_last=True).with_row_index(_WID)
     by_time = (
         ranked.join(ids, on=group, nulls_equal=True)
         .select(_WID, TS, _RANK)
