@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -290,8 +290,74 @@ def test_duplicate_order_by_is_an_error_when_read(backend: str) -> None:
         .windowed_by(ks.TimeWindows.of(5))
         .count()
     )
+    with pytest.raises(
+        ks.DuplicateArrivalOrderError, match="order_by column 'o' has duplicate value 3"
+    ):
+        table.collect()
+
+
+_LONG_MAX = 2**63 - 1
+_LONG_MIN = -(2**63)
+
+
+@pytest.mark.parametrize(
+    ("positions", "duplicate"),
+    [
+        # one record per position: neighbours, positions 64 apart, the ends of Int64
+        ([0, 1, 63, 64, -1, -64, -65, 127], None),
+        ([_LONG_MIN, _LONG_MIN + 1, _LONG_MAX, _LONG_MAX - 1, 0], None),
+        # the same position twice, among neighbours or at the ends of Int64
+        ([5, 6, 69, 5], "5"),
+        ([-1, -65, 63, -65], "-65"),
+        ([_LONG_MAX, _LONG_MIN, _LONG_MAX], str(_LONG_MAX)),
+        ([_LONG_MIN, 0, _LONG_MIN], str(_LONG_MIN)),
+    ],
+)
+def test_duplicate_integer_positions_are_found_exactly(
+    backend: str, positions: list[int], duplicate: str | None
+) -> None:
+    rows = [{"k": "a", "ts": i, "o": o} for i, o in enumerate(positions)]
+    table = (
+        ks.stream(rows, key="k", timestamp="ts", order_by="o", backend=backend)
+        .group_by_key()
+        .windowed_by(ks.TimeWindows.of(5))
+        .count()
+    )
+    if duplicate is None:
+        assert table.collect().height > 0
+    else:
+        with pytest.raises(ks.DuplicateArrivalOrderError, match=f"duplicate value {duplicate} "):
+            table.collect()
+
+
+@pytest.mark.parametrize(
+    "positions",
+    [
+        ["x", "y", "x"],
+        [datetime(2024, 1, 1), datetime(2024, 1, 1, microsecond=1), datetime(2024, 1, 1)],
+        [date(2024, 1, 1), date(2024, 1, 2), date(2024, 1, 1)],
+    ],
+    ids=["string", "datetime", "date"],
+)
+def test_duplicate_positions_of_other_types_are_an_error(
+    backend: str, positions: list[object]
+) -> None:
+    rows = [{"k": "a", "ts": i, "o": o} for i, o in enumerate(positions)]
+    table = (
+        ks.stream(rows, key="k", timestamp="ts", order_by="o", backend=backend)
+        .group_by_key()
+        .windowed_by(ks.TimeWindows.of(5))
+        .count()
+    )
     with pytest.raises(ks.DuplicateArrivalOrderError, match="order_by column 'o'"):
         table.collect()
+    distinct = (
+        ks.stream(rows[:2], key="k", timestamp="ts", order_by="o", backend=backend)
+        .group_by_key()
+        .windowed_by(ks.TimeWindows.of(5))
+        .count()
+    )
+    assert distinct.collect().height > 0
 
 
 def test_duplicate_order_by_in_different_partitions_is_fine(backend: str) -> None:

@@ -55,6 +55,9 @@ PROCESSING = "__ks_processing"  # a Flink record's processing time in ticks
 REASON = "reason"
 
 _MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
+_WORD = "__ks_word"
+_BIT = "__ks_bit"
+_BITS = "__ks_bits"
 
 
 @dataclass(frozen=True)
@@ -157,23 +160,66 @@ def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
     return from_polars(spark, polars.with_row_index(ROW).with_columns(pl.col(ROW).cast(pl.Int64)))
 
 
+def _packed_position(frame: DataFrame, order: str) -> tuple[Column, Column] | None:
+    """For an integer or time ``order`` column: (word, bit) with position = 64 * word + bit,
+    so that 64 neighbouring positions share one word; None for other types."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DateType, IntegralType, TimestampNTZType, TimestampType
+
+    dtype = frame.schema[order].dataType
+    column = F.col(order)
+    if isinstance(dtype, IntegralType):
+        value = column.cast("long")
+    elif isinstance(dtype, TimestampType | TimestampNTZType):
+        value = F.unix_micros(column.cast("timestamp"))
+    elif isinstance(dtype, DateType):
+        value = F.unix_date(column).cast("long")
+    else:
+        return None
+    return F.shiftright(value, 6), value.bitwiseAND(F.lit(63)).cast("int")
+
+
 def _unique_positions(valid: DataFrame, order: str) -> Row:
     """The count and event-time range of the valid records, in the one job that checks that
-    their arrival positions (partition, ``order``) are unique (a shuffle of the positions:
-    the check has to bring equal ones together)."""
+    their arrival positions (partition, ``order``) are unique.
+
+    The check has to bring equal positions together (a shuffle). For integer and time
+    positions, 64 neighbouring ones travel as one word of bits: a position seen twice is a
+    word whose bits number fewer than its records. Dense positions (offsets) then shuffle
+    one row per word and task instead of one per record.
+    """
     from pyspark.sql import functions as F
 
-    per_position = valid.groupBy(PART, order).agg(
-        F.count(F.lit(1)).alias("n"), F.min(TS).alias("low"), F.max(TS).alias("high")
+    packed = _packed_position(valid, order)
+    if packed is None:
+        groups, bits, seen = [PART, order], F.lit(0), F.lit(1)
+    else:
+        word, bit = packed
+        groups = [PART, word.alias(_WORD)]
+        bits = F.expr("bit_or(shiftleft(1L, __ks_bit))")
+        seen = F.expr("bit_count(__ks_bits)")
+        valid = valid.withColumn(_BIT, bit)
+    per_group = valid.groupBy(*groups).agg(
+        F.count(F.lit(1)).alias("n"),
+        bits.alias(_BITS),
+        F.min(TS).alias("low"),
+        F.max(TS).alias("high"),
     )
-    stats = per_position.agg(
-        F.max("n").alias("most"),
+    repeated = F.col("n") - seen
+    stats = per_group.agg(
+        F.max(repeated).alias("repeated"),
         F.sum("n").alias("count"),
         F.min("low").alias("low"),
         F.max("high").alias("high"),
     ).collect()[0]
-    if stats["most"] is not None and stats["most"] > 1:
-        duplicate = per_position.filter(F.col("n") > 1).limit(1).collect()[0]
+    if stats["repeated"] is not None and stats["repeated"] > 0:
+        if packed is not None:
+            found = per_group.filter(repeated > 0).limit(1).collect()[0]
+            word, _ = packed
+            valid = valid.filter(F.col(PART).eqNullSafe(found[PART]) & (word == found[_WORD]))
+        duplicate = (
+            valid.groupBy(PART, order).count().filter(F.col("count") > 1).limit(1).collect()[0]
+        )
         raise DuplicateArrivalOrderError(
             f"order_by column {order!r} has duplicate value "
             f"{duplicate[order]!r} (within one partition): arrival order must be unique"
