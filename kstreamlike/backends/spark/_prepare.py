@@ -192,12 +192,13 @@ def _unique_positions(valid: DataFrame, order: str) -> Row:
 
     packed = _packed_position(valid, order)
     if packed is None:
-        groups, bits, seen = [PART, order], F.lit(0), F.lit(1)
+        groups: list[str | Column] = [PART, order]
+        bits, seen = F.lit(0), F.lit(1)
     else:
         word, bit = packed
         groups = [PART, word.alias(_WORD)]
-        bits = F.expr("bit_or(shiftleft(1L, __ks_bit))")
-        seen = F.expr("bit_count(__ks_bits)")
+        bits = F.expr(f"bit_or(shiftleft(1L, {_BIT}))")
+        seen = F.expr(f"bit_count({_BITS})")
         valid = valid.withColumn(_BIT, bit)
     per_group = valid.groupBy(*groups).agg(
         F.count(F.lit(1)).alias("n"),
