@@ -132,3 +132,50 @@ def test_spark_python_time_window_plans_stay_distributed(
     windows = ks.TimeWindows.of_size_and_grace(10, 5).advance_by(5)
     table = python_aggregation(windowed(data, windows, mode, "p"), "reduce")
     assert "FlatMapGroupsInArrow" in assert_distributed(finish(table, mode))
+
+
+def _late_stream_frame() -> pl.DataFrame:
+    """Two partitions of 300 records (several blocks of 64 positions each), a tenth of them
+    far behind stream time (late)."""
+    n = 600
+    return pl.DataFrame(
+        {
+            "k": [("a", "b", "c")[i % 3] for i in range(n)],
+            "ts": [i * 3 - (40 if i % 10 == 7 else 0) for i in range(n)],
+            "v": list(range(n)),
+            "o": list(range(n)),
+            "p": [i % 2 for i in range(n)],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "position",
+    [
+        pl.col("o"),
+        pl.col("o") * 1_000_003 - 2**62,  # sparse and negative
+        pl.col("o").cast(pl.String).str.zfill(3),  # not an integer: searched by event time
+        pl.datetime(2024, 1, 1) + pl.duration(seconds=pl.col("o")),
+        None,  # input order
+    ],
+    ids=["dense", "sparse", "string", "datetime", "input-order"],
+)
+def test_spark_late_records_stream_time_for_every_kind_of_position(
+    spark: Any, position: pl.Expr | None
+) -> None:
+    frame = _late_stream_frame()
+    if position is None:
+        frame = frame.sort("o")
+    else:
+        frame = frame.with_columns(position.alias("o"))
+    stream = ks.stream(
+        frame, key="k", timestamp="ts", order_by=None if position is None else "o", partition="p"
+    )
+    table = (
+        stream.group_by_key()
+        .windowed_by(ks.TimeWindows.of_size_and_grace(10, 5))
+        .emit_strategy(ks.EmitStrategy.on_window_close())
+        .count()
+    )
+    assert table.late_records().height > 0
+    assert_same_as_reference(table, "spark")

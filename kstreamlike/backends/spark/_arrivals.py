@@ -16,13 +16,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._prepare import PART, TS
-from kstreamlike.backends.spark._scan import asof, numbered, running_min
+from kstreamlike.backends.spark._scan import asof, numbered, running_max, running_min
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["BUCKET", "FIRST", "first_arrivals", "floor_div", "stream_time_at"]
+__all__ = [
+    "BUCKET",
+    "FIRST",
+    "first_arrivals",
+    "floor_div",
+    "stream_time_at",
+    "stream_time_by_position",
+]
 
 BUCKET = "__ks_bucket"
 FIRST = "__ks_first"
@@ -32,6 +40,13 @@ _POS = "__ks_bucket_pos"
 _FOUND = "__ks_found"
 _OTHER_ORDER = "__ks_other_order"
 _OTHER_TS = "__ks_other_ts"
+_AT = "__ks_at"
+_BLOCK = "__ks_block"
+_BLOCK_MAX = "__ks_block_max"
+_EARLIER = "__ks_earlier"
+_OWN = "__ks_own"
+# Tables of up to this many rows are copied to every task (:func:`_small`).
+_BROADCAST_ROWS = 1_000_000
 
 
 def floor_div(expression: str, divisor: int) -> Column:
@@ -59,7 +74,14 @@ def first_arrivals(
             .agg(F.min(_EARLIEST).alias(_EARLIEST))
         )
     descending = numbered(per_bucket.withColumn(_DESC, -F.col(BUCKET)), [PART, _DESC], _POS)
-    return running_min(descending, _EARLIEST, FIRST, _POS).select(PART, BUCKET, FIRST)
+    table = running_min(descending, _EARLIEST, FIRST, _POS).select(PART, BUCKET, FIRST)
+    return F.broadcast(table) if _small(descending) else table
+
+
+def _small(frame: DataFrame) -> bool:
+    """Whether ``frame`` (a checkpointed one) is small enough to copy to every task (joins
+    with it then read the records in place instead of shuffling them)."""
+    return _scan.CHECKPOINT and frame.count() <= _BROADCAST_ROWS
 
 
 def stream_time_at(
@@ -91,3 +113,45 @@ def stream_time_at(
         .agg(F.max(_OTHER_TS).alias(out))
     )
     return located.drop(_FOUND).join(latest, [PART, order], "left")
+
+
+def stream_time_by_position(
+    records: DataFrame, rows: DataFrame, position: Column, block_bits: int, out: str
+) -> DataFrame:
+    """:func:`stream_time_at` for integer arrival positions (``position``, a long column of
+    ``records`` and ``rows``), grouped in blocks of ``2 ** block_bits`` consecutive values.
+
+    The stream time at a row is the larger of the largest event time in the partition's
+    earlier blocks (a running maximum over the table of blocks, in position order) and the
+    largest among the records of its own block arriving up to it (a join on the block).
+    """
+    from pyspark.sql import functions as F
+
+    def blocked(frame: DataFrame) -> DataFrame:
+        return frame.withColumn(_AT, position).withColumn(
+            _BLOCK, F.shiftright(F.col(_AT), block_bits)
+        )
+
+    positioned = blocked(records).select(PART, _BLOCK, _AT, TS)
+    table = positioned.groupBy(PART, _BLOCK).agg(F.max(TS).alias(_BLOCK_MAX))
+    earlier = running_max(
+        numbered(table, [PART, _BLOCK], _POS), _BLOCK_MAX, _EARLIER, _POS, inclusive=False
+    ).select(PART, _BLOCK, _EARLIER)
+    asked = blocked(rows)
+    if _scan.CHECKPOINT:
+        asked = asked.localCheckpoint(eager=True)
+    queries = asked.select(PART, _BLOCK, F.col(_AT).alias(_FOUND))
+    if _small(asked):
+        queries = F.broadcast(queries)
+    own = (
+        positioned.join(queries, [PART, _BLOCK])
+        .filter(F.col(_AT) <= F.col(_FOUND))
+        .groupBy(PART, _BLOCK, F.col(_FOUND).alias(_AT))
+        .agg(F.max(TS).alias(_OWN))
+    )
+    return (
+        asked.join(earlier, [PART, _BLOCK], "left")
+        .join(own, [PART, _BLOCK, _AT], "left")
+        .withColumn(out, F.greatest(_EARLIER, _OWN))
+        .drop(_AT, _BLOCK, _EARLIER, _OWN)
+    )

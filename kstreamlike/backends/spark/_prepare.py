@@ -42,6 +42,7 @@ __all__ = [
     "SEQ",
     "TS",
     "Prepared",
+    "position_value",
     "prepare",
 ]
 
@@ -58,6 +59,8 @@ _MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
 _WORD = "__ks_word"
 _BIT = "__ks_bit"
 _BITS = "__ks_bits"
+_VALUE = "__ks_position"
+_BLOCK_BITS = 6  # blocks of 64 positions for dense ones
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,9 @@ class Prepared:
         invalid: the other rows: the input columns plus ``reason`` and ``ROW``.
         count: how many valid records there are.
         ticks: the smallest and largest event time of the valid records (None without).
+        block_bits: for integer, date and time arrival positions (:func:`position_value`),
+            the base-2 logarithm of a width of position ranges that hold about 64 records
+            each on average (None for other types).
     """
 
     records: DataFrame
@@ -79,6 +85,7 @@ class Prepared:
     order: str
     count: int
     ticks: tuple[int, int] | None
+    block_bits: int | None = None
 
     @cached_property
     def valid(self) -> DataFrame:
@@ -160,23 +167,22 @@ def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
     return from_polars(spark, polars.with_row_index(ROW).with_columns(pl.col(ROW).cast(pl.Int64)))
 
 
-def _packed_position(frame: DataFrame, order: str) -> tuple[Column, Column] | None:
-    """For an integer or time ``order`` column: (word, bit) with position = 64 * word + bit,
-    so that 64 neighbouring positions share one word; None for other types."""
+def position_value(frame: DataFrame, order: str) -> Column | None:
+    """The arrival position ``order`` as a long that keeps its order and distinctness (for
+    integer, date and timestamp columns; None for other types, local timestamps included:
+    their conversion to instants is not one-to-one across daylight-saving changes)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import DateType, IntegralType, TimestampNTZType, TimestampType
+    from pyspark.sql.types import DateType, IntegralType, TimestampType
 
     dtype = frame.schema[order].dataType
     column = F.col(order)
     if isinstance(dtype, IntegralType):
-        value = column.cast("long")
-    elif isinstance(dtype, TimestampType | TimestampNTZType):
-        value = F.unix_micros(column.cast("timestamp"))
-    elif isinstance(dtype, DateType):
-        value = F.unix_date(column).cast("long")
-    else:
-        return None
-    return F.shiftright(value, 6), value.bitwiseAND(F.lit(63)).cast("int")
+        return column.cast("long")
+    if isinstance(dtype, TimestampType):
+        return F.unix_micros(column)
+    if isinstance(dtype, DateType):
+        return F.unix_date(column).cast("long")
+    return None
 
 
 def _unique_positions(valid: DataFrame, order: str) -> Row:
@@ -190,21 +196,24 @@ def _unique_positions(valid: DataFrame, order: str) -> Row:
     """
     from pyspark.sql import functions as F
 
-    packed = _packed_position(valid, order)
-    if packed is None:
+    value = position_value(valid, order)
+    if value is None:
         groups: list[str | Column] = [PART, order]
-        bits, seen = F.lit(0), F.lit(1)
+        bits, seen, first, last = F.lit(0), F.lit(1), F.lit(None), F.lit(None)
     else:
-        word, bit = packed
+        word = F.shiftright(value, 6)
         groups = [PART, word.alias(_WORD)]
         bits = F.expr(f"bit_or(shiftleft(1L, {_BIT}))")
         seen = F.expr(f"bit_count({_BITS})")
-        valid = valid.withColumn(_BIT, bit)
+        first, last = F.min(_VALUE), F.max(_VALUE)
+        valid = valid.withColumns({_VALUE: value, _BIT: value.bitwiseAND(F.lit(63)).cast("int")})
     per_group = valid.groupBy(*groups).agg(
         F.count(F.lit(1)).alias("n"),
         bits.alias(_BITS),
         F.min(TS).alias("low"),
         F.max(TS).alias("high"),
+        first.alias("first"),
+        last.alias("last"),
     )
     repeated = F.col("n") - seen
     stats = per_group.agg(
@@ -212,11 +221,12 @@ def _unique_positions(valid: DataFrame, order: str) -> Row:
         F.sum("n").alias("count"),
         F.min("low").alias("low"),
         F.max("high").alias("high"),
+        F.min("first").alias("first"),
+        F.max("last").alias("last"),
     ).collect()[0]
     if stats["repeated"] is not None and stats["repeated"] > 0:
-        if packed is not None:
+        if value is not None:
             found = per_group.filter(repeated > 0).limit(1).collect()[0]
-            word, _ = packed
             valid = valid.filter(F.col(PART).eqNullSafe(found[PART]) & (word == found[_WORD]))
         duplicate = (
             valid.groupBy(PART, order).count().filter(F.col("count") > 1).limit(1).collect()[0]
@@ -249,9 +259,21 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
         stats = valid.agg(
             F.count(F.lit(1)).alias("count"), F.min(TS).alias("low"), F.max(TS).alias("high")
         ).collect()[0]
+        # Input positions number each Spark partition's rows consecutively.
+        block_bits: int | None = _BLOCK_BITS
     else:
         stats = _unique_positions(valid, source.order_by)
+        block_bits = None
+        if stats["first"] is not None:
+            span = int(stats["last"]) - int(stats["first"]) + 1
+            width = span * 2**_BLOCK_BITS // int(stats["count"])
+            block_bits = min(max(width.bit_length() - 1, 0), 62)
     ticks = None if stats["low"] is None else (int(stats["low"]), int(stats["high"]))
     return Prepared(
-        records=valid, invalid=invalid, order=order, count=int(stats["count"] or 0), ticks=ticks
+        records=valid,
+        invalid=invalid,
+        order=order,
+        count=int(stats["count"] or 0),
+        ticks=ticks,
+        block_bits=block_bits,
     )

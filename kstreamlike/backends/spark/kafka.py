@@ -23,10 +23,11 @@ from kstreamlike.backends.spark._arrivals import (
     first_arrivals,
     floor_div,
     stream_time_at,
+    stream_time_by_position,
 )
 from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
 from kstreamlike.backends.spark._output import finish_late, finish_main
-from kstreamlike.backends.spark._prepare import PART, TS, Prepared
+from kstreamlike.backends.spark._prepare import PART, TS, Prepared, position_value
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -129,7 +130,11 @@ def run_kafka(
         )
     last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
     late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < F.col(order)).drop(BUCKET, FIRST)
-    late = stream_time_at(records, late, order, _granularity(prepared), ST)
+    position = position_value(records, order)
+    if prepared.block_bits is not None and position is not None:
+        late = stream_time_by_position(records, late, position, prepared.block_bits, ST)
+    else:
+        late = stream_time_at(records, late, order, _granularity(prepared), ST)
     return (
         finish_main(node, emitted, output_order),
         finish_late(node, late, F.col(ST), [PART, order]),
