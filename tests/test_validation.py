@@ -296,6 +296,17 @@ def test_duplicate_order_by_is_an_error_when_read(backend: str) -> None:
         table.collect()
 
 
+def _counted(positions: list[Any], backend: str) -> Any:
+    """A count per key and window over records arriving at ``positions`` (``order_by``)."""
+    rows = [{"k": "a", "ts": i, "o": o} for i, o in enumerate(positions)]
+    return (
+        ks.stream(rows, key="k", timestamp="ts", order_by="o", backend=backend)
+        .group_by_key()
+        .windowed_by(ks.TimeWindows.of(5))
+        .count()
+    )
+
+
 _LONG_MAX = 2**63 - 1
 _LONG_MIN = -(2**63)
 
@@ -316,13 +327,7 @@ _LONG_MIN = -(2**63)
 def test_duplicate_integer_positions_are_found_exactly(
     backend: str, positions: list[int], duplicate: str | None
 ) -> None:
-    rows = [{"k": "a", "ts": i, "o": o} for i, o in enumerate(positions)]
-    table = (
-        ks.stream(rows, key="k", timestamp="ts", order_by="o", backend=backend)
-        .group_by_key()
-        .windowed_by(ks.TimeWindows.of(5))
-        .count()
-    )
+    table = _counted(positions, backend)
     if duplicate is None:
         assert table.collect().height > 0
     else:
@@ -342,22 +347,9 @@ def test_duplicate_integer_positions_are_found_exactly(
 def test_duplicate_positions_of_other_types_are_an_error(
     backend: str, positions: list[object]
 ) -> None:
-    rows = [{"k": "a", "ts": i, "o": o} for i, o in enumerate(positions)]
-    table = (
-        ks.stream(rows, key="k", timestamp="ts", order_by="o", backend=backend)
-        .group_by_key()
-        .windowed_by(ks.TimeWindows.of(5))
-        .count()
-    )
     with pytest.raises(ks.DuplicateArrivalOrderError, match="order_by column 'o'"):
-        table.collect()
-    distinct = (
-        ks.stream(rows[:2], key="k", timestamp="ts", order_by="o", backend=backend)
-        .group_by_key()
-        .windowed_by(ks.TimeWindows.of(5))
-        .count()
-    )
-    assert distinct.collect().height > 0
+        _counted(positions, backend).collect()
+    assert _counted(positions[:2], backend).collect().height > 0
 
 
 def test_duplicate_order_by_in_different_partitions_is_fine(backend: str) -> None:

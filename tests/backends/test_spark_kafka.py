@@ -164,10 +164,7 @@ def test_spark_late_records_stream_time_for_every_kind_of_position(
     spark: Any, position: pl.Expr | None
 ) -> None:
     frame = _late_stream_frame()
-    if position is None:
-        frame = frame.sort("o")
-    else:
-        frame = frame.with_columns(position.alias("o"))
+    frame = frame.sort("o") if position is None else frame.with_columns(position.alias("o"))
     stream = ks.stream(
         frame, key="k", timestamp="ts", order_by=None if position is None else "o", partition="p"
     )
