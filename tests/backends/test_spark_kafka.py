@@ -8,6 +8,7 @@ few examples in the ``ci`` and ``dev`` profiles; the ``thorough`` profile runs m
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -176,3 +177,31 @@ def test_spark_late_records_stream_time_for_every_kind_of_position(
     )
     assert table.late_records().height > 0
     assert_same_as_reference(table, "spark")
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])
+def test_spark_local_date_times_ignore_the_session_time_zone(spark: Any, zone: str) -> None:
+    # Local date-times around a daylight-saving change (02:30 on 2024-03-10 does not exist
+    # in New York), one-day windows, a late record: the same as the reference in any zone.
+    base = datetime(2024, 3, 10)
+    hours = [1, 2.5, 23, 25, 3, 49]
+    frame = pl.DataFrame(
+        {
+            "k": ["a", "a", "a", "a", "a", "a"],
+            "ts": [base + timedelta(hours=h) for h in hours],
+            "o": list(range(len(hours))),
+        }
+    )
+    table = (
+        ks.stream(frame, key="k", timestamp="ts", order_by="o")
+        .group_by_key()
+        .windowed_by(ks.TimeWindows.of_size_and_grace(timedelta(days=1), timedelta(hours=1)))
+        .count()
+    )
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        assert table.late_records().height == 1
+        assert_same_as_reference(table, "spark")
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)

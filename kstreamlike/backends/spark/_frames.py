@@ -12,10 +12,19 @@ import polars as pl
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType
 
-__all__ = ["from_polars", "is_spark_frame", "polars_schema", "spark_type", "to_polars"]
+__all__ = [
+    "from_polars",
+    "is_spark_frame",
+    "local_epoch",
+    "local_from_micros",
+    "local_micros",
+    "polars_schema",
+    "spark_type",
+    "to_polars",
+]
 
 
 def is_spark_frame(data: object) -> bool:
@@ -45,18 +54,53 @@ def spark_type(dtype: pl.DataType) -> DataType:
     return from_arrow_type(arrow)
 
 
+def local_epoch() -> Column:
+    """``1970-01-01 00:00:00`` as a local date-time (``TIMESTAMP_NTZ``)."""
+    from pyspark.sql import functions as F
+
+    return F.expr("TIMESTAMP_NTZ'1970-01-01 00:00:00'")
+
+
+def local_from_micros(micros: Column) -> Column:
+    """The local date-time ``micros`` microseconds after the local epoch, whatever the
+    session's time zone (no time zone enters arithmetic on local date-times)."""
+    from pyspark.sql import functions as F
+
+    return F.timestamp_add("MICROSECOND", micros, local_epoch())
+
+
+def local_micros(local: Column) -> Column:
+    """Microseconds from the local epoch to a local date-time (``TIMESTAMP_NTZ``)."""
+    from pyspark.sql import functions as F
+
+    # From its fields: date and time arithmetic on local date-times can still go through
+    # the session's time zone (a time that does not exist there would move).
+    day = F.unix_date(F.to_date(local)).cast("long") * 86_400_000_000
+    clock = F.hour(local).cast("long") * 3_600_000_000 + F.minute(local).cast("long") * 60_000_000
+    seconds = (F.date_part(F.lit("SECOND"), local) * 1_000_000).cast("long")
+    return day + clock + seconds
+
+
 def from_polars(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
     """A Spark frame with ``frame``'s rows (through Arrow). Spark has no unsigned integers:
     those columns become Int64 (as :func:`spark_type` maps them; results are cast back)."""
     unsigned = [n for n, t in frame.schema.items() if t.is_unsigned_integer()]
     frame = frame.with_columns(pl.col(unsigned).cast(pl.Int64))
-    table = frame.to_arrow()
     if frame.is_empty():
         from pyspark.sql.types import StructField, StructType
 
         fields = [StructField(n, spark_type(t), True) for n, t in frame.schema.items()]
         return spark.createDataFrame([], StructType(fields))
+    # Spark would read local date-times in the session's time zone: they travel as
+    # microseconds and become local date-times again (``TIMESTAMP_NTZ``) on arrival.
+    local = [n for n, t in frame.schema.items() if isinstance(t, pl.Datetime) and not t.time_zone]
+    frame = frame.with_columns(pl.col(local).dt.cast_time_unit("us").cast(pl.Int64))
+    table = frame.to_arrow()
     created: DataFrame = spark.createDataFrame(table)
+    if local:
+        from pyspark.sql import functions as F
+
+        created = created.withColumns({n: local_from_micros(F.col(n)) for n in local})
     if frame_rows_inline(table.num_rows):
         return created
     # A large local relation would carry its rows inside every query plan built on it,

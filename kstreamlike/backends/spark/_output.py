@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
-from kstreamlike.backends.spark._frames import spark_type
+from kstreamlike.backends.spark._frames import local_from_micros, spark_type
 from kstreamlike.backends.spark._prepare import REASON, ROW, SEQ
 from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
@@ -30,8 +30,10 @@ def ticks_to_time(ticks: Column, node: PlanNode) -> Column:
         return ticks.cast("long")
     ticks = F.when(ticks.between(LONG_MIN + 1, LONG_MAX - 1), ticks)
     if unit.unit == "ns":
-        return F.timestamp_micros(F.floor(ticks / 1_000).cast("long"))
-    return F.timestamp_micros(ticks * _MICROS_PER_UNIT[unit.unit])
+        micros = F.floor(ticks / 1_000).cast("long")
+    else:
+        micros = ticks * _MICROS_PER_UNIT[unit.unit]
+    return F.timestamp_micros(micros) if unit.time_zone else local_from_micros(micros)
 
 
 def finish_main(node: PlanNode, emitted: DataFrame, order: list[str]) -> DataFrame:

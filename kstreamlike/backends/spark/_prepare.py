@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from kstreamlike.backends.spark._frames import local_micros
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.validity import (
@@ -119,9 +120,12 @@ def _ticks(node: WindowedAggregate, frame: DataFrame, name: str) -> Column:
     from pyspark.sql.types import TimestampNTZType, TimestampType
 
     column = F.col(name)
-    if not isinstance(frame.schema[name].dataType, TimestampType | TimestampNTZType):
+    dtype = frame.schema[name].dataType
+    if isinstance(dtype, TimestampNTZType):
+        return _from_micros(node, local_micros(column))
+    if not isinstance(dtype, TimestampType):
         return column.cast("long")
-    return _from_micros(node, F.unix_micros(column.cast("timestamp")))
+    return _from_micros(node, F.unix_micros(column))
 
 
 def _from_micros(node: WindowedAggregate, micros: Column) -> Column:
