@@ -173,10 +173,9 @@ def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
 
 def position_value(frame: DataFrame, order: str) -> Column | None:
     """The arrival position ``order`` as a long that keeps its order and distinctness (for
-    integer, date and timestamp columns; None for other types, local timestamps included:
-    their conversion to instants is not one-to-one across daylight-saving changes)."""
+    integer, date, timestamp and local date-time columns; None for other types)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import DateType, IntegralType, TimestampType
+    from pyspark.sql.types import DateType, IntegralType, TimestampNTZType, TimestampType
 
     dtype = frame.schema[order].dataType
     column = F.col(order)
@@ -184,6 +183,8 @@ def position_value(frame: DataFrame, order: str) -> Column | None:
         return column.cast("long")
     if isinstance(dtype, TimestampType):
         return F.unix_micros(column)
+    if isinstance(dtype, TimestampNTZType):
+        return local_micros(column)
     if isinstance(dtype, DateType):
         return F.unix_date(column).cast("long")
     return None
