@@ -36,6 +36,7 @@ import polars as pl
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
+from kstreamlike.backends.polars._sliding_kernel import scan_stores
 from kstreamlike.backends.polars.kafka_sliding import (
     CREATED,
     SUB,
@@ -121,23 +122,36 @@ def _dirty_output(
     frame: pl.DataFrame,
     suppress_duration: int | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The full algorithm over the dirty stores: their emitted rows with ``FIRST`` (the
-    record after which each is emitted) and ``SUB`` (its forward there), and their late
-    records. Final results come straight from the windows when all are settled
-    (:func:`.kafka_sliding._final_results`), else from the changelog."""
+    """The dirty stores through the compiled scan (:func:`._sliding_kernel.scan_stores`),
+    or the full vectorized history when the aggregation does not take it: their emitted
+    rows with ``FIRST`` (the record after which each is emitted) and ``SUB`` (its forward
+    there), and their late records. Final results come straight from the settled windows
+    (:func:`.kafka_sliding._final_results`), and from the writes suppress may emit for
+    the others."""
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
     local = dirty.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
     local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
     positions = local[GLOBAL]
-    emitted, late = run_sliding(node, local.lazy(), TIME, suppress_duration, place=False)
-    rows = emitted.collect()
-    late_rows = late.collect().with_columns(pl.col(GLOBAL).alias(SEQ)).drop(GLOBAL)
+    scanned = scan_stores(node, local, TIME, suppress_duration)
+    if scanned is None:
+        emitted, late = run_sliding(node, local.lazy(), TIME, suppress_duration, place=False)
+        scanned = emitted.collect(), late.collect()
+    rows, late_rows = scanned
+    late_rows = late_rows.with_columns(pl.col(GLOBAL).alias(SEQ)).drop(GLOBAL)
     if suppress_duration is not None and DUE in rows.columns:
-        # every window settled: each emitted once, at the first forward of the first
-        # record of the partition whose stream time reaches its DUE
-        placed = _placed(rows.drop(SEQ), frame)
-        return placed.with_columns(pl.lit(0, pl.Int64).alias(SUB)), late_rows
+        # settled windows (DUE given): each emitted once, at the first forward of the
+        # first record of the partition whose stream time reaches its DUE
+        settled = rows.filter(pl.col(DUE).is_not_null())
+        placed = _placed(settled.drop(SEQ, SUB, strict=False), frame)
+        placed = placed.with_columns(pl.lit(0, pl.Int64).alias(SUB))
+        rest = rows.filter(pl.col(DUE).is_null()).drop(DUE)
+        if rest.height == 0:
+            return placed, late_rows
+        return pl.concat(
+            [placed, _suppressed(node, rest, frame, positions, suppress_duration)],
+            how="diagonal_relaxed",
+        ), late_rows
     if suppress_duration is None:
         # on window close: at the first record closing the window, not before its creation
         due = rows.with_columns(
@@ -148,17 +162,31 @@ def _dirty_output(
             pl.max_horizontal(FIRST, CREATED).alias(FIRST), pl.lit(0, pl.Int64).alias(SUB)
         )
         return placed.drop(CREATED, SEQ), late_rows
+    return _suppressed(node, rows, frame, positions, suppress_duration), late_rows
+
+
+def _suppressed(
+    node: KafkaWindowedAggregate,
+    rows: pl.DataFrame,
+    frame: pl.DataFrame,
+    positions: pl.Series,
+    suppress_duration: int,
+) -> pl.DataFrame:
+    """The rows ``suppress(untilWindowCloses)`` emits from the writes ``rows`` (in forward
+    order, ``SEQ``: their record's local position, ``SUB``: their forward when given)."""
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
     # suppress(untilWindowCloses) over the changelog, with the partition's stream time:
     # suppress stream time reaches a record's stream time at the record's first forward
     # (see kafka_sliding._final_results), so an update at forward (record, sub) is evicted
     # at the later of itself and the first forward of the first record reaching
     # end + grace, and emitted unless the window's next update comes first.
     window_id = [*_stores(node), START]
+    if SUB not in rows.columns:  # the whole changelog: a record's forwards are adjacent
+        forward = pl.int_range(pl.len(), dtype=pl.Int64)
+        rows = rows.with_columns((forward - forward.min().over(SEQ)).alias(SUB))
     log = rows.with_columns(
         positions.gather(rows[SEQ]).alias(SEQ),
-        pl.int_range(pl.len(), dtype=pl.Int64).alias(SUB),
-    ).with_columns(
-        (pl.col(SUB) - pl.col(SUB).min().over(SEQ)).alias(SUB),
         (pl.col(START) + window.size + suppress_duration).alias(DUE),
     )
     log = log.with_columns(
@@ -175,7 +203,7 @@ def _dirty_output(
         | ((pl.col(NEXT_SEQ) == pl.col(FIRST)) & (pl.col(NEXT_SUB) <= pl.col(SUB)))
     )
     kept = placed.filter(~superseded & ~pl.col(TOMBSTONE))
-    return kept.drop(SEQ, NEXT_SEQ, NEXT_SUB), late_rows
+    return kept.drop(SEQ, NEXT_SEQ, NEXT_SUB)
 
 
 def takes_split(node: KafkaWindowedAggregate, suppress_duration: int | None) -> bool:

@@ -1,0 +1,702 @@
+"""Kafka sliding windows (KIP-450) of the stores that records beyond grace disturb: a
+compiled per-store scan (``KStreamSlidingWindowAggregate#process``, spec 4.4 to 4.8).
+
+Final results split the stores (:mod:`._sliding_in_grace`): a store whose records all
+arrive in grace takes the closed form. In the others, a record that arrives after its left
+window has closed changes which windows Kafka creates and what they copy, and each later
+decision depends on the windows the earlier ones left: the semantics are sequential per
+store. Those stores take this scan, one pass over their records in arrival order with the
+store's windows kept sorted by start, exactly as the reference interpreter
+(:mod:`kstreamlike.reference.kafka_sliding`) takes its decisions, compiled with numba so
+that it runs at native speed. Windows hold *partial aggregates* (record count, first and
+last arrival, non-null counts, sums, minima, maxima), so only declarative aggregations
+that decompose into them and whose columns are numeric, boolean or temporal take it; the
+others run the vectorized history (:func:`.kafka_sliding.run_sliding`).
+
+Final results need each window's value when the stream time reaches its end plus grace
+(``DUE``): the scan records, per window, its last write before that stream time and every
+write from it on (a window is written at ``DUE`` at most by the records whose stream time
+is exactly ``DUE``, and by a right-window copy created closed). Those rows are the part of
+the every-update changelog that ``suppress(untilWindowCloses)`` can emit; the caller
+places them. On window close, each window's final value and its creation are enough.
+Floating-point sums add the records in arrival order, as Kafka does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+import polars as pl
+
+from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
+from kstreamlike.backends.polars._emission import DUE
+from kstreamlike.backends.polars._sliding_contents import (
+    COUNT,
+    FIRST_SEQ,
+    LAST_SEQ,
+    Measures,
+    count_of,
+    max_of,
+    min_of,
+    sum_of,
+)
+from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
+from kstreamlike.backends.polars.kafka_sliding import CREATED, SUB, TOMBSTONE, _finished
+from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
+from kstreamlike.plan.windows import KafkaSlidingWindow
+
+__all__ = ["scan_stores"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _compiled(fn: _F) -> _F:
+    """``fn`` compiled by numba (cached on disk, so a process compiles it once)."""
+    return cast(_F, numba.njit(cache=True, nogil=True)(fn))
+
+
+# How a partial combines a record's value.
+_ADD, _LEAST, _GREATEST = 0, 1, 2
+# Columns of the integer window table: the window, then its partials (values ``I``, "has
+# a value" flags ``IH``), their values at its last write before DUE (``PI``, ``PIH``), and
+# the flags of the float partials (``FH``, ``PFH``). The float table holds ``F``, ``PF``.
+_START, _CREATED, _TS, _PRE_TS, _PRE_REC, _PRE_SUB, _SNAPPED, _STORE = range(8)
+_FIXED = 8
+# Rows 0 and 1 of the tables are not windows: the empty aggregate, and a copy of a right
+# source taken before the record updates it.
+_EMPTY, _SOURCE = 0, 1
+# Columns of the integer log of writes from DUE on: window, record, forward, stored ts,
+# then ``I``, ``IH``, ``FH``; the float log holds ``F``.
+_LOG_FIXED = 4
+_BATCH = 1 << 20  # records per call of the scan (whole stores)
+
+
+@_compiled
+def _grown(table: Any, rows: int) -> Any:  # pragma: no cover - compiled
+    if rows <= table.shape[0]:
+        return table
+    bigger = np.zeros((max(rows, 2 * table.shape[0]), table.shape[1]), table.dtype)
+    bigger[: table.shape[0]] = table
+    return bigger
+
+
+@_compiled
+def _copy(wi: Any, wf: Any, dst: int, src: int, ki: int, kf: int) -> None:  # pragma: no cover
+    """Window ``dst``'s partials := window ``src``'s."""
+    for j in range(_FIXED, _FIXED + 2 * ki):
+        wi[dst, j] = wi[src, j]
+    for j in range(_FIXED + 4 * ki, _FIXED + 4 * ki + kf):
+        wi[dst, j] = wi[src, j]
+    for j in range(kf):
+        wf[dst, j] = wf[src, j]
+    wi[dst, _TS] = wi[src, _TS]
+
+
+@_compiled
+def _snapshot(wi: Any, wf: Any, w: int, ki: int, kf: int) -> None:  # pragma: no cover
+    """Keep window ``w``'s value as its value before DUE."""
+    for j in range(2 * ki):
+        wi[w, _FIXED + 2 * ki + j] = wi[w, _FIXED + j]
+    for j in range(kf):
+        wi[w, _FIXED + 4 * ki + kf + j] = wi[w, _FIXED + 4 * ki + j]
+        wf[w, kf + j] = wf[w, j]
+    wi[w, _PRE_TS] = wi[w, _TS]
+    wi[w, _SNAPPED] = 1
+
+
+@_compiled
+def _add(
+    wi: Any, wf: Any, w: int, r: int, vi: Any, vmi: Any, oi: Any, vf: Any, vmf: Any, of: Any
+) -> None:  # pragma: no cover - compiled
+    """Aggregate record ``r`` into window ``w``'s partials."""
+    ki = oi.shape[0]
+    kf = of.shape[0]
+    for j in range(ki):
+        if not vmi[r, j]:
+            continue
+        x = vi[r, j]
+        c = _FIXED + j
+        h = _FIXED + ki + j
+        if oi[j] == _ADD:
+            wi[w, c] += x
+        elif (
+            wi[w, h] == 0
+            or (oi[j] == _LEAST and x < wi[w, c])
+            or (oi[j] == _GREATEST and x > wi[w, c])
+        ):
+            wi[w, c] = x
+        wi[w, h] = 1
+    for j in range(kf):
+        if not vmf[r, j]:
+            continue
+        x = vf[r, j]
+        h = _FIXED + 4 * ki + j
+        if of[j] == _ADD:
+            wf[w, j] += x
+        elif (
+            wi[w, h] == 0
+            or (of[j] == _LEAST and x < wf[w, j])
+            or (of[j] == _GREATEST and x > wf[w, j])
+        ):
+            wf[w, j] = x
+        wi[w, h] = 1
+
+
+@_compiled
+def _log(
+    wi: Any, wf: Any, li: Any, lf: Any, n: int, w: int, r: int, sub: int
+) -> None:  # pragma: no cover
+    """Row ``n`` of the log := window ``w`` as written by record ``r``'s forward ``sub``."""
+    ki = (wi.shape[1] - _FIXED - 2 * (lf.shape[1])) // 4
+    kf = lf.shape[1]
+    li[n, 0] = w
+    li[n, 1] = r
+    li[n, 2] = sub
+    li[n, 3] = wi[w, _TS]
+    for j in range(2 * ki):
+        li[n, _LOG_FIXED + j] = wi[w, _FIXED + j]
+    for j in range(kf):
+        li[n, _LOG_FIXED + 2 * ki + j] = wi[w, _FIXED + 4 * ki + j]
+        lf[n, j] = wf[w, j]
+
+
+@_compiled
+def _search(starts: Any, count: int, value: int, right: bool) -> int:  # pragma: no cover
+    """Insertion point of ``value`` in ``starts[:count]`` (after equal values if ``right``)."""
+    lo = 0
+    hi = count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if starts[mid] < value or (right and starts[mid] == value):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@_compiled
+def _scan(
+    bounds: Any,
+    ts: Any,
+    close: Any,
+    st: Any,
+    vi: Any,
+    vmi: Any,
+    oi: Any,
+    vf: Any,
+    vmf: Any,
+    of: Any,
+    size: int,
+    due_offset: int,
+) -> Any:  # pragma: no cover - compiled
+    """Every store's records (``bounds``: each store's first row; rows in arrival order)
+    through Kafka's decisions. Returns the window tables, the log of writes from DUE on
+    and whether each record was aggregated into a window (False: late)."""
+    n = ts.shape[0]
+    ki = oi.shape[0]
+    kf = of.shape[0]
+    wi = np.zeros((2 * n + 16, _FIXED + 4 * ki + 2 * kf), np.int64)
+    wf = np.zeros((2 * n + 16, 2 * kf), np.float64)
+    li = np.zeros((16, _LOG_FIXED + 2 * ki + kf), np.int64)
+    lf = np.zeros((16, kf), np.float64)
+    nw = 2
+    nl = 0
+    taken = np.zeros(n, np.bool_)
+    longest = 0
+    for g in range(bounds.shape[0] - 1):
+        longest = max(longest, bounds[g + 1] - bounds[g])
+    order = np.empty(3 * longest + 3, np.int64)  # a store's windows, by start
+    starts = np.empty(3 * longest + 3, np.int64)
+    # A record's writes, in forward order: window (-1: new), start, base row (the value a
+    # new window starts from), old stored ts, whether it adds the record.
+    pending_w = np.empty(3 * longest + 6, np.int64)
+    pending_start = np.empty(3 * longest + 6, np.int64)
+    pending_base = np.empty(3 * longest + 6, np.int64)
+    pending_old = np.empty(3 * longest + 6, np.int64)
+    pending_adds = np.empty(3 * longest + 6, np.bool_)
+    for g in range(bounds.shape[0] - 1):
+        m = 0
+        for r in range(bounds[g], bounds[g + 1]):
+            t = ts[r]
+            now = st[r]
+            closing = close[r]
+            if t + size < closing:
+                continue  # even the record's latest window has closed (spec 4.4 step 2)
+            early = t < size
+            lo = 0 if early else max(0, t - 2 * size)
+            i0 = _search(starts, m, lo, False)
+            i1 = _search(starts, m, t + 1, True)
+            wi = _grown(wi, nw + 3)
+            wf = _grown(wf, nw + 3)
+            li = _grown(li, nl + i1 - i0 + 3)
+            lf = _grown(lf, nl + i1 - i0 + 3)
+            sub = 0
+            updated = False
+            right_source = -1
+            right_exists = False
+            left_exists = False
+            left_source = -1
+            previous = -1
+            has_previous = False
+            seen_lo = i0  # the starts met by the scan: starts[seen_lo:i1]
+            stop = False
+            np_ = 0
+            if not early:
+                # processReverse: existing windows, latest start first (spec 4.4 step 4)
+                k = i1 - 1
+                while k >= i0:
+                    s = starts[k]
+                    w = order[k]
+                    seen_lo = k
+                    end = s + size
+                    if s == t + 1:
+                        right_exists = True
+                    elif end > t:
+                        if right_source < 0:
+                            right_source = w
+                            _copy(wi, wf, _SOURCE, w, ki, kf)
+                        pending_w[np_] = w
+                        pending_start[np_] = s
+                        pending_base[np_] = w
+                        pending_old[np_] = wi[w, _TS]
+                        pending_adds[np_] = True
+                        np_ += 1
+                    elif end == t:
+                        left_exists = True
+                        pending_w[np_] = w
+                        pending_start[np_] = s
+                        pending_base[np_] = w
+                        pending_old[np_] = wi[w, _TS]
+                        pending_adds[np_] = True
+                        np_ += 1
+                        if wi[w, _TS] >= t:
+                            stop = True  # an equal timestamp created every window (4.5)
+                            break
+                        previous = wi[w, _TS]
+                        has_previous = True
+                    else:
+                        left_source = w
+                        previous = wi[w, _TS]
+                        has_previous = True
+                        break
+                    k -= 1
+                if not stop:
+                    # createWindows (spec 4.4 step 5)
+                    if has_previous:
+                        p = previous + 1
+                        j = _search(starts, i1, p, False)
+                        met = j >= seen_lo and j < i1 and starts[j] == p
+                        if not met and p + size >= t:
+                            pending_w[np_] = -1
+                            pending_start[np_] = p
+                            pending_base[np_] = _EMPTY
+                            pending_old[np_] = t
+                            pending_adds[np_] = True
+                            np_ += 1
+                    if not left_exists:
+                        base = _EMPTY
+                        if has_previous and t - size <= previous:
+                            base = left_source
+                        pending_w[np_] = -1
+                        pending_start[np_] = t - size
+                        pending_base[np_] = base
+                        pending_old[np_] = t
+                        pending_adds[np_] = True
+                        np_ += 1
+                    if not right_exists and right_source >= 0 and wi[_SOURCE, _TS] > t:
+                        pending_w[np_] = -1
+                        pending_start[np_] = t + 1
+                        pending_base[np_] = _SOURCE
+                        pending_old[np_] = wi[_SOURCE, _TS]
+                        pending_adds[np_] = False
+                        np_ += 1
+            else:
+                # processEarly (spec 4.6): existing windows with start in [0, t + 1], ascending
+                combined = -1
+                for k in range(i0, i1):
+                    s = starts[k]
+                    w = order[k]
+                    if s == 0:
+                        combined = w
+                        if wi[w, _TS] < t:
+                            previous = wi[w, _TS]
+                            has_previous = True
+                    elif s <= t:
+                        right_source = w
+                        _copy(wi, wf, _SOURCE, w, ki, kf)
+                        pending_w[np_] = w
+                        pending_start[np_] = s
+                        pending_base[np_] = w
+                        pending_old[np_] = wi[w, _TS]
+                        pending_adds[np_] = True
+                        np_ += 1
+                    elif s == t + 1:
+                        right_exists = True
+                if right_source < 0 and combined >= 0 and wi[combined, _TS] > t:
+                    right_source = combined
+                    _copy(wi, wf, _SOURCE, combined, ki, kf)
+                if not right_exists and right_source >= 0 and wi[_SOURCE, _TS] > t:
+                    pending_w[np_] = -1
+                    pending_start[np_] = t + 1
+                    pending_base[np_] = _SOURCE
+                    pending_old[np_] = wi[_SOURCE, _TS]
+                    pending_adds[np_] = False
+                    np_ += 1
+                if has_previous:
+                    p = previous + 1
+                    j = _search(starts, i1, p, False)
+                    if not (j >= i0 and j < i1 and starts[j] == p):
+                        pending_w[np_] = -1
+                        pending_start[np_] = p
+                        pending_base[np_] = _EMPTY
+                        pending_old[np_] = t
+                        pending_adds[np_] = True
+                        np_ += 1
+                pending_w[np_] = combined
+                pending_start[np_] = 0
+                pending_base[np_] = _EMPTY if combined < 0 else combined
+                pending_old[np_] = t if combined < 0 else wi[combined, _TS]
+                pending_adds[np_] = True
+                np_ += 1
+            # Apply the writes in forward order (spec 4.8). A write that adds the record
+            # skips a closed window (spec 4.4 step 6); a right-window copy does not check.
+            for q in range(np_):
+                s = pending_start[q]
+                w = pending_w[q]
+                if pending_adds[q] and s + size < closing:
+                    continue
+                due = s + due_offset
+                if w < 0:
+                    at = _search(starts, m, s, False)
+                    if at < m and starts[at] == s:
+                        w = order[at]  # created by an earlier write of this record
+                if w >= 0 and now >= due and wi[w, _SNAPPED] == 0:
+                    _snapshot(wi, wf, w, ki, kf)
+                if w < 0:
+                    w = nw
+                    nw += 1
+                    wi[w, _START] = s
+                    wi[w, _CREATED] = r
+                    wi[w, _STORE] = g
+                    wi[w, _PRE_REC] = -1
+                    wi[w, _SNAPPED] = 1 if now >= due else 0
+                    at = _search(starts, m, s, False)
+                    for z in range(m, at, -1):
+                        starts[z] = starts[z - 1]
+                        order[z] = order[z - 1]
+                    starts[at] = s
+                    order[at] = w
+                    m += 1
+                if pending_w[q] < 0:
+                    _copy(wi, wf, w, pending_base[q], ki, kf)  # a new value from its base
+                if pending_adds[q]:
+                    _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
+                    wi[w, _TS] = max(t, pending_old[q])
+                    updated = True
+                if now >= due:
+                    _log(wi, wf, li, lf, nl, w, r, sub)
+                    nl += 1
+                else:
+                    wi[w, _PRE_REC] = r
+                    wi[w, _PRE_SUB] = sub
+                sub += 1
+            taken[r] = updated
+    return wi[:nw], wf[:nw], li[:nl], lf[:nl], taken
+
+
+@_compiled
+def _rows(
+    wi: Any, wf: Any, li: Any, lf: Any, ki: int, kf: int, final: bool
+) -> Any:  # pragma: no cover
+    """The output rows of the scan's tables: on window close (``final``) every window with
+    its final value; otherwise each window's last write before DUE, then every logged
+    write. Returns per row: record, forward, start, stored ts, creating record, whether
+    the window has no logged write (*settled*), the integer partials and their flags, the
+    float partials and their flags."""
+    logged = np.zeros(wi.shape[0], np.bool_)
+    for q in range(li.shape[0]):
+        logged[li[q, 0]] = True
+    count = 0
+    for w in range(2, wi.shape[0]):
+        if final or wi[w, _PRE_REC] >= 0:
+            count += 1
+    if not final:
+        count += li.shape[0]
+    rec = np.empty(count, np.int64)
+    sub = np.empty(count, np.int64)
+    start = np.empty(count, np.int64)
+    stamp = np.empty(count, np.int64)
+    creator = np.empty(count, np.int64)
+    settled = np.empty(count, np.bool_)
+    ints = np.empty((count, 2 * ki), np.int64)
+    floats = np.empty((count, kf), np.float64)
+    float_has = np.empty((count, kf), np.int64)
+    n = 0
+    for w in range(2, wi.shape[0]):
+        if not (final or wi[w, _PRE_REC] >= 0):
+            continue
+        snapped = (not final) and wi[w, _SNAPPED] != 0
+        at = _FIXED + (2 * ki if snapped else 0)
+        for j in range(2 * ki):
+            ints[n, j] = wi[w, at + j]
+        at = _FIXED + 4 * ki + (kf if snapped else 0)
+        for j in range(kf):
+            float_has[n, j] = wi[w, at + j]
+            floats[n, j] = wf[w, (kf if snapped else 0) + j]
+        stamp[n] = wi[w, _PRE_TS] if snapped else wi[w, _TS]
+        rec[n] = wi[w, _PRE_REC]
+        sub[n] = wi[w, _PRE_SUB]
+        start[n] = wi[w, _START]
+        creator[n] = wi[w, _CREATED]
+        settled[n] = final or not logged[w]
+        n += 1
+    if not final:
+        for q in range(li.shape[0]):
+            w = li[q, 0]
+            rec[n] = li[q, 1]
+            sub[n] = li[q, 2]
+            stamp[n] = li[q, 3]
+            start[n] = wi[w, _START]
+            creator[n] = wi[w, _CREATED]
+            settled[n] = False
+            for j in range(2 * ki):
+                ints[n, j] = li[q, _LOG_FIXED + j]
+            for j in range(kf):
+                float_has[n, j] = li[q, _LOG_FIXED + 2 * ki + j]
+                floats[n, j] = lf[q, j]
+            n += 1
+    return rec, sub, start, stamp, creator, settled, ints, floats, float_has
+
+
+_INT_LIKE = (pl.Date, pl.Datetime, pl.Duration, pl.Time, pl.Boolean)
+
+
+def _as_int(dtype: pl.DataType) -> bool:
+    """Whether ``dtype``'s values are exact as Int64 (integers up to Int64, booleans and
+    temporal types through their physical value)."""
+    if dtype == pl.UInt64:
+        return False
+    return dtype.is_integer() or isinstance(dtype, _INT_LIKE)
+
+
+class _Partials:
+    """The partial columns of :class:`.Measures`: which table (integer or float) holds each,
+    how it combines a record's value, and the records' values."""
+
+    def __init__(
+        self, measures: Measures, arrivals: bool, frame: pl.DataFrame, schema: pl.Schema
+    ) -> None:
+        self.names: list[tuple[str, bool]] = []  # (partial, in the float table)
+        self.dtypes: dict[str, pl.DataType] = {}
+        ints: list[tuple[pl.Expr, pl.Expr, int]] = []
+        floats: list[tuple[pl.Expr, pl.Expr, int]] = []
+        always = pl.lit(True)
+
+        def add(name: str, value: pl.Expr, valid: pl.Expr, op: int, dtype: pl.DataType) -> None:
+            is_float = dtype.is_float()
+            (floats if is_float else ints).append((value, valid, op))
+            self.names.append((name, is_float))
+            self.dtypes[name] = dtype
+
+        seq = pl.col(SEQ).cast(pl.Int64)
+        add(COUNT, pl.lit(1, pl.Int64), always, _ADD, pl.Int64())
+        if arrivals:  # first() and last() read the records at the first and last arrival
+            add(FIRST_SEQ, seq, always, _LEAST, pl.Int64())
+            add(LAST_SEQ, seq, always, _GREATEST, pl.Int64())
+        for c in measures.counted:
+            add(count_of(c), pl.col(c).is_not_null().cast(pl.Int64), always, _ADD, pl.Int64())
+        for c in measures.summed:
+            dtype = measures.adding[c]
+            value = pl.col(c).cast(dtype).fill_null(0)
+            value = value.cast(pl.Float64 if dtype.is_float() else pl.Int64)
+            add(sum_of(c), value, always, _ADD, dtype)
+        for op, columns, name_of in (
+            (_LEAST, measures.least, min_of),
+            (_GREATEST, measures.greatest, max_of),
+        ):
+            for c in columns:
+                dtype = schema[c]
+                physical = pl.col(c).to_physical()
+                value = physical.cast(pl.Float64 if dtype.is_float() else pl.Int64)
+                add(name_of(c), value.fill_null(0), pl.col(c).is_not_null(), op, dtype)
+
+        def table(parts: list[tuple[pl.Expr, pl.Expr, int]], dtype: type[Any]) -> tuple[Any, ...]:
+            if not parts:
+                empty = np.zeros((frame.height, 0))
+                return empty.astype(dtype), empty.astype(np.bool_), np.zeros(0, np.int64)
+            # with_columns, not select: a literal is repeated on every row
+            names = [f"__ks_v{i}" for i in range(len(parts))]
+            masks = [f"__ks_m{i}" for i in range(len(parts))]
+            columns = frame.with_columns(
+                *(v.alias(n) for n, (v, _, _) in zip(names, parts, strict=True)),
+                *(m.alias(n) for n, (_, m, _) in zip(masks, parts, strict=True)),
+            )
+            values, valid = columns.select(names), columns.select(masks)
+            return (
+                np.ascontiguousarray(values.to_numpy().astype(dtype)),
+                np.ascontiguousarray(valid.to_numpy().astype(np.bool_)),
+                np.array([op for _, _, op in parts], np.int64),
+            )
+
+        self.ints = table(ints, np.int64)
+        self.floats = table(floats, np.float64)
+        self.ki = len(ints)
+        self.kf = len(floats)
+
+    @staticmethod
+    def supported(measures: Measures, adding_ok: bool, schema: pl.Schema) -> bool:
+        """Whether the scan holds these partials exactly."""
+        if not adding_ok:
+            return False
+        kept = [*measures.least, *measures.greatest]
+        return all(_as_int(schema[c]) or schema[c].is_float() for c in kept)
+
+    def frame(self, ints: Any, has: Any, floats: Any, float_has: Any) -> pl.DataFrame:
+        """The partials as columns: ``ints``/``floats`` hold the values, ``has`` and
+        ``float_has`` whether a minimum or maximum saw a value."""
+        columns: list[pl.Series] = []
+        i = f = 0
+        for name, is_float in self.names:
+            if is_float:
+                values = pl.Series(name, floats[:, f], dtype=pl.Float64)
+                present = pl.Series(float_has[:, f] != 0)
+                f += 1
+            else:
+                values = pl.Series(name, ints[:, i], dtype=pl.Int64)
+                present = pl.Series(has[:, i] != 0)
+                i += 1
+            dtype = self.dtypes[name]
+            if name.startswith(("__ks_min_", "__ks_max_")):
+                values = values.set(~present, None)
+            columns.append(values.cast(dtype))
+        return pl.DataFrame(columns)
+
+
+def scan_stores(
+    node: KafkaWindowedAggregate,
+    records: pl.DataFrame,
+    stream_time: str,
+    suppress_duration: int | None,
+) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """The output rows and late records of some stores' final results, as
+    :func:`.kafka_sliding.run_sliding` gives them with ``place=False``; None when the
+    aggregation does not take the scan (module docstring).
+
+    Args:
+        node: the aggregation (sliding window, declarative).
+        records: the stores' valid records in arrival order, ``SEQ`` = row number, with
+            their partition's stream time in column ``stream_time``.
+        stream_time: see ``records``.
+        suppress_duration: when the plan suppresses until windows close, the duration
+            (the grace). The rows are then the writes that suppress may emit, each with
+            its record (``SEQ``) and forward (``SUB``): first one per *settled* window
+            (none of its writes is at a stream time at or past ``DUE``: emitted with its
+            last value where the stream time reaches ``DUE``, given in column ``DUE``),
+            then the others' (``DUE`` null) in forward order. Otherwise (on window close)
+            every window once, with its creation (``CREATED``) and its final value.
+
+    Returns:
+        The rows (grouping columns, window bounds, ``timestamp``, ``is_tombstone``,
+        aggregates and the columns above) and the late records, or None.
+    """
+    window = node.window
+    aggregation = node.aggregation
+    assert isinstance(window, KafkaSlidingWindow)
+    if not isinstance(aggregation, DeclarativeAggregation):
+        return None
+    schema = node.source.schema
+    measures = Measures.of(aggregation.exprs, schema)
+    if measures is None:
+        return None
+    adding_ok = all(measures.adding[c] in (pl.Int64, pl.Float64) for c in measures.summed)
+    if not _Partials.supported(measures, adding_ok, schema):
+        return None
+    size, grace = window.size, window.grace
+    stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
+    frame = records.with_columns(pl.col(SEQ).cast(pl.Int64))
+    by_store = frame.with_columns(_group_ids(frame, stores).alias("__ks_store")).sort(
+        "__ks_store", SEQ
+    )
+    counts = by_store.group_by("__ks_store", maintain_order=True).len()["len"].to_numpy()
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
+    partials = _Partials(measures, arrivals, by_store, schema)
+    st = by_store[stream_time].cast(pl.Int64).to_numpy()
+    due_offset = size + (grace if suppress_duration is None else suppress_duration)
+    final = suppress_duration is None
+    ts = by_store[TS].cast(pl.Int64).to_numpy()
+    outputs: list[tuple[Any, ...]] = []
+    taken = np.zeros(frame.height, np.bool_)
+    # Batches of whole stores, so the window tables stay small.
+    firsts = np.searchsorted(bounds, np.arange(0, frame.height, _BATCH), "right") - 1
+    cuts = np.unique(np.concatenate([[0], firsts])).astype(np.int64)
+    for lo_store, hi_store in zip(cuts, [*cuts[1:], len(bounds) - 1], strict=True):
+        lo, hi = bounds[lo_store], bounds[hi_store]
+        batch = slice(lo, hi)
+        vi, vmi, oi = partials.ints
+        vf, vmf, of = partials.floats
+        wi, wf, li, lf, batch_taken = _scan(
+            bounds[lo_store : hi_store + 1] - lo,
+            ts[batch],
+            st[batch] - grace,
+            st[batch],
+            vi[batch],
+            vmi[batch],
+            oi,
+            vf[batch],
+            vmf[batch],
+            of,
+            size,
+            due_offset,
+        )
+        taken[batch] = batch_taken
+        rows = _rows(wi, wf, li, lf, partials.ki, partials.kf, final)
+        # record indices from the batch's to the stores' order
+        outputs.append((rows[0] + lo, rows[1], rows[2], rows[3], rows[4] + lo, *rows[5:]))
+    seq = by_store[SEQ].to_numpy()
+    ki = partials.ki
+    rec, sub, starts, stamps, creator, settled, ints, floats, float_has = (
+        np.concatenate(parts) for parts in zip(*outputs, strict=True)
+    )
+    keys = frame.select(*dict.fromkeys([PART, *_group_columns(node)]))
+    creator_seq = pl.Series(seq[creator], dtype=pl.Int64)
+    start = pl.Series(START, starts, dtype=pl.Int64)
+    rows = pl.concat(
+        [
+            keys[creator_seq],
+            pl.DataFrame(
+                {
+                    START: start,
+                    END: start + size,
+                    TOMBSTONE: pl.repeat(False, len(start), eager=True),
+                    TIMESTAMP: pl.Series(stamps, dtype=pl.Int64),
+                }
+            ),
+            _finished(node, partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has), frame),
+        ],
+        how="horizontal",
+    )
+    if final:
+        rows = rows.with_columns(
+            pl.lit(frame.height - 1, dtype=pl.Int64).alias(SEQ), creator_seq.alias(CREATED)
+        )
+    else:
+        # settled windows (no write from DUE on) are emitted where the stream time reaches
+        # DUE; the others' writes go through suppress (their rows in forward order)
+        due = pl.Series(DUE, starts + size + suppress_duration, dtype=pl.Int64)
+        rows = rows.with_columns(
+            pl.Series(SEQ, seq[rec], dtype=pl.Int64),
+            pl.Series(SUB, sub, dtype=pl.Int64),
+            due.set(~pl.Series(settled), None),
+        )
+        rows = pl.concat(
+            [
+                rows.filter(pl.col(DUE).is_not_null()),
+                rows.filter(pl.col(DUE).is_null()).sort(SEQ, SUB),
+            ]
+        )
+    late = frame.filter(~pl.Series(np.zeros(frame.height, np.bool_)).scatter(seq, taken))
+    return rows, late
