@@ -27,6 +27,7 @@ from kstreamlike.backends.polars._sliding_in_grace import (
     split_stores,
     takes_split,
 )
+from kstreamlike.backends.polars._sliding_kernel import scan_stores
 from kstreamlike.backends.polars.kafka import run_time
 from kstreamlike.backends.polars.kafka_session import CONSUMER, SUB, run_session
 from kstreamlike.backends.polars.kafka_sliding import CREATED, run_sliding
@@ -140,14 +141,39 @@ def _kernel(agg: KafkaWindowedAggregate, duration: int | None) -> Kernel:
             candidates = closed_form_candidates(shipped, clean, suppress)
             parts.append(candidates.with_columns(part, pl.lit(False).alias(LATE)))
         if dirty.height:
-            rows = full(dirty)
-            if suppress:  # number each record's forwards from 0
-                rows = rows.with_columns(pl.col(SUB) - pl.col(SUB).min().over(SEQ))
-                # (final results, SEQ null, are evicted at a record's first forward)
+            rows = _scanned(shipped, dirty, duration)
+            if rows is None:
+                rows = full(dirty)
+                if suppress:  # number each record's forwards from 0
+                    rows = rows.with_columns(pl.col(SUB) - pl.col(SUB).min().over(SEQ))
+                    # (final results, SEQ null, are evicted at a record's first forward)
             parts.append(rows)
         return pl.concat(parts, how="diagonal_relaxed")
 
     return kernel
+
+
+def _scanned(
+    shipped: KafkaWindowedAggregate, group: pl.DataFrame, duration: int | None
+) -> pl.DataFrame | None:
+    """The stores of ``group`` that records beyond grace disturb, through the compiled
+    scan (:func:`kstreamlike.backends.polars._sliding_kernel.scan_stores`), as
+    :func:`_full_kernel` gives them; None when the aggregation does not take the scan."""
+    local = local_numbers(group, SEQ)
+    scanned = scan_stores(shipped, local, ST, duration)
+    if scanned is None:
+        return None
+    rows, late = scanned
+    window = shipped.window
+    assert isinstance(window, KafkaSlidingWindow)
+    if duration is None:  # on window close: placed where stream time passes end + grace
+        rows = rows.with_columns((pl.col(START) + window.size + window.grace + 1).alias(DUE))
+    else:  # settled windows (DUE given) are evicted at a record's first forward
+        rows = rows.with_columns(pl.when(pl.col(DUE).is_null()).then(pl.col(SEQ)).alias(SEQ))
+    part = pl.lit(group[PART][0], dtype=group.schema[PART]).alias(PART)
+    rows = to_global(rows.with_columns(part, pl.lit(False).alias(LATE)), local, [SEQ, CREATED])
+    dropped = to_global(late.select(PART, SEQ), local, [SEQ])
+    return pl.concat([rows, dropped.with_columns(pl.lit(True).alias(LATE))], how="diagonal_relaxed")
 
 
 def _full_kernel(agg: KafkaWindowedAggregate, duration: int | None = None) -> Kernel:
