@@ -164,6 +164,21 @@ def _log(
 
 
 @_compiled
+def _push(
+    pending: Any, n: int, w: int, start: int, base: int, old: int, adds: bool
+) -> int:  # pragma: no cover - compiled
+    """Row ``n`` of a record's writes := window ``w`` (-1: a new one) at ``start``, the row
+    a new window's value starts from (``base``), the stored ts it starts from (``old``),
+    and whether the write adds the record; returns the number of writes."""
+    pending[n, 0] = w
+    pending[n, 1] = start
+    pending[n, 2] = base
+    pending[n, 3] = old
+    pending[n, 4] = 1 if adds else 0
+    return n + 1
+
+
+@_compiled
 def _search(starts: Any, count: int, value: int, right: bool) -> int:  # pragma: no cover
     """Insertion point of ``value`` in ``starts[:count]`` (after equal values if ``right``)."""
     lo = 0
@@ -210,13 +225,8 @@ def _scan(
         longest = max(longest, bounds[g + 1] - bounds[g])
     order = np.empty(3 * longest + 3, np.int64)  # a store's windows, by start
     starts = np.empty(3 * longest + 3, np.int64)
-    # A record's writes, in forward order: window (-1: new), start, base row (the value a
-    # new window starts from), old stored ts, whether it adds the record.
-    pending_w = np.empty(3 * longest + 6, np.int64)
-    pending_start = np.empty(3 * longest + 6, np.int64)
-    pending_base = np.empty(3 * longest + 6, np.int64)
-    pending_old = np.empty(3 * longest + 6, np.int64)
-    pending_adds = np.empty(3 * longest + 6, np.bool_)
+    # A record's writes, in forward order (:func:`_push`).
+    pending = np.empty((3 * longest + 6, 5), np.int64)
     for g in range(bounds.shape[0] - 1):
         m = 0
         for r in range(bounds[g], bounds[g + 1]):
@@ -258,20 +268,10 @@ def _scan(
                         if right_source < 0:
                             right_source = w
                             _copy(wi, wf, _SOURCE, w, ki, kf)
-                        pending_w[np_] = w
-                        pending_start[np_] = s
-                        pending_base[np_] = w
-                        pending_old[np_] = wi[w, _TS]
-                        pending_adds[np_] = True
-                        np_ += 1
+                        np_ = _push(pending, np_, w, s, w, wi[w, _TS], True)
                     elif end == t:
                         left_exists = True
-                        pending_w[np_] = w
-                        pending_start[np_] = s
-                        pending_base[np_] = w
-                        pending_old[np_] = wi[w, _TS]
-                        pending_adds[np_] = True
-                        np_ += 1
+                        np_ = _push(pending, np_, w, s, w, wi[w, _TS], True)
                         if wi[w, _TS] >= t:
                             stop = True  # an equal timestamp created every window (4.5)
                             break
@@ -290,29 +290,14 @@ def _scan(
                         j = _search(starts, i1, p, False)
                         met = j >= seen_lo and j < i1 and starts[j] == p
                         if not met and p + size >= t:
-                            pending_w[np_] = -1
-                            pending_start[np_] = p
-                            pending_base[np_] = _EMPTY
-                            pending_old[np_] = t
-                            pending_adds[np_] = True
-                            np_ += 1
+                            np_ = _push(pending, np_, -1, p, _EMPTY, t, True)
                     if not left_exists:
                         base = _EMPTY
                         if has_previous and t - size <= previous:
                             base = left_source
-                        pending_w[np_] = -1
-                        pending_start[np_] = t - size
-                        pending_base[np_] = base
-                        pending_old[np_] = t
-                        pending_adds[np_] = True
-                        np_ += 1
+                        np_ = _push(pending, np_, -1, t - size, base, t, True)
                     if not right_exists and right_source >= 0 and wi[_SOURCE, _TS] > t:
-                        pending_w[np_] = -1
-                        pending_start[np_] = t + 1
-                        pending_base[np_] = _SOURCE
-                        pending_old[np_] = wi[_SOURCE, _TS]
-                        pending_adds[np_] = False
-                        np_ += 1
+                        np_ = _push(pending, np_, -1, t + 1, _SOURCE, wi[_SOURCE, _TS], False)
             else:
                 # processEarly (spec 4.6): existing windows with start in [0, t + 1], ascending
                 combined = -1
@@ -327,46 +312,37 @@ def _scan(
                     elif s <= t:
                         right_source = w
                         _copy(wi, wf, _SOURCE, w, ki, kf)
-                        pending_w[np_] = w
-                        pending_start[np_] = s
-                        pending_base[np_] = w
-                        pending_old[np_] = wi[w, _TS]
-                        pending_adds[np_] = True
-                        np_ += 1
+                        np_ = _push(pending, np_, w, s, w, wi[w, _TS], True)
                     elif s == t + 1:
                         right_exists = True
                 if right_source < 0 and combined >= 0 and wi[combined, _TS] > t:
                     right_source = combined
                     _copy(wi, wf, _SOURCE, combined, ki, kf)
                 if not right_exists and right_source >= 0 and wi[_SOURCE, _TS] > t:
-                    pending_w[np_] = -1
-                    pending_start[np_] = t + 1
-                    pending_base[np_] = _SOURCE
-                    pending_old[np_] = wi[_SOURCE, _TS]
-                    pending_adds[np_] = False
-                    np_ += 1
+                    np_ = _push(pending, np_, -1, t + 1, _SOURCE, wi[_SOURCE, _TS], False)
                 if has_previous:
                     p = previous + 1
                     j = _search(starts, i1, p, False)
                     if not (j >= i0 and j < i1 and starts[j] == p):
-                        pending_w[np_] = -1
-                        pending_start[np_] = p
-                        pending_base[np_] = _EMPTY
-                        pending_old[np_] = t
-                        pending_adds[np_] = True
-                        np_ += 1
-                pending_w[np_] = combined
-                pending_start[np_] = 0
-                pending_base[np_] = _EMPTY if combined < 0 else combined
-                pending_old[np_] = t if combined < 0 else wi[combined, _TS]
-                pending_adds[np_] = True
-                np_ += 1
+                        np_ = _push(pending, np_, -1, p, _EMPTY, t, True)
+                np_ = _push(
+                    pending,
+                    np_,
+                    combined,
+                    0,
+                    _EMPTY if combined < 0 else combined,
+                    t if combined < 0 else wi[combined, _TS],
+                    True,
+                )
             # Apply the writes in forward order (spec 4.8). A write that adds the record
             # skips a closed window (spec 4.4 step 6); a right-window copy does not check.
             for q in range(np_):
-                s = pending_start[q]
-                w = pending_w[q]
-                if pending_adds[q] and s + size < closing:
+                w = pending[q, 0]
+                s = pending[q, 1]
+                base = pending[q, 2]
+                old = pending[q, 3]
+                adds = pending[q, 4] != 0
+                if adds and s + size < closing:
                     continue
                 due = s + due_offset
                 if w < 0:
@@ -390,11 +366,11 @@ def _scan(
                     starts[at] = s
                     order[at] = w
                     m += 1
-                if pending_w[q] < 0:
-                    _copy(wi, wf, w, pending_base[q], ki, kf)  # a new value from its base
-                if pending_adds[q]:
+                if pending[q, 0] < 0:
+                    _copy(wi, wf, w, base, ki, kf)  # a new value from its base
+                if adds:
                     _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
-                    wi[w, _TS] = max(t, pending_old[q])
+                    wi[w, _TS] = max(t, old)
                     updated = True
                 if now >= due:
                     _log(wi, wf, li, lf, nl, w, r, sub)
