@@ -128,8 +128,6 @@ def _dirty_output(
     there), and their late records. Final results come straight from the settled windows
     (:func:`.kafka_sliding._final_results`), and from the writes suppress may emit for
     the others."""
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
     local = dirty.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
     local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
     positions = local[GLOBAL]
@@ -154,10 +152,7 @@ def _dirty_output(
         ), late_rows
     if suppress_duration is None:
         # on window close: at the first record closing the window, not before its creation
-        due = rows.with_columns(
-            positions.gather(rows[CREATED]).alias(CREATED),
-            (pl.col(START) + window.size + window.grace + 1).alias(DUE),
-        )
+        due = rows.with_columns(positions.gather(rows[CREATED]).alias(CREATED))
         placed = _placed(due, frame).with_columns(
             pl.max_horizontal(FIRST, CREATED).alias(FIRST), pl.lit(0, pl.Int64).alias(SUB)
         )

@@ -523,9 +523,9 @@ class _Partials:
         self.kf = len(floats)
 
     @staticmethod
-    def supported(measures: Measures, adding_ok: bool, schema: pl.Schema) -> bool:
+    def supported(measures: Measures, schema: pl.Schema) -> bool:
         """Whether the scan holds these partials exactly."""
-        if not adding_ok:
+        if any(measures.adding[c] not in (pl.Int64, pl.Float64) for c in measures.summed):
             return False
         kept = [*measures.least, *measures.greatest]
         return all(_as_int(schema[c]) or schema[c].is_float() for c in kept)
@@ -587,8 +587,7 @@ def scan_stores(
     measures = Measures.of(aggregation.exprs, schema)
     if measures is None:
         return None
-    adding_ok = all(measures.adding[c] in (pl.Int64, pl.Float64) for c in measures.summed)
-    if not _Partials.supported(measures, adding_ok, schema):
+    if not _Partials.supported(measures, schema):
         return None
     size, grace = window.size, window.grace
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
@@ -657,7 +656,9 @@ def scan_stores(
     )
     if final:
         rows = rows.with_columns(
-            pl.lit(frame.height - 1, dtype=pl.Int64).alias(SEQ), creator_seq.alias(CREATED)
+            pl.lit(frame.height - 1, dtype=pl.Int64).alias(SEQ),
+            creator_seq.alias(CREATED),
+            (pl.col(START) + size + grace + 1).alias(DUE),
         )
     else:
         # settled windows (no write from DUE on) are emitted where the stream time reaches

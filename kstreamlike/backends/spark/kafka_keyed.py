@@ -164,11 +164,7 @@ def _scanned(
     if scanned is None:
         return None
     rows, late = scanned
-    window = shipped.window
-    assert isinstance(window, KafkaSlidingWindow)
-    if duration is None:  # on window close: placed where stream time passes end + grace
-        rows = rows.with_columns((pl.col(START) + window.size + window.grace + 1).alias(DUE))
-    else:  # settled windows (DUE given) are evicted at a record's first forward
+    if duration is not None:  # settled windows (DUE given) are evicted at a first forward
         rows = rows.with_columns(pl.when(pl.col(DUE).is_null()).then(pl.col(SEQ)).alias(SEQ))
     part = pl.lit(group[PART][0], dtype=group.schema[PART]).alias(PART)
     rows = to_global(rows.with_columns(part, pl.lit(False).alias(LATE)), local, [SEQ, CREATED])
