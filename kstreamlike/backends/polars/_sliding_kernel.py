@@ -58,6 +58,12 @@ def _compiled(fn: _F) -> _F:
     return cast(_F, numba.njit(cache=True, nogil=True)(fn))
 
 
+def _inlined(fn: _F) -> _F:
+    """A helper of the scan, compiled into its callers (a call per window update, with a
+    dozen array arguments, would cost more than the update)."""
+    return cast(_F, numba.njit(cache=True, nogil=True, inline="always")(fn))
+
+
 # How a partial combines a record's value.
 _ADD, _LEAST, _GREATEST = 0, 1, 2
 # Columns of the integer window table: the window, then its partials (values ``I``, "has
@@ -83,7 +89,7 @@ def _grown(table: Any, rows: int) -> Any:  # pragma: no cover - compiled
     return bigger
 
 
-@_compiled
+@_inlined
 def _copy(wi: Any, wf: Any, dst: int, src: int, ki: int, kf: int) -> None:  # pragma: no cover
     """Window ``dst``'s partials := window ``src``'s."""
     for j in range(_FIXED, _FIXED + 2 * ki):
@@ -95,7 +101,7 @@ def _copy(wi: Any, wf: Any, dst: int, src: int, ki: int, kf: int) -> None:  # pr
     wi[dst, _TS] = wi[src, _TS]
 
 
-@_compiled
+@_inlined
 def _snapshot(wi: Any, wf: Any, w: int, ki: int, kf: int) -> None:  # pragma: no cover
     """Keep window ``w``'s value as its value before DUE."""
     for j in range(2 * ki):
@@ -107,45 +113,44 @@ def _snapshot(wi: Any, wf: Any, w: int, ki: int, kf: int) -> None:  # pragma: no
     wi[w, _SNAPPED] = 1
 
 
-@_compiled
+@_inlined
 def _add(
     wi: Any, wf: Any, w: int, r: int, vi: Any, vmi: Any, oi: Any, vf: Any, vmf: Any, of: Any
 ) -> None:  # pragma: no cover - compiled
-    """Aggregate record ``r`` into window ``w``'s partials."""
+    """Aggregate record ``r`` into window ``w``'s partials (an added partial's value is
+    always valid: counts, and sums with nulls as zeros)."""
     ki = oi.shape[0]
     kf = of.shape[0]
     for j in range(ki):
-        if not vmi[r, j]:
-            continue
-        x = vi[r, j]
         c = _FIXED + j
         h = _FIXED + ki + j
-        if oi[j] == _ADD:
-            wi[w, c] += x
-        elif (
-            wi[w, h] == 0
-            or (oi[j] == _LEAST and x < wi[w, c])
-            or (oi[j] == _GREATEST and x > wi[w, c])
-        ):
-            wi[w, c] = x
+        op = oi[j]
+        if op == _ADD:
+            wi[w, c] += vi[r, j]
+        elif vmi[r, j]:
+            x = vi[r, j]
+            less, more = x < wi[w, c], x > wi[w, c]
+            if wi[w, h] == 0 or (op == _LEAST and less) or (op == _GREATEST and more):
+                wi[w, c] = x
+        else:
+            continue
         wi[w, h] = 1
     for j in range(kf):
-        if not vmf[r, j]:
-            continue
-        x = vf[r, j]
         h = _FIXED + 4 * ki + j
-        if of[j] == _ADD:
-            wf[w, j] += x
-        elif (
-            wi[w, h] == 0
-            or (of[j] == _LEAST and x < wf[w, j])
-            or (of[j] == _GREATEST and x > wf[w, j])
-        ):
-            wf[w, j] = x
+        op = of[j]
+        if op == _ADD:
+            wf[w, j] += vf[r, j]
+        elif vmf[r, j]:
+            y = vf[r, j]
+            less, more = y < wf[w, j], y > wf[w, j]
+            if wi[w, h] == 0 or (op == _LEAST and less) or (op == _GREATEST and more):
+                wf[w, j] = y
+        else:
+            continue
         wi[w, h] = 1
 
 
-@_compiled
+@_inlined
 def _log(
     wi: Any, wf: Any, li: Any, lf: Any, n: int, w: int, r: int, sub: int
 ) -> None:  # pragma: no cover
@@ -163,7 +168,7 @@ def _log(
         lf[n, j] = wf[w, j]
 
 
-@_compiled
+@_inlined
 def _push(
     pending: Any, n: int, w: int, start: int, base: int, old: int, adds: bool
 ) -> int:  # pragma: no cover - compiled
@@ -178,7 +183,7 @@ def _push(
     return n + 1
 
 
-@_compiled
+@_inlined
 def _search(starts: Any, count: int, value: int, right: bool) -> int:  # pragma: no cover
     """Insertion point of ``value`` in ``starts[:count]`` (after equal values if ``right``)."""
     lo = 0
@@ -255,33 +260,49 @@ def _scan(
             stop = False
             np_ = 0
             if not early:
-                # processReverse: existing windows, latest start first (spec 4.4 step 4)
+                # processReverse (spec 4.4 step 4): the existing windows with start in
+                # [t - size, t] hold the record, the one at t + 1 is its right window, the
+                # one below t - size its left source. Found by search, updated below.
                 k = i1 - 1
-                while k >= i0:
-                    s = starts[k]
-                    w = order[k]
-                    seen_lo = k
-                    end = s + size
-                    if s == t + 1:
-                        right_exists = True
-                    elif end > t:
-                        if right_source < 0:
-                            right_source = w
-                            _copy(wi, wf, _SOURCE, w, ki, kf)
-                        np_ = _push(pending, np_, w, s, w, wi[w, _TS], True)
-                    elif end == t:
-                        left_exists = True
-                        np_ = _push(pending, np_, w, s, w, wi[w, _TS], True)
-                        if wi[w, _TS] >= t:
-                            stop = True  # an equal timestamp created every window (4.5)
-                            break
-                        previous = wi[w, _TS]
-                        has_previous = True
+                if k >= i0 and starts[k] == t + 1:
+                    right_exists = True
+                    k -= 1
+                holding = _search(starts, m, t - size, False)
+                if k >= holding and starts[k] > t - size:
+                    right_source = order[k]
+                    _copy(wi, wf, _SOURCE, right_source, ki, kf)
+                if k >= holding and starts[holding] == t - size:
+                    left_exists = True
+                    if wi[order[holding], _TS] >= t:
+                        stop = True  # an equal timestamp created every window (4.5)
                     else:
-                        left_source = w
-                        previous = wi[w, _TS]
+                        previous = wi[order[holding], _TS]
                         has_previous = True
+                if not stop and holding - 1 >= i0:
+                    left_source = order[holding - 1]
+                    previous = wi[left_source, _TS]
+                    has_previous = True
+                seen_lo = max(i0, holding - 1)
+                # The record's updates of existing windows, latest start first (spec 4.8);
+                # a closed window is skipped (spec 4.4 step 6), and so are all below it.
+                while k >= holding:
+                    s = starts[k]
+                    if s + size < closing:
                         break
+                    w = order[k]
+                    due = s + due_offset
+                    if now >= due and wi[w, _SNAPPED] == 0:
+                        _snapshot(wi, wf, w, ki, kf)
+                    _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
+                    wi[w, _TS] = max(t, wi[w, _TS])
+                    if now >= due:
+                        _log(wi, wf, li, lf, nl, w, r, sub)
+                        nl += 1
+                    else:
+                        wi[w, _PRE_REC] = r
+                        wi[w, _PRE_SUB] = sub
+                    sub += 1
+                    updated = True
                     k -= 1
                 if not stop:
                     # createWindows (spec 4.4 step 5)
