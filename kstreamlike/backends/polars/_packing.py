@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-__all__ = ["Packing", "Range", "column_ranges", "packing"]
+__all__ = ["Packing", "Range", "column_ranges", "packing", "sorted_by"]
 
 _LIMIT = 1 << 62
 
@@ -98,3 +98,23 @@ def packing(name: str, ranges: Sequence[Range | None]) -> Packing | None:
     for r in present:
         size *= r.radix
     return Packing(name, present) if size < _LIMIT else None
+
+
+def sorted_by(frame: pl.DataFrame, *groups: Sequence[str]) -> pl.DataFrame:
+    """``frame`` sorted by the columns of ``groups`` in turn (nulls last).
+
+    Each group is packed into one Int64 where it fits (:func:`packing`), and the groups
+    are applied least significant first, each a stable sort: two one-column sorts are
+    faster than one sort by several columns, which encodes every row.
+
+    Example:
+        >>> frame = pl.DataFrame({"at": [2, 1, 2, 1], "start": [5, 7, 3, 7], "k": [0, 1, 0, 0]})
+        >>> sorted_by(frame, ["at"], ["start", "k"]).rows()
+        [(1, 7, 0), (1, 7, 1), (2, 3, 0), (2, 5, 0)]
+    """
+    out = frame
+    for i, group in enumerate(reversed(groups)):
+        packed = packing("__ks_sort", column_ranges(out.lazy(), group))
+        key = [packed.pack()] if packed is not None else [pl.col(c) for c in group]
+        out = out.sort(key, nulls_last=True, maintain_order=i > 0)
+    return out

@@ -36,6 +36,7 @@ import polars as pl
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
+from kstreamlike.backends.polars._packing import sorted_by
 from kstreamlike.backends.polars._sliding_kernel import scan_stores
 from kstreamlike.backends.polars.kafka_sliding import (
     CREATED,
@@ -284,7 +285,7 @@ def in_grace_final_results(
     if dirty.height:
         rows, late = _dirty_output(node, dirty, frame, suppress_duration)
         parts.append(rows)
-    emitted = pl.concat(parts, how="diagonal_relaxed").sort(
-        [PART, FIRST, SUB, START, *node.keys], nulls_last=True
-    )
+    # Emission order: (FIRST, SUB, START, keys). FIRST is a position in the whole input,
+    # whose records are sorted by partition, so it orders the partitions too.
+    emitted = sorted_by(pl.concat(parts, how="diagonal_relaxed"), [FIRST, SUB], [START, *node.keys])
     return emitted.lazy(), late.drop(TIME).lazy()
