@@ -409,10 +409,10 @@ def _rows(
     wi: Any, wf: Any, li: Any, lf: Any, ki: int, kf: int, final: bool
 ) -> Any:  # pragma: no cover
     """The output rows of the scan's tables: on window close (``final``) every window with
-    its final value; otherwise each window's last write before DUE, then every logged
-    write. Returns per row: record, forward, start, stored ts, creating record, whether
-    the window has no logged write (*settled*), the integer partials and their flags, the
-    float partials and their flags."""
+    its final value; otherwise each window's last write before DUE, the *settled* windows
+    (no logged write) first, then every logged write. Returns per row: record, forward,
+    start, stored ts, creating record, the integer partials and their flags, the float
+    partials and their flags; and the number of settled rows (they come first)."""
     logged = np.zeros(wi.shape[0], np.bool_)
     for q in range(li.shape[0]):
         logged[li[q, 0]] = True
@@ -427,29 +427,33 @@ def _rows(
     start = np.empty(count, np.int64)
     stamp = np.empty(count, np.int64)
     creator = np.empty(count, np.int64)
-    settled = np.empty(count, np.bool_)
     ints = np.empty((count, 2 * ki), np.int64)
     floats = np.empty((count, kf), np.float64)
     float_has = np.empty((count, kf), np.int64)
     n = 0
-    for w in range(2, wi.shape[0]):
-        if not (final or wi[w, _PRE_REC] >= 0):
-            continue
-        snapped = (not final) and wi[w, _SNAPPED] != 0
-        at = _FIXED + (2 * ki if snapped else 0)
-        for j in range(2 * ki):
-            ints[n, j] = wi[w, at + j]
-        at = _FIXED + 4 * ki + (kf if snapped else 0)
-        for j in range(kf):
-            float_has[n, j] = wi[w, at + j]
-            floats[n, j] = wf[w, (kf if snapped else 0) + j]
-        stamp[n] = wi[w, _PRE_TS] if snapped else wi[w, _TS]
-        rec[n] = wi[w, _PRE_REC]
-        sub[n] = wi[w, _PRE_SUB]
-        start[n] = wi[w, _START]
-        creator[n] = wi[w, _CREATED]
-        settled[n] = final or not logged[w]
-        n += 1
+    settled = 0
+    for settled_pass in (True, False):
+        for w in range(2, wi.shape[0]):
+            if not (final or wi[w, _PRE_REC] >= 0):
+                continue
+            if (final or not logged[w]) != settled_pass:
+                continue
+            snapped = (not final) and wi[w, _SNAPPED] != 0
+            at = _FIXED + (2 * ki if snapped else 0)
+            for j in range(2 * ki):
+                ints[n, j] = wi[w, at + j]
+            at = _FIXED + 4 * ki + (kf if snapped else 0)
+            for j in range(kf):
+                float_has[n, j] = wi[w, at + j]
+                floats[n, j] = wf[w, (kf if snapped else 0) + j]
+            stamp[n] = wi[w, _PRE_TS] if snapped else wi[w, _TS]
+            rec[n] = wi[w, _PRE_REC]
+            sub[n] = wi[w, _PRE_SUB]
+            start[n] = wi[w, _START]
+            creator[n] = wi[w, _CREATED]
+            n += 1
+        if settled_pass:
+            settled = n
     if not final:
         for q in range(li.shape[0]):
             w = li[q, 0]
@@ -458,14 +462,13 @@ def _rows(
             stamp[n] = li[q, 3]
             start[n] = wi[w, _START]
             creator[n] = wi[w, _CREATED]
-            settled[n] = False
             for j in range(2 * ki):
                 ints[n, j] = li[q, _LOG_FIXED + j]
             for j in range(kf):
                 float_has[n, j] = li[q, _LOG_FIXED + 2 * ki + j]
                 floats[n, j] = lf[q, j]
             n += 1
-    return rec, sub, start, stamp, creator, settled, ints, floats, float_has
+    return rec, sub, start, stamp, creator, ints, floats, float_has, settled
 
 
 _INT_LIKE = (pl.Date, pl.Datetime, pl.Duration, pl.Time, pl.Boolean)
@@ -551,6 +554,10 @@ class _Partials:
         kept = [*measures.least, *measures.greatest]
         return all(_as_int(schema[c]) or schema[c].is_float() for c in kept)
 
+    def columns(self) -> list[str]:
+        """The names of the partial columns (:meth:`frame`)."""
+        return [name for name, _ in self.names]
+
     def frame(self, ints: Any, has: Any, floats: Any, float_has: Any) -> pl.DataFrame:
         """The partials as columns: ``ints``/``floats`` hold the values, ``has`` and
         ``float_has`` whether a minimum or maximum saw a value."""
@@ -570,6 +577,32 @@ class _Partials:
                 values = values.set(~present, None)
             columns.append(values.cast(dtype))
         return pl.DataFrame(columns)
+
+
+_RECORD, _CREATOR = "__ks_record", "__ks_creator"
+
+
+def _batch_table(rows: list[Any], lo: int, partials: _Partials) -> pl.DataFrame:
+    """A batch's output rows (:func:`_rows`) as a frame: the record and creating record
+    (as rows of the stores' order, the batch starting at ``lo``), forward, start, stored
+    ts and the partials."""
+    rec, sub, start, stamp, creator, ints, floats, float_has = rows
+    ki = partials.ki
+    return pl.concat(
+        [
+            pl.DataFrame(
+                {
+                    _RECORD: rec + lo,
+                    SUB: sub,
+                    START: start,
+                    TIMESTAMP: stamp,
+                    _CREATOR: creator + lo,
+                }
+            ),
+            partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has),
+        ],
+        how="horizontal",
+    )
 
 
 def scan_stores(
@@ -613,8 +646,9 @@ def scan_stores(
     size, grace = window.size, window.grace
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
     frame = records.with_columns(pl.col(SEQ).cast(pl.Int64))
+    # the records are in arrival order: a stable sort by store keeps it within a store
     by_store = frame.with_columns(_group_ids(frame, stores).alias("__ks_store")).sort(
-        "__ks_store", SEQ
+        "__ks_store", maintain_order=True
     )
     counts = by_store.group_by("__ks_store", maintain_order=True).len()["len"].to_numpy()
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -624,7 +658,8 @@ def scan_stores(
     due_offset = size + (grace if suppress_duration is None else suppress_duration)
     final = suppress_duration is None
     ts = by_store[TS].cast(pl.Int64).to_numpy()
-    outputs: list[tuple[Any, ...]] = []
+    settled: list[pl.DataFrame] = []  # per batch, the settled windows' rows
+    others: list[pl.DataFrame] = []
     taken = np.zeros(frame.height, np.bool_)
     # Batches of whole stores, so the window tables stay small.
     firsts = np.searchsorted(bounds, np.arange(0, frame.height, _BATCH), "right") - 1
@@ -649,29 +684,25 @@ def scan_stores(
             due_offset,
         )
         taken[batch] = batch_taken
-        rows = _rows(wi, wf, li, lf, partials.ki, partials.kf, final)
-        # record indices from the batch's to the stores' order
-        outputs.append((rows[0] + lo, rows[1], rows[2], rows[3], rows[4] + lo, *rows[5:]))
-    seq = by_store[SEQ].to_numpy()
-    ki = partials.ki
-    rec, sub, starts, stamps, creator, settled, ints, floats, float_has = (
-        np.concatenate(parts) for parts in zip(*outputs, strict=True)
-    )
+        *rows, count = _rows(wi, wf, li, lf, partials.ki, partials.kf, final)
+        table = _batch_table(rows, lo, partials)  # record indices in the stores' order
+        settled.append(table.slice(0, count))
+        others.append(table.slice(count))
+    table = pl.concat([*settled, *others], rechunk=False)
+    count = sum(part.height for part in settled)
+    seq = by_store[SEQ]
+    creator_seq = seq.gather(table[_CREATOR])
     keys = frame.select(*dict.fromkeys([PART, *_group_columns(node)]))
-    creator_seq = pl.Series(seq[creator], dtype=pl.Int64)
-    start = pl.Series(START, starts, dtype=pl.Int64)
     rows = pl.concat(
         [
             keys[creator_seq],
-            pl.DataFrame(
-                {
-                    START: start,
-                    END: start + size,
-                    TOMBSTONE: pl.repeat(False, len(start), eager=True),
-                    TIMESTAMP: pl.Series(stamps, dtype=pl.Int64),
-                }
+            table.select(
+                START,
+                (pl.col(START) + size).alias(END),
+                pl.lit(False).alias(TOMBSTONE),
+                TIMESTAMP,
             ),
-            _finished(node, partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has), frame),
+            _finished(node, table.select(partials.columns()), frame),
         ],
         how="horizontal",
     )
@@ -684,17 +715,12 @@ def scan_stores(
     else:
         # settled windows (no write from DUE on) are emitted where the stream time reaches
         # DUE; the others' writes go through suppress (their rows in forward order)
-        due = pl.Series(DUE, starts + size + suppress_duration, dtype=pl.Int64)
+        due = pl.col(START) + size + suppress_duration
         rows = rows.with_columns(
-            pl.Series(SEQ, seq[rec], dtype=pl.Int64),
-            pl.Series(SUB, sub, dtype=pl.Int64),
-            due.set(~pl.Series(settled), None),
+            seq.gather(table[_RECORD]).alias(SEQ),
+            table[SUB],
+            pl.when(pl.int_range(pl.len()) < count).then(due).alias(DUE),
         )
-        rows = pl.concat(
-            [
-                rows.filter(pl.col(DUE).is_not_null()),
-                rows.filter(pl.col(DUE).is_null()).sort(SEQ, SUB),
-            ]
-        )
+        rows = pl.concat([rows.slice(0, count), rows.slice(count).sort(SEQ, SUB)], rechunk=False)
     late = frame.filter(~pl.Series(np.zeros(frame.height, np.bool_)).scatter(seq, taken))
     return rows, late
