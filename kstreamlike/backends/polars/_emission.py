@@ -6,11 +6,59 @@ from collections.abc import Sequence
 
 import polars as pl
 
-__all__ = ["FIRST", "first_position_reaching"]
+__all__ = ["FIRST", "first_position_reaching", "first_reached", "reaching_steps"]
 
 FIRST = "__ks_first"
 TIME = "__ks_time"
 DUE = "__ks_due"
+
+
+def reaching_steps(
+    progress: pl.LazyFrame,
+    position: str,
+    partition: Sequence[str],
+    *,
+    grid: tuple[int, int] | None = None,
+) -> pl.LazyFrame:
+    """The rows of ``progress`` that can be first to reach a time (partition, ``TIME``,
+    ``FIRST``: the ``position``), sorted by ``TIME``; see :func:`first_position_reaching`,
+    which searches them."""
+    time = pl.col(TIME)
+    if grid is not None:
+        step, offset = grid
+        time = (time - offset) // step
+    new_time = (time > time.shift(1)).fill_null(True)
+    for column in partition:
+        new_time = new_time | (pl.col(column) != pl.col(column).shift(1)).fill_null(True)
+    steps = progress.filter(new_time).select(*partition, TIME, pl.col(position).alias(FIRST))
+    # Without partitions, progress is already in time order.
+    return steps.sort(TIME) if partition else steps.set_sorted(TIME)
+
+
+def first_reached(
+    due: pl.LazyFrame,
+    steps: pl.LazyFrame,
+    partition: Sequence[str],
+    ties: Sequence[str] = (),
+    *,
+    presorted: bool = False,
+) -> pl.LazyFrame:
+    """``due`` with ``FIRST`` found in ``steps`` (:func:`reaching_steps`); see
+    :func:`first_position_reaching`."""
+    if presorted:
+        due = due.set_sorted(DUE)
+    elif ties:
+        due = due.sort([DUE, *ties], nulls_last=True)
+    else:
+        due = due.sort(DUE)
+    return due.join_asof(
+        steps,
+        left_on=DUE,
+        right_on=TIME,
+        by=list(partition) or None,
+        strategy="forward",
+        check_sortedness=False,
+    ).drop(DUE, TIME)
 
 
 def first_position_reaching(
@@ -36,27 +84,5 @@ def first_position_reaching(
     can be first to reach a due time, which leaves a few rows per window instead of one per
     new time value. ``presorted`` says ``due`` already comes sorted by ``DUE`` and ``ties``.
     """
-    time = pl.col(TIME)
-    if grid is not None:
-        step, offset = grid
-        time = (time - offset) // step
-    new_time = (time > time.shift(1)).fill_null(True)
-    for column in partition:
-        new_time = new_time | (pl.col(column) != pl.col(column).shift(1)).fill_null(True)
-    steps = progress.filter(new_time).select(*partition, TIME, pl.col(position).alias(FIRST))
-    # Without partitions, progress is already in time order.
-    steps = steps.sort(TIME) if partition else steps.set_sorted(TIME)
-    if presorted:
-        due = due.set_sorted(DUE)
-    elif ties:
-        due = due.sort([DUE, *ties], nulls_last=True)
-    else:
-        due = due.sort(DUE)
-    return due.join_asof(
-        steps,
-        left_on=DUE,
-        right_on=TIME,
-        by=list(partition) or None,
-        strategy="forward",
-        check_sortedness=False,
-    ).drop(DUE, TIME)
+    steps = reaching_steps(progress, position, partition, grid=grid)
+    return first_reached(due, steps, partition, ties, presorted=presorted)

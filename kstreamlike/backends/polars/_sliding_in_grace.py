@@ -35,7 +35,7 @@ import polars as pl
 
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
-from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_position_reaching
+from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_reached, reaching_steps
 from kstreamlike.backends.polars._packing import sorted_by
 from kstreamlike.backends.polars._sliding_kernel import scan_stores
 from kstreamlike.backends.polars.kafka_sliding import (
@@ -106,21 +106,29 @@ def _closed_form(
     )
 
 
-def _placed(due: pl.DataFrame, frame: pl.DataFrame) -> pl.DataFrame:
-    """``due`` with ``FIRST``: the first arrival of its partition whose stream time reaches
-    ``DUE`` (rows never reached are left out)."""
+def _steps(frame: pl.DataFrame) -> pl.DataFrame:
+    """Where the stream time of each partition first reaches each value (the records with
+    ``TIME`` and their position in the whole input, ``GLOBAL``), for :func:`_placed`."""
     progress = frame.lazy().select(PART, TIME, pl.col(GLOBAL).alias(SEQ))
-    return (
-        first_position_reaching(due.lazy(), progress, SEQ, [PART])
-        .filter(pl.col(FIRST).is_not_null())
-        .collect()
-    )
+    return reaching_steps(progress, SEQ, [PART]).collect()
+
+
+def _placed(due: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """``due`` with ``FIRST``: the first arrival of its partition whose stream time reaches
+    ``DUE`` (``steps``: :func:`_steps`); rows never reached are left out. Only the
+    partitions and due times are sorted for the search: the rows keep their order."""
+    row = "__ks_row"
+    index = pl.int_range(pl.len(), dtype=pl.Int64).alias(row)
+    found = first_reached(due.lazy().select(PART, DUE, index), steps.lazy(), [PART]).collect()
+    first = pl.repeat(None, due.height, dtype=pl.Int64, eager=True)
+    first = first.scatter(found[row], found[FIRST]).alias(FIRST)
+    return due.with_columns(first).filter(pl.col(FIRST).is_not_null())
 
 
 def _dirty_output(
     node: KafkaWindowedAggregate,
     dirty: pl.DataFrame,
-    frame: pl.DataFrame,
+    steps: pl.DataFrame,
     suppress_duration: int | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The dirty stores through the compiled scan (:func:`._sliding_kernel.scan_stores`),
@@ -139,32 +147,32 @@ def _dirty_output(
     rows, late_rows = scanned
     late_rows = late_rows.with_columns(pl.col(GLOBAL).alias(SEQ)).drop(GLOBAL)
     if suppress_duration is not None and DUE in rows.columns:
-        # settled windows (DUE given): each emitted once, at the first forward of the
-        # first record of the partition whose stream time reaches its DUE
-        settled = rows.filter(pl.col(DUE).is_not_null())
-        placed = _placed(settled.drop(SEQ, SUB, strict=False), frame)
+        # settled windows (DUE given, their rows first): each emitted once, at the first
+        # forward of the first record of the partition whose stream time reaches its DUE
+        count = rows.height - rows[DUE].null_count()
+        settled, rest = rows.slice(0, count), rows.slice(count).drop(DUE)
+        placed = _placed(settled.drop(SEQ, SUB, strict=False), steps)
         placed = placed.with_columns(pl.lit(0, pl.Int64).alias(SUB))
-        rest = rows.filter(pl.col(DUE).is_null()).drop(DUE)
         if rest.height == 0:
             return placed, late_rows
         return pl.concat(
-            [placed, _suppressed(node, rest, frame, positions, suppress_duration)],
+            [placed, _suppressed(node, rest, steps, positions, suppress_duration)],
             how="diagonal_relaxed",
         ), late_rows
     if suppress_duration is None:
         # on window close: at the first record closing the window, not before its creation
         due = rows.with_columns(positions.gather(rows[CREATED]).alias(CREATED))
-        placed = _placed(due, frame).with_columns(
+        placed = _placed(due, steps).with_columns(
             pl.max_horizontal(FIRST, CREATED).alias(FIRST), pl.lit(0, pl.Int64).alias(SUB)
         )
         return placed.drop(CREATED, SEQ), late_rows
-    return _suppressed(node, rows, frame, positions, suppress_duration), late_rows
+    return _suppressed(node, rows, steps, positions, suppress_duration), late_rows
 
 
 def _suppressed(
     node: KafkaWindowedAggregate,
     rows: pl.DataFrame,
-    frame: pl.DataFrame,
+    steps: pl.DataFrame,
     positions: pl.Series,
     suppress_duration: int,
 ) -> pl.DataFrame:
@@ -189,7 +197,7 @@ def _suppressed(
         pl.col(SEQ).shift(-1).over(window_id).alias(NEXT_SEQ),
         pl.col(SUB).shift(-1).over(window_id).alias(NEXT_SUB),
     )
-    placed = _placed(log.drop(TIME, strict=False), frame)
+    placed = _placed(log.drop(TIME, strict=False), steps)
     later = pl.col(FIRST) > pl.col(SEQ)
     evicted_seq = pl.when(later).then(pl.col(FIRST)).otherwise(pl.col(SEQ))
     evicted_sub = pl.when(later).then(0).otherwise(pl.col(SUB))
@@ -280,10 +288,11 @@ def in_grace_final_results(
     due = closed_form_candidates(node, clean, suppress_duration is not None)
     if PART not in due.columns:
         due = due.with_columns(pl.lit(0, dtype=frame.schema[PART]).alias(PART))
-    parts = [_placed(due, frame).with_columns(pl.lit(0, pl.Int64).alias(SUB))]
+    steps = _steps(frame)
+    parts = [_placed(due, steps).with_columns(pl.lit(0, pl.Int64).alias(SUB))]
     late = frame.head(0).drop(GLOBAL)
     if dirty.height:
-        rows, late = _dirty_output(node, dirty, frame, suppress_duration)
+        rows, late = _dirty_output(node, dirty, steps, suppress_duration)
         parts.append(rows)
     # Emission order: (FIRST, SUB, START, keys). FIRST is a position in the whole input,
     # whose records are sorted by partition, so it orders the partitions too.
