@@ -24,7 +24,9 @@ Floating-point sums add the records in arrival order, as Kafka does.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
 import numba
@@ -658,17 +660,14 @@ def scan_stores(
     due_offset = size + (grace if suppress_duration is None else suppress_duration)
     final = suppress_duration is None
     ts = by_store[TS].cast(pl.Int64).to_numpy()
-    settled: list[pl.DataFrame] = []  # per batch, the settled windows' rows
-    others: list[pl.DataFrame] = []
     taken = np.zeros(frame.height, np.bool_)
-    # Batches of whole stores, so the window tables stay small.
-    firsts = np.searchsorted(bounds, np.arange(0, frame.height, _BATCH), "right") - 1
-    cuts = np.unique(np.concatenate([[0], firsts])).astype(np.int64)
-    for lo_store, hi_store in zip(cuts, [*cuts[1:], len(bounds) - 1], strict=True):
+    vi, vmi, oi = partials.ints
+    vf, vmf, of = partials.floats
+
+    def scanned(lo_store: int, hi_store: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The settled windows' rows of a batch of stores, and the others'."""
         lo, hi = bounds[lo_store], bounds[hi_store]
         batch = slice(lo, hi)
-        vi, vmi, oi = partials.ints
-        vf, vmf, of = partials.floats
         wi, wf, li, lf, batch_taken = _scan(
             bounds[lo_store : hi_store + 1] - lo,
             ts[batch],
@@ -686,8 +685,16 @@ def scan_stores(
         taken[batch] = batch_taken
         *rows, count = _rows(wi, wf, li, lf, partials.ki, partials.kf, final)
         table = _batch_table(rows, lo, partials)  # record indices in the stores' order
-        settled.append(table.slice(0, count))
-        others.append(table.slice(count))
+        return table.slice(0, count), table.slice(count)
+
+    # Batches of whole stores, so the window tables stay small; they are independent,
+    # and the compiled scan releases the GIL, so they run on every core.
+    firsts = np.searchsorted(bounds, np.arange(0, frame.height, _BATCH), "right") - 1
+    cuts = np.unique(np.concatenate([[0], firsts])).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=min(len(cuts), os.cpu_count() or 1)) as pool:
+        batches = list(pool.map(scanned, cuts, [*cuts[1:], len(bounds) - 1]))
+    settled = [part for part, _ in batches]
+    others = [part for _, part in batches]
     table = pl.concat([*settled, *others], rechunk=False)
     count = sum(part.height for part in settled)
     seq = by_store[SEQ]
