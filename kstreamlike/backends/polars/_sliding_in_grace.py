@@ -36,7 +36,7 @@ import polars as pl
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_reached, reaching_steps
-from kstreamlike.backends.polars._packing import sorted_by
+from kstreamlike.backends.polars._packing import sorting_rows
 from kstreamlike.backends.polars._sliding_kernel import scan_stores
 from kstreamlike.backends.polars.kafka_sliding import (
     CREATED,
@@ -296,5 +296,7 @@ def in_grace_final_results(
         parts.append(rows)
     # Emission order: (FIRST, SUB, START, keys). FIRST is a position in the whole input,
     # whose records are sorted by partition, so it orders the partitions too.
-    emitted = sorted_by(pl.concat(parts, how="diagonal_relaxed"), [FIRST, SUB], [START, *node.keys])
+    rows = pl.concat(parts, how="diagonal_relaxed")
+    order = sorting_rows(rows, [FIRST, SUB], [START, *node.keys])
+    emitted = rows.drop(FIRST, SUB, DUE, strict=False).select(pl.all().gather(order))
     return emitted.lazy(), late.drop(TIME).lazy()
