@@ -55,15 +55,16 @@ def _run_spark(frame: Any) -> None:
     frame.write.format("noop").mode("overwrite").save()
 
 
-def _spark_time_windows(windows: ks.TimeWindows) -> Callable[[Any], object]:
+def _spark_time_windows(windows: ks.TimeWindows, on_close: bool = True) -> Callable[[Any], object]:
     def run(sdf: Any) -> object:
-        table = (
+        windowed = (
             ks.stream(sdf, key="key", timestamp="ts", order_by="offset")
             .group_by_key()
             .windowed_by(windows)
-            .emit_strategy(ks.EmitStrategy.on_window_close())
-            .aggregate(ks.agg.count(), ks.agg.sum("amount"))
         )
+        if on_close:
+            windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
+        table = windowed.aggregate(ks.agg.count(), ks.agg.sum("amount"))
         _run_spark(table.collect())
         _run_spark(table.late_records())
         return None
@@ -354,8 +355,8 @@ CASES = [
         target=2.0,
     ),
     Case(
-        "polars KIP-450 sliding 5 minutes, final results (1M)",
-        1_000_000,
+        "polars KIP-450 sliding 5 minutes, final results",
+        10_000_000,
         _sliding("polars"),
         sliding_baseline,
         target=2.0,
@@ -393,6 +394,13 @@ CASES = [
         _spark_window_baseline("1 minute", None),
         spark_input,
         target=1.3,
+    ),
+    Case(
+        "spark tumbling 1 min, every update",
+        10_000_000,
+        _spark_time_windows(TUMBLING, on_close=False),
+        _spark_window_baseline("1 minute", None),
+        spark_input,
     ),
     Case(
         "spark count_window(100, 10) sum per key",
