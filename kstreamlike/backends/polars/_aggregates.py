@@ -17,7 +17,7 @@ backends).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import polars as pl
 
@@ -73,17 +73,32 @@ def final_exprs(
 
 
 def running_exprs(
-    exprs: Sequence[AggExpr], group: Sequence[str], schema: pl.Schema | None = None
+    exprs: Sequence[AggExpr],
+    group: Sequence[str],
+    schema: pl.Schema | None = None,
+    never_null: Collection[str] = (),
 ) -> list[pl.Expr]:
     """Window expressions giving each window's value after each of its records; ``schema``
-    is the input's."""
+    is the input's. The columns of ``never_null`` hold no null: their counts, sums, means,
+    minima and maxima skip the null handling (one window pass less each)."""
     over = list(group)
+    records = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
     out: list[pl.Expr] = []
     for e in exprs:
         if e.column is None:
-            out.append(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(over).alias(e.name))
+            out.append(records.over(over).alias(e.name))
             continue
         col = _column(e, schema)
+        if e.column in never_null and e.kind in ("count", "sum", "min", "max", "mean"):
+            expr = {
+                "count": records,
+                "sum": col.cum_sum(),
+                "min": col.cum_min(),
+                "max": col.cum_max(),
+                "mean": col.cum_sum() / records,
+            }[e.kind]
+            out.append(expr.over(over).alias(e.name))
+            continue
         seen = col.is_not_null().cum_sum()
         expr = {
             "count": seen,

@@ -119,11 +119,22 @@ def _changelog(
     return contributions.select(
         *group,
         END,
-        *running_exprs(aggregation.exprs, over, node.source.schema),
+        *running_exprs(aggregation.exprs, over, node.source.schema, _never_null(node, records)),
         pl.col(TS).cum_max().over(over).alias(TIMESTAMP),
         pl.lit(False).alias(TOMBSTONE),
         SEQ,
     )
+
+
+def _never_null(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> list[str]:
+    """The aggregated columns that hold no null (one pass over them)."""
+    aggregation = node.aggregation
+    assert isinstance(aggregation, DeclarativeAggregation)
+    columns = list(dict.fromkeys(e.column for e in aggregation.exprs if e.column is not None))
+    if not columns:
+        return []
+    nulls = records.select(pl.col(c).null_count() for c in columns).collect()
+    return [c for c in columns if nulls[c].item() == 0]
 
 
 def _finals(
