@@ -123,14 +123,15 @@ def test_a_python_aggregation_deleting_a_window_is_a_clear_error(spark: Any) -> 
         ks.KTable(table.plan, "spark").collect()
 
 
-# Key a arrives in grace throughout (a@103 out of order, within grace); b@20 arrives beyond
-# grace, c@50 is dropped whole; in two partitions, so each has its own stream time.
+# Key a arrives in grace throughout (a@103 out of order, within grace); b@96 arrives beyond
+# grace (its right window still open), c@50 is dropped whole; in two partitions, so each has
+# its own stream time.
 SPLIT_ROWS = pl.DataFrame(
     {
         "o": list(range(14)),
         "p": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1],
         "k": ["a", "b", "a", "b", "a", "a", "b", "b", "a", "c", "a", "a", "b", "a"],
-        "ts": [100, 101, 105, 104, 103, 108, 20, 111, 119, 50, 160, 7, 9, 30],
+        "ts": [100, 101, 105, 104, 103, 108, 96, 111, 119, 50, 160, 7, 9, 30],
         "v": list(range(14)),
     }
 )

@@ -16,7 +16,9 @@ Polars ``rolling`` per store, as a hand-written rolling aggregation would do), e
 stream time reaches ``end + grace``, on window close it is emitted after the first record
 whose stream time passes ``end + grace``. This is what KIP-450 promises for records within
 grace (the result of the records in timestamp order); the differential tests check it
-against the reference interpreter, which takes Kafka's decisions record by record.
+against the reference interpreter, which takes Kafka's decisions record by record. A
+record dropped whole (even its right window closed when it arrives) leaves no trace in its
+store, so it does not keep the store from the closed form: it is only a late record.
 
 The other stores (in the benchmark workload, those holding a record delayed beyond the
 grace period) run the full algorithm (:func:`.kafka_sliding.run_sliding`) over their own
@@ -50,7 +52,8 @@ from kstreamlike.plan.windows import KafkaSlidingWindow
 __all__ = ["closed_form_candidates", "in_grace_final_results", "split_stores", "takes_split"]
 
 GLOBAL = "__ks_global"  # a record's arrival position in the whole input
-DIRTY = "__ks_dirty"  # the store holds a record that does not arrive in grace
+DIRTY = "__ks_dirty"  # the store holds a record that neither arrives in grace nor is dropped
+DROPPED = "__ks_dropped"  # a record dropped whole (even its right window has closed)
 NEXT_SEQ = "__ks_next_seq"  # the window's next update: its record and forward
 NEXT_SUB = "__ks_next_sub"
 _COUNT = "__ks_count"
@@ -225,18 +228,27 @@ def takes_split(node: KafkaWindowedAggregate, suppress_duration: int | None) -> 
 
 def split_stores(
     node: KafkaWindowedAggregate, frame: pl.DataFrame, stream_time: str
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The records of the stores whose records all arrive in grace, and those of the other
-    stores (``frame``: records with ``TS`` and their partition's stream time in column
-    ``stream_time``; the order of the rows is kept)."""
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The records of the stores whose records all arrive in grace or are dropped whole,
+    those of the other stores, and the records the former drop (``frame``: records with
+    ``TS`` and their partition's stream time in column ``stream_time``; the order of the
+    rows is kept).
+
+    A record is dropped whole when even its latest window, the right one, has closed
+    (``ts + size + grace < stream time``, spec 4.4 step 2): it touches no window and does
+    not move stream time, so its store takes the closed form all the same.
+    """
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
     in_grace = (pl.col(TS) + window.grace > pl.col(stream_time)) & (pl.col(TS) >= window.size)
-    dirty = (~in_grace).any().over(_stores(node))
-    flagged = frame.with_columns(dirty.alias(DIRTY))
+    dropped = pl.col(TS) + window.size + window.grace < pl.col(stream_time)
+    dirty = (~in_grace & ~dropped).any().over(_stores(node))
+    flagged = frame.with_columns(dirty.alias(DIRTY), dropped.alias(DROPPED))
+    clean = flagged.filter(~pl.col(DIRTY))
     return (
-        flagged.filter(~pl.col(DIRTY)).drop(DIRTY),
-        flagged.filter(pl.col(DIRTY)).drop(DIRTY),
+        clean.filter(~pl.col(DROPPED)).drop(DIRTY, DROPPED),
+        flagged.filter(pl.col(DIRTY)).drop(DIRTY, DROPPED),
+        clean.filter(pl.col(DROPPED)).drop(DIRTY, DROPPED),
     )
 
 
@@ -281,7 +293,7 @@ def in_grace_final_results(
     frame = records.collect().with_columns(
         pl.col(SEQ).cast(pl.Int64), pl.col(stream_time).alias(TIME)
     )
-    clean, dirty = split_stores(node, frame, TIME)
+    clean, dirty, dropped = split_stores(node, frame, TIME)
     if clean.height == 0:
         return None
     frame = frame.with_columns(pl.col(SEQ).alias(GLOBAL))
@@ -290,10 +302,11 @@ def in_grace_final_results(
         due = due.with_columns(pl.lit(0, dtype=frame.schema[PART]).alias(PART))
     steps = _steps(frame)
     parts = [_placed(due, steps).with_columns(pl.lit(0, pl.Int64).alias(SUB))]
-    late = frame.head(0).drop(GLOBAL)
+    late = dropped
     if dirty.height:
-        rows, late = _dirty_output(node, dirty, steps, suppress_duration)
+        rows, dirty_late = _dirty_output(node, dirty, steps, suppress_duration)
         parts.append(rows)
+        late = pl.concat([late, dirty_late], how="diagonal").sort(SEQ)
     # Emission order: (FIRST, SUB, START, keys). FIRST is a position in the whole input,
     # whose records are sorted by partition, so it orders the partitions too.
     rows = pl.concat(parts, how="diagonal_relaxed")

@@ -134,12 +134,14 @@ def _kernel(agg: KafkaWindowedAggregate, duration: int | None) -> Kernel:
     suppress = duration is not None
 
     def kernel(group: pl.DataFrame) -> pl.DataFrame:
-        clean, dirty = split_stores(shipped, group, ST)
+        clean, dirty, dropped = split_stores(shipped, group, ST)
         parts: list[pl.DataFrame] = []
         if clean.height:
             part = pl.lit(group[PART][0], dtype=group.schema[PART]).alias(PART)
             candidates = closed_form_candidates(shipped, clean, suppress)
             parts.append(candidates.with_columns(part, pl.lit(False).alias(LATE)))
+        if dropped.height:
+            parts.append(dropped.select(PART, SEQ).with_columns(pl.lit(True).alias(LATE)))
         if dirty.height:
             rows = _scanned(shipped, dirty, duration)
             if rows is None:
