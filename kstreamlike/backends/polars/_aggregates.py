@@ -82,20 +82,20 @@ def running_exprs(
     is the input's. The columns of ``never_null`` hold no null: their counts, sums, means,
     minima and maxima skip the null handling (one window pass less each)."""
     over = list(group)
-    records = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+    so_far = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)  # the window's records so far
     out: list[pl.Expr] = []
     for e in exprs:
         if e.column is None:
-            out.append(records.over(over).alias(e.name))
+            out.append(so_far.over(over).alias(e.name))
             continue
         col = _column(e, schema)
         if e.column in never_null and e.kind in ("count", "sum", "min", "max", "mean"):
             expr = {
-                "count": records,
+                "count": so_far,
                 "sum": col.cum_sum(),
                 "min": col.cum_min(),
                 "max": col.cum_max(),
-                "mean": col.cum_sum() / records,
+                "mean": col.cum_sum() / so_far,
             }[e.kind]
             out.append(expr.over(over).alias(e.name))
             continue

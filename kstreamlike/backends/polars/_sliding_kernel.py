@@ -120,7 +120,8 @@ def _add(
     wi: Any, wf: Any, w: int, r: int, vi: Any, vmi: Any, oi: Any, vf: Any, vmf: Any, of: Any
 ) -> None:  # pragma: no cover - compiled
     """Aggregate record ``r`` into window ``w``'s partials (an added partial's value is
-    always valid: counts, and sums with nulls as zeros)."""
+    always valid: counts, and sums with nulls as zeros). The integer and float loops stay
+    apart: one helper for both tables compiles to a scan five times slower."""
     ki = oi.shape[0]
     kf = of.shape[0]
     for j in range(ki):
