@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 from kstreamlike.backends.polars._aggregates import final_exprs
@@ -58,6 +59,7 @@ NEXT_SEQ = "__ks_next_seq"  # the window's next update: its record and forward
 NEXT_SUB = "__ks_next_sub"
 _COUNT = "__ks_count"
 _FIRST_AT_TS = "__ks_first_at_ts"
+_ROW = "__ks_row"  # a row of the regular rows, then of the irregular ones
 
 
 def _stores(node: KafkaWindowedAggregate) -> list[str]:
@@ -133,11 +135,12 @@ def _dirty_output(
     dirty: pl.DataFrame,
     steps: pl.DataFrame,
     suppress_duration: int | None,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The dirty stores through the compiled scan (:func:`._sliding_kernel.scan_stores`),
-    or the full vectorized history when the aggregation does not take it: their emitted
-    rows with ``FIRST`` (the record after which each is emitted) and ``SUB`` (its forward
-    there), and their late records. Final results come straight from the settled windows
+    or the full vectorized history when the aggregation does not take it: their rows
+    emitted where the stream time reaches their ``DUE``, their other rows with ``FIRST``
+    (the record after which each is emitted) and ``SUB`` (its forward there), and their
+    late records. Final results come straight from the settled windows
     (:func:`.kafka_sliding._final_results`), and from the writes suppress may emit for
     the others."""
     local = dirty.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
@@ -154,22 +157,14 @@ def _dirty_output(
         # forward of the first record of the partition whose stream time reaches its DUE
         count = rows.height - rows[DUE].null_count()
         settled, rest = rows.slice(0, count), rows.slice(count).drop(DUE)
-        placed = _placed(settled.drop(SEQ, SUB, strict=False), steps)
-        placed = placed.with_columns(pl.lit(0, pl.Int64).alias(SUB))
-        if rest.height == 0:
-            return placed, late_rows
-        return pl.concat(
-            [placed, _suppressed(node, rest, steps, positions, suppress_duration)],
-            how="diagonal_relaxed",
-        ), late_rows
+        settled = settled.drop(SEQ, SUB, strict=False)
+        return settled, _suppressed(node, rest, steps, positions, suppress_duration), late_rows
     if suppress_duration is None:
-        # on window close: at the first record closing the window, not before its creation
-        due = rows.with_columns(positions.gather(rows[CREATED]).alias(CREATED))
-        placed = _placed(due, steps).with_columns(
-            pl.max_horizontal(FIRST, CREATED).alias(FIRST), pl.lit(0, pl.Int64).alias(SUB)
-        )
-        return placed.drop(CREATED, SEQ), late_rows
-    return _suppressed(node, rows, steps, positions, suppress_duration), late_rows
+        # on window close: at the first record closing the window. A window is never
+        # created closed: a record not dropped whole creates only windows ending after
+        # ts + size >= stream time - grace (spec 4.4 steps 2, 5, 6)
+        return rows.drop(SEQ, CREATED), rows.head(0), late_rows
+    return rows.head(0), _suppressed(node, rows, steps, positions, suppress_duration), late_rows
 
 
 def _suppressed(
@@ -301,15 +296,105 @@ def in_grace_final_results(
     if PART not in due.columns:
         due = due.with_columns(pl.lit(0, dtype=frame.schema[PART]).alias(PART))
     steps = _steps(frame)
-    parts = [_placed(due, steps).with_columns(pl.lit(0, pl.Int64).alias(SUB))]
-    late = dropped
+    regular, irregular, late = [due], [], dropped
     if dirty.height:
-        rows, dirty_late = _dirty_output(node, dirty, steps, suppress_duration)
-        parts.append(rows)
+        settled, others, dirty_late = _dirty_output(node, dirty, steps, suppress_duration)
+        regular.append(settled)
+        irregular.append(others)
         late = pl.concat([late, dirty_late], how="diagonal").sort(SEQ)
-    # Emission order: (FIRST, SUB, START, keys). FIRST is a position in the whole input,
-    # whose records are sorted by partition, so it orders the partitions too.
-    rows = pl.concat(parts, how="diagonal_relaxed")
-    order = sorting_rows(rows, [FIRST, SUB], [START, *node.keys])
-    emitted = rows.drop(FIRST, SUB, DUE, strict=False).select(pl.all().gather(order))
+    emitted = _in_emission_order(
+        node,
+        pl.concat(regular, how="diagonal_relaxed"),
+        pl.concat(irregular, how="diagonal_relaxed") if irregular else None,
+        steps,
+    )
     return emitted.lazy(), late.drop(TIME).lazy()
+
+
+def _in_emission_order(
+    node: KafkaWindowedAggregate,
+    regular: pl.DataFrame,
+    irregular: pl.DataFrame | None,
+    steps: pl.DataFrame,
+) -> pl.DataFrame:
+    """The rows emitted, in emission order: (``FIRST``, ``SUB``, ``START``, keys).
+
+    ``regular`` rows are emitted at the first forward (``SUB`` 0) of the first record of
+    their partition whose stream time reaches their ``DUE``; ``irregular`` rows carry
+    ``FIRST`` and ``SUB``.
+
+    A regular row's ``DUE`` is its start plus a constant, and the stream time of a
+    partition never decreases, so its ``FIRST`` grows with its start: sorted by
+    (partition, start, keys), the regular rows are in emission order (``FIRST`` is a
+    position in the whole input, whose records are sorted by partition). That one sort
+    orders them, and the search of their ``FIRST`` reads their ``DUE`` in order. The
+    irregular rows (the writes suppress evicts before their window closes, or the whole
+    changelog) are merged in: they and the regular rows emitted at the same records are
+    sorted together, and inserted where their ``FIRST`` falls among the others.
+    """
+    partitioned = node.source.partition is not None
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
+    # (gathers from one chunk are several times faster; the end and the tombstone flag, the
+    # same for every row emitted, are set after the gather)
+    regular = regular.rechunk()
+    output = [c for c in regular.columns if c not in (DUE, CREATED, SEQ, SUB, FIRST)]
+    moved = [c for c in output if c not in (END, TOMBSTONE)]
+    set_after = [(pl.col(START) + window.size).alias(END), pl.lit(False).alias(TOMBSTONE)]
+    order = sorting_rows(regular, [PART, START, *node.keys])
+    by_due = regular.select(PART, DUE).select(pl.all().gather(order))
+    first = by_due.join_asof(
+        steps if partitioned else steps.select(TIME, FIRST),
+        left_on=DUE,
+        right_on=TIME,
+        by=PART if partitioned else None,
+        strategy="forward",
+        check_sortedness=False,
+    )[FIRST]
+    # windows never closed are not emitted
+    reached = first.is_not_null()
+    order, first = order.filter(reached).cast(pl.Int64), first.filter(reached)
+    if irregular is None or irregular.height == 0:
+        emitted = regular.select(moved).select(pl.all().gather(order))
+        return emitted.with_columns(set_after).select(output)
+    # the regular rows emitted at the records where irregular rows are, sorted with them
+    keys = [START, *node.keys]
+    contested = first.is_in(irregular[FIRST].unique().implode())
+    mixed = pl.concat(
+        [
+            irregular.select(FIRST, SUB, *keys).with_columns(
+                (pl.int_range(pl.len(), dtype=pl.Int64) + regular.height).alias(_ROW)
+            ),
+            regular.select(keys)
+            .select(pl.all().gather(order.filter(contested)))
+            .with_columns(
+                order.filter(contested).alias(_ROW),
+                first.filter(contested).alias(FIRST),
+                pl.lit(0, pl.Int64).alias(SUB),
+            ),
+        ],
+        how="diagonal_relaxed",
+    )
+    mixed = mixed.select(pl.all().gather(sorting_rows(mixed, [FIRST, SUB], keys)))
+    alone, alone_first = order.filter(~contested), first.filter(~contested)
+    # each mixed row goes before the other rows of later records, in its order
+    at = np.searchsorted(alone_first.to_numpy(), mixed[FIRST].to_numpy(), side="left")
+    rows = np.insert(alone.to_numpy(), at, mixed[_ROW].to_numpy())
+    # the regular rows are gathered, and the irregular ones written into their places
+    places = np.flatnonzero(rows >= regular.height)
+    irregular_rows = irregular.select(moved).cast(regular.select(moved).schema)
+    irregular_rows = irregular_rows.select(pl.all().gather(rows[places] - regular.height))
+    rows[places] = 0
+    columns = regular.select(moved).select(pl.all().gather(pl.Series(rows))).get_columns()
+    columns = [_written(c, places, irregular_rows[c.name]) for c in columns]
+    return pl.DataFrame(columns).with_columns(set_after).select(output)
+
+
+def _written(column: pl.Series, places: np.ndarray, values: pl.Series) -> pl.Series:
+    """``column`` with ``values`` written at ``places``: in place (a gathered column is
+    its only owner), but for nested types, which Polars cannot write into."""
+    if not column.dtype.is_nested():
+        return column.scatter(places, values)
+    rows = np.arange(column.len())
+    rows[places] = column.len() + np.arange(len(places))
+    return pl.concat([column, values]).gather(rows)
