@@ -416,6 +416,40 @@ def test_stores_beyond_grace_take_the_scan(monkeypatch: pytest.MonkeyPatch, batc
     assert scanned == [4, 4] and given_records == []
 
 
+def long_frames() -> st.SearchStrategy[pl.DataFrame]:
+    """Streams of up to 150 records over a long time range against small windows, with
+    integer keys, late bursts and no early record: stores with records beyond grace far
+    apart, and windows built by long chains of copies."""
+    frames = kafka_frames(150, lambda n: clock_timestamps(n, burst_lag=(3, 60), early=False))
+    keys = {"a": 1, "b": 2, "1": 1, "2": 2}
+    return frames.map(
+        lambda f: f.with_columns(
+            pl.col("k").cast(pl.String).replace_strict(keys, default=None, return_dtype=pl.Int64),
+            pl.when(pl.col("ts") >= 0).then(pl.col("ts") + 100).otherwise(pl.col("ts")),
+        )
+    )
+
+
+@given(
+    frame=long_frames(),
+    size=st.integers(1, 12),
+    grace=st.integers(0, 10),
+    mode=st.sampled_from(["close", "suppress"]),
+    partition=st.sampled_from([None, "p", "k"]),
+    collect=st.booleans(),
+)
+def test_long_streams_match_reference(
+    frame: pl.DataFrame, size: int, grace: int, mode: str, partition: str | None, collect: bool
+) -> None:
+    """Final results of long streams (the scan, or the full vectorized history for
+    ``collect_list``) equal the reference's."""
+    aggregations = [ks.agg.count(), ks.agg.sum("v"), ks.agg.max("f").alias("top")]
+    if collect:
+        aggregations.append(ks.agg.collect_list("v").alias("all"))
+    windowed = _windowed(frame, size, grace, mode, partition, value="v")
+    assert_same_as_reference(_finish(windowed.aggregate(*aggregations), mode), "polars")
+
+
 TYPED = [
     ks.agg.min("d").alias("d_min"),
     ks.agg.max("t").alias("t_max"),
