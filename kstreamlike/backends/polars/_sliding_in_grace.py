@@ -335,12 +335,12 @@ def _in_emission_order(
     partitioned = node.source.partition is not None
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
-    # (gathers from one chunk are several times faster; the end and the tombstone flag, the
-    # same for every row emitted, are set after the gather)
+    # (gathers from one chunk are several times faster; the end, the start plus the size,
+    # is set after the gather)
     regular = regular.rechunk()
     output = [c for c in regular.columns if c not in (DUE, CREATED, SEQ, SUB, FIRST)]
-    moved = [c for c in output if c not in (END, TOMBSTONE)]
-    set_after = [(pl.col(START) + window.size).alias(END), pl.lit(False).alias(TOMBSTONE)]
+    moved = [c for c in output if c != END]
+    set_after = (pl.col(START) + window.size).alias(END)
     order = sorting_rows(regular, [PART, START, *node.keys])
     by_due = regular.select(PART, DUE).select(pl.all().gather(order))
     first = by_due.join_asof(
@@ -380,12 +380,17 @@ def _in_emission_order(
     # each mixed row goes before the other rows of later records, in its order
     at = np.searchsorted(alone_first.to_numpy(), mixed[FIRST].to_numpy(), side="left")
     rows = np.insert(alone.to_numpy(), at, mixed[_ROW].to_numpy())
-    # the regular rows are gathered, and the irregular ones written into their places
+    # the regular rows are gathered, and the irregular ones written into their places (in
+    # the types both fit in)
     places = np.flatnonzero(rows >= regular.height)
-    irregular_rows = irregular.select(moved).cast(regular.select(moved).schema)
+    both = pl.concat([regular.head(0), irregular.head(0)], how="diagonal_relaxed")
+    types = both.select(moved).schema
+    irregular_rows = irregular.select(moved).cast(types)
     irregular_rows = irregular_rows.select(pl.all().gather(rows[places] - regular.height))
     rows[places] = 0
-    columns = regular.select(moved).select(pl.all().gather(pl.Series(rows))).get_columns()
+    gathered = regular.select(moved).cast(types).select(pl.all().gather(pl.Series(rows)))
+    columns = gathered.get_columns()
+    del gathered  # (the columns' only owners now: written in place)
     columns = [_written(c, places, irregular_rows[c.name]) for c in columns]
     return pl.DataFrame(columns).with_columns(set_after).select(output)
 
