@@ -343,6 +343,8 @@ def _in_emission_order(
     set_after = (pl.col(START) + window.size).alias(END)
     order = sorting_rows(regular, [PART, START, *node.keys])
     by_due = regular.select(PART, DUE).select(pl.all().gather(order))
+    # (first_reached would take the rows as sorted by DUE alone; they are sorted by DUE
+    # within each partition, which the search by partition needs)
     first = by_due.join_asof(
         steps if partitioned else steps.select(TIME, FIRST),
         left_on=DUE,
@@ -357,29 +359,7 @@ def _in_emission_order(
     if irregular is None or irregular.height == 0:
         emitted = regular.select(moved).select(pl.all().gather(order))
         return emitted.with_columns(set_after).select(output)
-    # the regular rows emitted at the records where irregular rows are, sorted with them
-    keys = [START, *node.keys]
-    contested = first.is_in(irregular[FIRST].unique().implode())
-    mixed = pl.concat(
-        [
-            irregular.select(FIRST, SUB, *keys).with_columns(
-                (pl.int_range(pl.len(), dtype=pl.Int64) + regular.height).alias(_ROW)
-            ),
-            regular.select(keys)
-            .select(pl.all().gather(order.filter(contested)))
-            .with_columns(
-                order.filter(contested).alias(_ROW),
-                first.filter(contested).alias(FIRST),
-                pl.lit(0, pl.Int64).alias(SUB),
-            ),
-        ],
-        how="diagonal_relaxed",
-    )
-    mixed = mixed.select(pl.all().gather(sorting_rows(mixed, [FIRST, SUB], keys)))
-    alone, alone_first = order.filter(~contested), first.filter(~contested)
-    # each mixed row goes before the other rows of later records, in its order
-    at = np.searchsorted(alone_first.to_numpy(), mixed[FIRST].to_numpy(), side="left")
-    rows = np.insert(alone.to_numpy(), at, mixed[_ROW].to_numpy())
+    rows = _merged_rows(node, regular, irregular, order, first)
     # the regular rows are gathered, and the irregular ones written into their places (in
     # the types both fit in)
     places = np.flatnonzero(rows >= regular.height)
@@ -393,6 +373,42 @@ def _in_emission_order(
     del gathered  # (the columns' only owners now: written in place)
     columns = [_written(c, places, irregular_rows[c.name]) for c in columns]
     return pl.DataFrame(columns).with_columns(set_after).select(output)
+
+
+def _merged_rows(
+    node: KafkaWindowedAggregate,
+    regular: pl.DataFrame,
+    irregular: pl.DataFrame,
+    order: pl.Series,
+    first: pl.Series,
+) -> np.ndarray:
+    """The emission order of the regular rows emitted (``order``, at ``first``) and of the
+    irregular ones, as rows of the regular rows then of the irregular ones (numbered from
+    ``regular.height``): the regular rows emitted at the records where irregular rows are
+    are sorted with them, and the sorted rows are inserted before the others of later
+    records."""
+    keys = [START, *node.keys]
+    contested = first.is_in(irregular[FIRST].unique().implode())
+    at_contested = order.filter(contested)
+    mixed = pl.concat(
+        [
+            irregular.select(FIRST, SUB, *keys).with_columns(
+                (pl.int_range(pl.len(), dtype=pl.Int64) + regular.height).alias(_ROW)
+            ),
+            regular.select(keys)
+            .select(pl.all().gather(at_contested))
+            .with_columns(
+                at_contested.alias(_ROW),
+                first.filter(contested).alias(FIRST),
+                pl.lit(0, pl.Int64).alias(SUB),
+            ),
+        ],
+        how="diagonal_relaxed",
+    )
+    mixed = mixed.select(pl.all().gather(sorting_rows(mixed, [FIRST, SUB], keys)))
+    alone, alone_first = order.filter(~contested), first.filter(~contested)
+    at = np.searchsorted(alone_first.to_numpy(), mixed[FIRST].to_numpy(), side="left")
+    return np.insert(alone.to_numpy(), at, mixed[_ROW].to_numpy())
 
 
 def _written(column: pl.Series, places: np.ndarray, values: pl.Series) -> pl.Series:
