@@ -11,14 +11,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kstreamlike._time import LONG_MIN
+from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate, WindowedAggregate
-from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, KafkaSlidingWindow
+from kstreamlike.plan.windows import (
+    FlinkSessionWindow,
+    FlinkSlidingWindow,
+    FlinkTumblingWindow,
+    FlinkWindow,
+    KafkaSessionWindow,
+    KafkaSlidingWindow,
+    KafkaTimeWindow,
+    KafkaWindow,
+)
 
 __all__ = [
+    "BEFORE_MIN",
     "EVENT_TIME",
+    "PAST_MAX",
     "SESSION_GAP",
+    "Above",
     "AllNull",
     "Below",
     "Condition",
@@ -37,6 +49,16 @@ class AllNull:
     """Every one of ``columns`` is null."""
 
     columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Above:
+    """``column > value - minus``; with ``minus`` (a column), only where ``minus > 0`` (so
+    that ``value - minus`` never overflows a 64-bit integer)."""
+
+    column: str
+    value: int
+    minus: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,7 +94,11 @@ class OutsideSlidingWindows:
     size: int
 
 
-Condition = AllNull | Below | Equals | NotPositive | OutsideSlidingWindows
+Condition = Above | AllNull | Below | Equals | NotPositive | OutsideSlidingWindows
+
+# The reasons of the rules on event times whose windows do not fit in a 64-bit integer.
+PAST_MAX = "window past Long.MAX_VALUE"
+BEFORE_MIN = "window before Long.MIN_VALUE"
 
 
 def _value_columns(node: WindowedAggregate) -> tuple[str, ...]:
@@ -93,6 +119,7 @@ def invalid_rules(node: WindowedAggregate) -> list[tuple[str, Condition]]:
     window = node.window
     if isinstance(node, KafkaWindowedAggregate):
         rules.append(("negative timestamp", Below(EVENT_TIME, 0)))
+        rules.append((PAST_MAX, Above(EVENT_TIME, _kafka_latest(node.window))))
         if isinstance(window, KafkaSlidingWindow):
             rules.append(("null value", AllNull(_value_columns(node))))
     if isinstance(node, FlinkWindowedAggregate):
@@ -103,6 +130,56 @@ def invalid_rules(node: WindowedAggregate) -> list[tuple[str, Condition]]:
             )
         if isinstance(window, FlinkSessionWindow) and window.gap_column is not None:
             rules.append(("invalid session gap", NotPositive(SESSION_GAP)))
+        rules.extend(_flink_bounds(node.window))
         if source.processing_time is not None and uses_processing_time(node.trigger):
             rules.append(("null processing time", AllNull((source.processing_time,))))
     return rules
+
+
+def _latest_below(start: int, step: int, limit: int) -> int:
+    """The largest event time whose latest window start (``start + k * step`` at or before
+    it) is at most ``limit``."""
+    return start + ((limit - start) // step + 1) * step - 1
+
+
+def _kafka_latest(window: KafkaWindow) -> int:
+    """The latest event time whose windows Kafka can hold: past it, a window's end (or
+    Kafka's sum for the session it may merge into) and its close ``end + grace`` overflow a
+    Java long, or the close lies past any stream time (``Long.MAX_VALUE``). Kafka fails on
+    such a record; the rule sets it aside. The bound keeps one tick to spare past the
+    close (its emission position, ``close + 1``, is a long too)."""
+    if isinstance(window, KafkaTimeWindow):
+        # the latest window of a record starts at a multiple of advance at or before it
+        return _latest_below(0, window.advance, LONG_MAX - window.size - window.grace - 1)
+    if isinstance(window, KafkaSlidingWindow):
+        return LONG_MAX - window.size - window.grace - 2  # right window [ts + 1, ts + 1 + size]
+    assert isinstance(window, KafkaSessionWindow)
+    # a session's end is one of its records', and suppress holds it gap + grace past it
+    return LONG_MAX - window.gap - window.grace - 1
+
+
+def _flink_bounds(window: FlinkWindow) -> list[tuple[str, Condition]]:
+    """The rules on event times whose windows Java's longs cannot hold: Flink's arithmetic
+    (``start + size``, ``timestamp - size``, ``timestamp - offset``) overflows there and
+    the record's windows come out wrong or it is silently dropped."""
+    if isinstance(window, FlinkTumblingWindow):
+        size, offset = window.size, window.offset
+        # the first start at or past Long.MIN_VALUE, and ``ts - offset`` in range
+        lowest = max(offset + -((offset - LONG_MIN) // size) * size, LONG_MIN + max(offset, 0))
+        return [
+            (BEFORE_MIN, Below(EVENT_TIME, lowest)),
+            (PAST_MAX, Above(EVENT_TIME, _latest_below(offset, size, LONG_MAX - size))),
+        ]
+    if isinstance(window, FlinkSlidingWindow):
+        latest = _latest_below(window.offset, window.slide, LONG_MAX - window.size)
+        return [
+            # ``assignWindows`` stops at ``timestamp - size``
+            (BEFORE_MIN, Below(EVENT_TIME, LONG_MIN + window.size)),
+            (PAST_MAX, Above(EVENT_TIME, latest)),
+        ]
+    if isinstance(window, FlinkSessionWindow):
+        if window.gap_column is not None:
+            return [(PAST_MAX, Above(EVENT_TIME, LONG_MAX, SESSION_GAP))]
+        assert window.gap is not None
+        return [(PAST_MAX, Above(EVENT_TIME, LONG_MAX - window.gap))]
+    return []

@@ -18,6 +18,7 @@ from kstreamlike.plan.nodes import (
 from kstreamlike.plan.validity import (
     EVENT_TIME,
     SESSION_GAP,
+    Above,
     AllNull,
     Below,
     Condition,
@@ -78,6 +79,11 @@ def _holds(condition: Condition, row: dict[str, Any]) -> bool:
     """Whether a validity rule's condition holds for ``row`` (with the derived columns)."""
     if isinstance(condition, AllNull):
         return all(row[c] is None for c in condition.columns)
+    if isinstance(condition, Above):
+        minus = 0 if condition.minus is None else row[condition.minus]
+        if minus is None or minus < 0:
+            return False
+        return bool(row[condition.column] > condition.value - minus)
     if isinstance(condition, Below):
         return bool(row[condition.column] < condition.value)
     if isinstance(condition, Equals):

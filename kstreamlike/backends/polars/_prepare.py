@@ -15,6 +15,7 @@ from kstreamlike.backends.polars._columns import GAP, PART, PROC, REASON, ROW, S
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.validity import (
+    Above,
     AllNull,
     Below,
     Condition,
@@ -48,6 +49,11 @@ def _condition(condition: Condition) -> pl.Expr:
     """A validity rule's condition as a Polars expression."""
     if isinstance(condition, AllNull):
         return pl.all_horizontal([pl.col(c).is_null() for c in condition.columns])
+    if isinstance(condition, Above):
+        if condition.minus is None:
+            return pl.col(condition.column) > condition.value
+        minus = pl.col(condition.minus)
+        return (minus > 0) & (pl.col(condition.column) > condition.value - minus)
     if isinstance(condition, Below):
         return pl.col(condition.column) < condition.value
     if isinstance(condition, Equals):

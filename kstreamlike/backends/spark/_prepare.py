@@ -21,6 +21,7 @@ from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.validity import (
     EVENT_TIME,
     SESSION_GAP,
+    Above,
     AllNull,
     Below,
     Condition,
@@ -105,6 +106,13 @@ def _condition(condition: Condition) -> Column:
         for column in condition.columns:
             test = test & F.col(column).isNull()
         return test
+    if isinstance(condition, Above):
+        if condition.minus is None:
+            return F.col(condition.column) > condition.value
+        minus = F.col(condition.minus)
+        # (only where the gap is positive: otherwise the difference may overflow)
+        above = F.when(minus > 0, F.col(condition.column) > F.lit(condition.value) - minus)
+        return F.coalesce(above, F.lit(False))
     if isinstance(condition, Below):
         return F.col(condition.column) < condition.value
     if isinstance(condition, Equals):
