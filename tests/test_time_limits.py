@@ -154,16 +154,7 @@ def test_flink_records_before_the_earliest_window_are_set_aside(case: str, backe
 def test_dynamic_session_gaps_past_the_latest_window(backend: str) -> None:
     near = LONG_MAX - 100
     frame = _frame([near, near + 50, near + 60, near + 90, near + 95], gaps=[10, 50, 41, 10, 6])
-    stream = ks.stream(
-        frame,
-        key="k",
-        timestamp="ts",
-        order_by="o",
-        backend=backend,
-        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(timedelta(0)),
-    )
-    windows = ks.EventTimeSessionWindows.with_dynamic_gap("gap")
-    result = stream.key_by("k").window(windows).sum("v")
+    result = _flink(ks.EventTimeSessionWindows.with_dynamic_gap("gap"))(frame, backend)
     # ts + gap must stay at or below Long.MAX_VALUE: the session's end
     invalid = result.invalid_records()
     assert invalid["ts"].to_list() == [near + 60, near + 95]
