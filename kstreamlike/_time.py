@@ -53,13 +53,19 @@ class EventTimeUnit:
     time_zone: str | None = None
 
     def ticks(self, micros: int, param: str) -> int:
-        """Convert microseconds to this unit, rejecting durations finer than the unit."""
+        """Convert microseconds to this unit, rejecting durations finer than the unit and
+        longer than a 64-bit count of it."""
         ns = micros * 1000
         per = _NS_PER_UNIT[self.unit]
         if ns % per != 0:
             raise InvalidSpecError(
                 f"{param}={format_micros(micros)} is finer than the event-time unit "
                 f"({self.unit}); use a multiple of 1 {self.unit}"
+            )
+        if abs(ns // per) > LONG_MAX:
+            raise InvalidSpecError(
+                f"{param}={format_micros(micros)} is longer than a 64-bit count of the "
+                f"event-time unit ({self.unit}) can hold"
             )
         return ns // per
 

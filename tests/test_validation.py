@@ -12,6 +12,10 @@ import kstreamlike as ks
 
 ROWS = [{"k": "a", "ts": 1, "v": 2.0, "o": 0}]
 MONO = ks.WatermarkStrategy.for_monotonous_timestamps()
+# ROWS with a nanosecond event time
+NANOS = pl.DataFrame(
+    {"k": ["a"], "ts": [datetime(2024, 1, 1)]}, schema={"k": pl.String, "ts": pl.Datetime("ns")}
+)
 
 
 @pytest.mark.parametrize(
@@ -115,6 +119,15 @@ def _grouped(**kwargs: Any) -> ks.KGroupedStream[pl.DataFrame]:
             lambda: _grouped().windowed_by(ks.TimeWindows.of(timedelta(microseconds=1500))),
             ks.InvalidSpecError,
             "finer than the event-time unit",
+        ),
+        (
+            lambda: (
+                ks.stream(NANOS, key="k", timestamp="ts")
+                .group_by_key()
+                .windowed_by(ks.TimeWindows.of(timedelta(days=300 * 365)))
+            ),
+            ks.InvalidSpecError,
+            "size=.* is longer than a 64-bit count of the event-time unit \\(ns\\)",
         ),
         (
             lambda: _grouped().windowed_by(ks.TimeWindows.of(5)).aggregate(ks.agg.sum("nope")),
