@@ -197,3 +197,13 @@ def test_the_earliest_bound_is_the_first_event_time_that_fits(
     lowest = _bound(CASES[case](_frame([0]), "reference"), BEFORE_MIN)
     assert fits(lowest)
     assert not fits(lowest - 1)
+
+
+def test_a_bound_past_the_last_long_is_the_last_long(backend: str) -> None:
+    """Sliding windows with gaps between them (slide > size): the last event time whose
+    windows fit would lie past ``Long.MAX_VALUE``, so the bound is that value itself."""
+    build = _flink(ks.SlidingEventTimeWindows.of(1, 3))
+    result = build(_frame([LONG_MAX - 7, LONG_MAX - 1, LONG_MAX]), backend)
+    assert _bound(result, PAST_MAX) == LONG_MAX
+    _same(result, backend)
+    assert result.collect()["window_start"].to_list() == [LONG_MAX - 7, LONG_MAX - 1]

@@ -138,8 +138,9 @@ def invalid_rules(node: WindowedAggregate) -> list[tuple[str, Condition]]:
 
 def _latest_below(start: int, step: int, limit: int) -> int:
     """The largest event time whose latest window start (``start + k * step`` at or before
-    it) is at most ``limit``."""
-    return start + ((limit - start) // step + 1) * step - 1
+    it) is at most ``limit``, or ``Long.MAX_VALUE`` when every one is (the bound is then a
+    long too)."""
+    return min(start + ((limit - start) // step + 1) * step - 1, LONG_MAX)
 
 
 def _kafka_latest(window: KafkaWindow) -> int:
