@@ -12,6 +12,11 @@ previous record). So:
   whose processing time raised the clock (``SLOT``, as watermark advances do);
 * at the end of the input no clock advance comes: pending processing-time timers do not
   fire.
+
+Rows may stand for moments of the partition rather than for records (``STAND_IN``: the
+Spark backend runs one key at a time, with rows standing for the other keys' records where
+they advance the clocks). They count for the clock and the watermark by position and are
+dropped before windows are assigned (:func:`records_only`).
 """
 
 from __future__ import annotations
@@ -19,13 +24,27 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike._time import LONG_MIN
-from kstreamlike.backends.polars._columns import PART, PROC, SEQ
+from kstreamlike.backends.polars._columns import PART, PROC, SEQ, STAND_IN
 from kstreamlike.backends.polars._watermarks import SLOT
 
-__all__ = ["CLOCK", "TICK", "clock_at", "processing_clock"]
+__all__ = ["CLOCK", "TICK", "clock_at", "processing_clock", "records_only", "stand_ins"]
 
 CLOCK = "__ks_clock"  # the processing time when the record is processed
 TICK = "__ks_tick"  # the processing time a clock advance raises the partition to
+
+
+def stand_ins(frame: pl.DataFrame) -> pl.Series:
+    """Which rows of ``frame`` stand for moments of the partition (module docstring)."""
+    if STAND_IN in frame.columns:
+        return frame[STAND_IN]
+    return pl.repeat(False, frame.height, dtype=pl.Boolean, eager=True)
+
+
+def records_only(rows: pl.LazyFrame) -> pl.LazyFrame:
+    """``rows`` without the rows that stand for moments of the partition."""
+    if STAND_IN in rows.collect_schema().names():
+        return rows.filter(~pl.col(STAND_IN)).drop(STAND_IN)
+    return rows
 
 
 def processing_clock(records: pl.LazyFrame, partitioned: bool) -> tuple[pl.LazyFrame, pl.LazyFrame]:

@@ -50,7 +50,7 @@ from kstreamlike.backends.polars._evictors import (
     successive_firing_values,
 )
 from kstreamlike.backends.polars._output import finish_late, finish_main
-from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock, records_only
 from kstreamlike.backends.polars._python import RUNNING_VALUE, running_python_values
 from kstreamlike.backends.polars._watermarks import (
     ADVANCE,
@@ -165,11 +165,11 @@ def flink_panes(
         return run_flink_session(node, records, advances, bounds)
     assert isinstance(node.window, (FlinkTumblingWindow, FlinkSlidingWindow))
 
-    late = records.filter(_is_late(node))
+    late = records_only(records).filter(_is_late(node))
     clock = None
     if node.source.processing_time is not None:
         records, clock = processing_clock(records, node.source.partition is not None)
-    pairs = _assign_windows(node, records)
+    pairs = _assign_windows(node, records_only(records))
     trigger = node.trigger
     nested = nested_trigger(trigger)
     if not _specialized(node):

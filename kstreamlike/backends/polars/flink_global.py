@@ -41,7 +41,7 @@ from kstreamlike.backends.polars._count_trigger import PANE, TIMING, count_trigg
 from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
 from kstreamlike.backends.polars._evictors import KEEP, keep_at_first_firing
 from kstreamlike.backends.polars._firing_functions import HI, LO, WATERMARK, python_panes
-from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock, records_only
 from kstreamlike.backends.polars._watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.backends.polars.flink_firings import TIE, Clock, firing_panes, trigger_firings
 from kstreamlike.plan.firing import (
@@ -167,7 +167,7 @@ def flink_global_panes(
         during a record's processing), and the late records (none: global windows are never
         late).
     """
-    late = records.filter(pl.lit(value=False))
+    late = records_only(records).filter(pl.lit(value=False))
     trigger = node.trigger
     nested = nested_trigger(trigger)
     if not _specialized(node):
@@ -260,7 +260,7 @@ def _general_panes(
         records, clocked = processing_clock(records, node.source.partition is not None)
         ticks, watermarks = pl.collect_all([clocked, records.select(WM, CLOCK, PART)])
         clock = Clock(ticks, watermarks[WM], watermarks[CLOCK], watermarks[PART])
-    elements, advanced, ends = pl.collect_all([records, advances, bounds])
+    elements, advanced, ends = pl.collect_all([records_only(records), advances, bounds])
     horizon = advanced.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
     elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX))
     group = _group(node)

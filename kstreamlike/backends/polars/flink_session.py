@@ -80,7 +80,7 @@ from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import GAP, GROUP, PART, SEQ, TS
 from kstreamlike.backends.polars._evictors import KEEP
 from kstreamlike.backends.polars._firing_functions import firing_results
-from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock
+from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock, stand_ins
 from kstreamlike.backends.polars._python import RUNNING_VALUE, python_values
 from kstreamlike.backends.polars._ranges import INF, MinTable
 from kstreamlike.backends.polars._session_aggregates import (
@@ -345,7 +345,7 @@ def _fixpoint(
     extra = [GAP] if GAP in frame.columns else []
     base = frame.select(pl.col(SEQ).cast(pl.Int64), TS, PART, WM, KEYG, *extra)
     death = pl.repeat(_NEVER, frame.height, dtype=pl.Int64, eager=True)
-    accepted = pl.repeat(True, frame.height, eager=True)
+    accepted = ~stand_ins(frame)  # (rows standing for moments of the partition take no part)
     while True:
         records = base.with_columns(death.alias(DEATH)).filter(accepted)
         drops, deaths, world, found = _round(node, records, progress)
@@ -739,7 +739,7 @@ def run_flink_session(
             purging=purging,
             clocks=None if clock is None else clock.clocks,
         )
-        late = frame.filter(~accepted).filter(_element_late(node))
+        late = frame.filter(~accepted & ~stand_ins(frame)).filter(_element_late(node))
         return _output_columns(node, emitted).lazy(), late.lazy()
     if node.evictor is not None:
         emitted = _evicted_panes(node, world, versions, frame, firings, purging=purging)
@@ -752,7 +752,7 @@ def run_flink_session(
     emitted = emitted.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(GROUP, WSTART, WEND).alias(PANE)
     )
-    late = frame.filter(~accepted).filter(_element_late(node))
+    late = frame.filter(~accepted & ~stand_ins(frame)).filter(_element_late(node))
     return _output_columns(node, emitted).lazy(), late.lazy()
 
 

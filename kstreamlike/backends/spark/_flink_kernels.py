@@ -7,8 +7,9 @@
   (:func:`kstreamlike.backends.polars.flink.flink_panes`), with the watermarks as given: the
   advances are the key's events plus, before each record, the advance to its watermark, and
   at the end the partition's last watermark.
-* :func:`replay_key` drives the reference's ``WindowOperator`` through the events and the
-  records in position order.
+* :func:`clocked_key`, for the plans that read the partition's processing-time clock,
+  hands the Polars backend the key's records among rows standing for the partition's
+  events, so that its clocks and its watermark move as in the partition.
 
 Both return the panes in the key's emission order with their global position (``POS``)
 and, for a firing by a timer, its timestamp (``TIE``); and the late records' arrival numbers.
@@ -16,25 +17,19 @@ and, for a firing by a timer, its timestamp (``TIE``); and the late records' arr
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
 
 import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike.backends.polars._columns import PROC, STAND_IN
 from kstreamlike.backends.polars._watermarks import ADVANCE, FIRST, LAST, POS, SLOT, WM
 from kstreamlike.backends.polars.flink import TIE, flink_panes
 from kstreamlike.backends.spark._kernels import GLOBAL, local_numbers
-from kstreamlike.backends.spark._prepare import GAP, PART, SEQ, TS
+from kstreamlike.backends.spark._prepare import PART, SEQ
 from kstreamlike.backends.spark.flink import PROCESSING
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
-from kstreamlike.plan.schema import aggregate_columns
-from kstreamlike.reference._input import make_record
-from kstreamlike.reference._timers import Timer
-from kstreamlike.reference.flink import WindowOperator
 
 __all__ = [
     "EV_POS",
@@ -48,9 +43,9 @@ __all__ = [
     "MissedEvent",
     "PartitionEnd",
     "REACH",
+    "clocked_key",
     "exact_events",
     "reads_processing_time",
-    "replay_key",
     "vectorized_key",
 ]
 
@@ -118,7 +113,7 @@ def exact_events(node: FlinkWindowedAggregate) -> bool:
 def reads_processing_time(node: FlinkWindowedAggregate) -> bool:
     """Whether the plan's firings read the partition's processing-time clock: a
     processing-time trigger, or a function (whose context shows the clock) on a stream with
-    a ``processing_time`` column. Those keys run :func:`replay_key`, which is fed the
+    a ``processing_time`` column. Those keys run :func:`clocked_key`, which is fed the
     partition's clock; :func:`vectorized_key` would see only the key's own records'.
 
     Example:
@@ -178,6 +173,10 @@ def vectorized_key(
     bounded input; without, its position is left null for the partition's advances.
     """
     local = local_numbers(records, SEQ).with_columns(pl.col(SEQ).cast(pl.Int64))
+    if PT in local.columns:
+        # (the plan does not read the clock, but the Polars algorithms build it when the
+        # stream has one: the partition's clock at each record is as good as any)
+        local = local.rename({PT: PROC})
     n = local.height
     part = local[PART][:1]
     watermarks = local[WM].cast(pl.Int64)
@@ -271,153 +270,111 @@ def _placed(
 
 
 # ---------------------------------------------------------------------------------------------
-# The reference operator
+# Keys that read the partition's clocks
 # ---------------------------------------------------------------------------------------------
 
 
-class _KeyOperator(WindowOperator):
-    """``WindowOperator`` that notes which timer fired each emission (None: an element's
-    firing) and counts the timers that fire."""
-
-    def __init__(self, node: FlinkWindowedAggregate) -> None:
-        super().__init__(node)
-        self.ties: list[int | None] = []
-        self.fired = 0
-
-    def on_event_time(self, timer: Timer) -> None:
-        """Run the timer, noting it (see the class docstring)."""
-        self._timed(timer, super().on_event_time)
-
-    def on_processing_time(self, timer: Timer) -> None:
-        """Run the timer, noting it (see the class docstring)."""
-        self._timed(timer, super().on_processing_time)
-
-    def _timed(self, timer: Timer, run: Callable[[Timer], None]) -> None:
-        self.fired += 1
-        start = len(self.emissions)
-        run(timer)
-        self.ties.extend([timer.timestamp] * (len(self.emissions) - start))
-
-    def untimed(self) -> None:
-        """Note the emissions since the last note as an element's firings."""
-        self.ties.extend([None] * (len(self.emissions) - len(self.ties)))
-
-
-def replay_key(
+def clocked_key(
     node: FlinkWindowedAggregate,
     records: pl.DataFrame,
-    events: pl.DataFrame | None,
+    events: pl.DataFrame,
     end: PartitionEnd,
 ) -> tuple[pl.DataFrame, list[int]]:
-    """The key's panes and late records by the reference's ``WindowOperator``.
+    """The key's panes and late records by :func:`~kstreamlike.backends.polars.flink.flink_panes`,
+    for the plans that read the partition's processing-time clock (:func:`reads_processing_time`).
 
-    With events (:func:`exact_events`), events and records are replayed in position order:
-    at a watermark event the clock is set to its processing time, then the watermark
-    advances; at a processing-time event the watermark is set, then the clock advances; a
-    record arrives with its own watermark and clock (neither may fire a timer then: its
-    events came before), then is processed; a bounded input ends with ``Long.MAX_VALUE``.
-    Without, the watermark advances to each record's before it, and to the partition's
-    last at the end; the firings of those advances are placed afterwards (``REACH``, see
-    :func:`vectorized_key`).
+    The key runs in a *skeleton* of its partition: its records, in position order with the
+    partition's events (:func:`exact_events`), each event a row standing for that moment of
+    the partition (``STAND_IN``: its watermark and clock; no record). A watermark event is
+    preceded by a second stand-in carrying the clock there, which the event-time timers it
+    fires see (the Polars algorithms show, at the watermark advance before row ``i``, the
+    clock of row ``i - 1``); a bounded input ends with one carrying the partition's last
+    watermark and clock. The watermark advances are the rows that raise it; the clock
+    advances, those that raise it. Every event has a slot of its own, so processing-time
+    and event-time firings interleave as in the partition, and each firing's slot names
+    its event: a firing anywhere else means an event is missing (:class:`MissedEvent`).
     """
-    operator = _KeyOperator(node)
-    positions: list[int | None] = []
-    previous_of: list[int | None] = []  # timer firings placed afterwards: see _reach
-    later: list[bool] = []
-
-    def at(position: int | None, action: Callable[[], None], previous: int | None = None) -> None:
-        start = len(operator.emissions)
-        action()
-        operator.untimed()
-        count = len(operator.emissions) - start
-        positions.extend([position] * count)
-        previous_of.extend([previous] * count)
-        later.extend([position is None] * count)  # firings by timers, placed afterwards
-
-    def quiet(action: Callable[[], None]) -> None:
-        fired = operator.fired
-        action()
-        if operator.fired != fired:
-            raise MissedEvent("a timer fired between the events of its key")
-
-    def clock(time: Any) -> Callable[[], None]:
-        return lambda: None if time is None else operator.advance_processing_time(int(time))
-
-    def watermark(value: Any) -> Callable[[], None]:
-        return lambda: operator.process_watermark(int(value))
-
-    timeline = iter(()) if events is None else events.iter_rows(named=True)
-    pending = next(timeline, None)
-
-    def until(position: int) -> None:
-        nonlocal pending
-        while pending is not None and pending[EV_POS] < position:
-            if pending[KIND] == WM_EVENT:
-                quiet(clock(pending[EV_PT]))
-                at(pending[EV_POS], watermark(pending[EV_WM]))
-            else:
-                quiet(watermark(pending[EV_WM]))
-                at(pending[EV_POS], clock(pending[EV_PT]))
-            pending = next(timeline, None)
-
-    previous: int | None = None
-    for row in records.iter_rows(named=True):
-        position = 4 * int(row[SEQ]) + PROCESSING
-        if events is None:
-            at(None, watermark(row[WM]), previous)
-            clock(row.get(PT))()
-        else:
-            until(position)
-            quiet(watermark(row[WM]))
-            quiet(clock(row.get(PT)))
-        record = make_record(
-            node, row, seq=int(row[SEQ]), ts=int(row[TS]), order=None, gap=row.get(GAP)
+    kind, sub, place = "__ks_row_kind", "__ks_sub", "__ks_place"
+    columns = [c for c in records.columns if c not in (SEQ, PT)]
+    rows = records.select(
+        *columns,
+        pl.col(PT).cast(pl.Int64).alias(PROC),
+        (pl.col(SEQ).cast(pl.Int64) * 4 + PROCESSING).alias(place),
+        pl.lit(1).alias(sub),
+        pl.lit(RECORD).alias(kind),
+    )
+    stand_ins = [
+        events.select(
+            pl.col(EV_WM).alias(WM),
+            pl.col(EV_PT).alias(PROC),
+            pl.col(EV_POS).alias(place),
+            pl.lit(1).alias(sub),
+            pl.col(KIND).alias(kind),
+        ),
+        # the clock at each watermark event, just before it (the watermark not yet raised)
+        events.filter(pl.col(KIND) == WM_EVENT).select(
+            pl.lit(None, dtype=pl.Int64).alias(WM),
+            pl.col(EV_PT).alias(PROC),
+            pl.col(EV_POS).alias(place),
+            pl.lit(0).alias(sub),
+            pl.lit(_CLOCK_ONLY).alias(kind),
+        ),
+    ]
+    if node.source.bounded:
+        # (after every event, one of which may be at the end's position)
+        last = {WM: end.watermark, PROC: end.processing_time, place: end.position, sub: 2}
+        stand_ins.append(pl.DataFrame({**last, kind: _CLOCK_ONLY}))
+    typed = pl.Schema(
+        {WM: pl.Int64, PROC: pl.Int64, place: pl.Int64, sub: pl.Int32, kind: pl.Int32}
+    )
+    skeleton = (
+        pl.concat(
+            [rows.cast(typed), *(frame.cast(typed) for frame in stand_ins)],
+            how="diagonal_relaxed",
         )
-        at(position, partial(operator.process_element, record))
-        previous = int(row[WM])
-    until(LONG_MAX)
-    if events is None:
-        if end.watermark is not None:
-            at(None, watermark(end.watermark), previous)
-        if node.source.bounded:
-            at(None, operator.end_input, previous)
-    elif node.source.bounded:
-        quiet(clock(end.processing_time))
-        if end.watermark is not None:
-            quiet(watermark(end.watermark))
-        at(end.position, operator.end_input)
-    panes = _emitted(node, records, operator, positions)
-    timed = pl.lit(pl.Series(later, dtype=pl.Boolean)) & pl.col(TIE).is_not_null()
-    reach = _reach(pl.col(TIE), pl.lit(pl.Series(previous_of, dtype=pl.Int64)))
-    placed = panes.with_columns(pl.when(timed).then(reach).otherwise(None).alias(REACH))
-    return placed, [late.record.seq for late in operator.late]
+        .sort(place, sub)
+        .with_columns(
+            pl.col(PART).fill_null(records[PART][0]),
+            pl.col(WM).forward_fill().fill_null(LONG_MIN),
+            (pl.col(kind) != RECORD).alias(STAND_IN),
+        )
+        .with_row_index(SEQ)
+        .with_columns(pl.col(SEQ).cast(pl.Int64))
+    )
+    n = skeleton.height
+    raised = pl.col(WM) > pl.col(WM).shift(1, fill_value=LONG_MIN)
+    advances = skeleton.filter(raised).select(
+        PART, (2 * pl.col(SEQ)).alias(SLOT), pl.col(WM).alias(ADVANCE)
+    )
+    bounds = pl.DataFrame({PART: records[PART][:1], FIRST: [0], LAST: [n - 1]}).cast(
+        {FIRST: pl.Int64, LAST: pl.Int64}
+    )
+    inputs = skeleton.drop(kind, sub, place)
+    panes_lazy, late_lazy = flink_panes(node, inputs.lazy(), advances.lazy(), bounds.lazy())
+    panes, late = pl.collect_all([panes_lazy, late_lazy])
+    # a firing during record i's processing is at 2 i + 1; one by a timer at the event
+    # whose slot (2 i) it has, or at the end of the input (2 n)
+    slot_kinds = pl.concat([skeleton[kind], pl.Series([_END], dtype=pl.Int32)])
+    places = pl.concat([skeleton[place], pl.Series([end.position], dtype=pl.Int64)])
+    at = (pl.col(POS) // 2).cast(pl.UInt32)
+    odd = pl.col(POS) % 2 == 1
+    found = panes.with_columns(pl.lit(slot_kinds).gather(at).alias(kind))
+    # a timer's firing: by a processing-time timer at a clock event, else by an event-time
+    # one at a watermark event or the end
+    timers = [PT_EVENT] if uses_processing_time(node.trigger) else [WM_EVENT, _END]
+    expected = pl.when(odd).then(pl.col(kind) == RECORD).otherwise(pl.col(kind).is_in(timers))
+    misplaced = found.filter(~expected)
+    if misplaced.height:
+        raise MissedEvent(f"a firing at slot {misplaced[POS][0]} has no event of the partition")
+    placed = panes.with_columns(
+        pl.lit(places).gather(at).alias(POS),
+        pl.when(odd).then(None).otherwise(pl.col(TIE)).alias(TIE),
+        pl.lit(None, dtype=pl.Int64).alias(REACH),
+    )
+    late_places = skeleton[place].gather(late[SEQ].cast(pl.Int64))
+    return placed, ((late_places - PROCESSING) // 4).to_list()
 
 
-def _emitted(
-    node: FlinkWindowedAggregate,
-    records: pl.DataFrame,
-    operator: _KeyOperator,
-    positions: list[int | None],
-) -> pl.DataFrame:
-    """The operator's emissions as panes (bounds and ``timestamp`` in ticks, Python values
-    as objects), with ``POS`` and ``TIE``."""
-    emissions = operator.emissions
-    columns: dict[str, pl.Series] = {
-        PART: records[PART][:1].gather([0] * len(emissions)),
-    }
-    partition = node.source.partition
-    if partition is not None and partition not in node.keys:
-        columns[partition] = columns[PART].alias(partition)
-    for i, name in enumerate(node.keys):
-        columns[name] = pl.Series(name, [e.key[i] for e in emissions], dtype=records.schema[name])
-    columns["window_start"] = pl.Series([e.start for e in emissions], dtype=pl.Int64)
-    columns["window_end"] = pl.Series([e.end for e in emissions], dtype=pl.Int64)
-    for name in aggregate_columns(node.aggregation, node.source.schema):
-        values = [None if e.agg is None else e.agg[name] for e in emissions]
-        columns[name] = pl.Series(name, values, dtype=pl.Object)
-    columns["timestamp"] = pl.Series([e.timestamp for e in emissions], dtype=pl.Int64)
-    columns["pane_timing"] = pl.Series([e.pane_timing for e in emissions], dtype=pl.String)
-    columns["pane_index"] = pl.Series([e.pane_index for e in emissions], dtype=pl.Int64)
-    columns[POS] = pl.Series(positions, dtype=pl.Int64)
-    columns[TIE] = pl.Series(operator.ties, dtype=pl.Int64)
-    return pl.DataFrame([s.alias(n) for n, s in columns.items()])
+# A stand-in row that carries only the clock (before a watermark event, at the end), and
+# the end of the input, as row kinds besides RECORD, WM_EVENT and PT_EVENT.
+_CLOCK_ONLY, _END = 3, 4

@@ -7,11 +7,10 @@ the watermark before every record (``WM``), the partition's watermark advances a
 ``processing_time`` column, the partition's processing-time clock at every record, each
 (partition, key) is an independent problem, solved on the executors
 (:func:`._kernels.per_key`, in buckets of keys) by the Polars backend's algorithm
-(:func:`kstreamlike.backends.polars.flink.flink_panes`), or, for the plans that read the
+(:func:`kstreamlike.backends.polars.flink.flink_panes`). The plans that read the
 partition's processing-time clock (:func:`._flink_kernels.reads_processing_time`: the
-Polars backend builds that clock from the records it is given, which here are one key's),
-by the reference's ``WindowOperator`` for the key, fed the partition's clock, record by
-record (:mod:`._flink_kernels`).
+Polars backend builds that clock from the rows it is given) run the key among rows that
+stand for the partition's events (:func:`._flink_kernels.clocked_key`).
 
 **Which advances a key sees.** Between two records of a key no other record of that key
 arrives, so what the key's windows hold is the same whether its kernel replays every advance
@@ -69,9 +68,9 @@ from kstreamlike.backends.spark._flink_kernels import (
     RECORD,
     WM_EVENT,
     PartitionEnd,
+    clocked_key,
     exact_events,
     reads_processing_time,
-    replay_key,
     vectorized_key,
 )
 from kstreamlike.backends.spark._frames import polars_schema
@@ -413,8 +412,11 @@ def _kernel(node: FlinkWindowedAggregate) -> Kernel:
             watermark=_optional(group[FINAL][0]),
             processing_time=_optional(group[FINAL_PT][0]) if FINAL_PT in group.columns else None,
         )
-        run = replay_key if replay else vectorized_key
-        panes, late = run(shipped, records, events, part)
+        if replay:
+            assert events is not None
+            panes, late = clocked_key(shipped, records, events, part)
+        else:
+            panes, late = vectorized_key(shipped, records, events, part)
         partition = records[PART][:1]
         panes = panes.with_columns(
             partition.gather([0] * panes.height).alias(PART),
