@@ -80,10 +80,11 @@ def _holds(condition: Condition, row: dict[str, Any]) -> bool:
     if isinstance(condition, AllNull):
         return all(row[c] is None for c in condition.columns)
     if isinstance(condition, Above):
-        minus = 0 if condition.minus is None else row[condition.minus]
-        if minus is None or minus < 0:
-            return False
-        return bool(row[condition.column] > condition.value - minus)
+        if condition.minus is None:
+            return bool(row[condition.column] > condition.value)
+        minus = row[condition.minus]
+        # (as the other backends: only where the subtracted column is positive)
+        return minus is not None and minus > 0 and row[condition.column] > condition.value - minus
     if isinstance(condition, Below):
         return bool(row[condition.column] < condition.value)
     if isinstance(condition, Equals):

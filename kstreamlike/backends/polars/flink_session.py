@@ -696,6 +696,7 @@ def run_flink_session(
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
     frame = frame.with_columns(_group_ids(frame, stores).alias(KEYG))
     accepted, world, found = _fixpoint(node, frame)
+    standing = stand_ins(frame)  # rows for moments of the partition: not late records
     trigger = node.trigger
     purging = isinstance(trigger, FlinkPurgingTrigger)
     nested = nested_trigger(trigger)
@@ -739,7 +740,7 @@ def run_flink_session(
             purging=purging,
             clocks=None if clock is None else clock.clocks,
         )
-        late = frame.filter(~accepted & ~stand_ins(frame)).filter(_element_late(node))
+        late = frame.filter(~accepted & ~standing).filter(_element_late(node))
         return _output_columns(node, emitted).lazy(), late.lazy()
     if node.evictor is not None:
         emitted = _evicted_panes(node, world, versions, frame, firings, purging=purging)
@@ -752,7 +753,7 @@ def run_flink_session(
     emitted = emitted.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(GROUP, WSTART, WEND).alias(PANE)
     )
-    late = frame.filter(~accepted & ~stand_ins(frame)).filter(_element_late(node))
+    late = frame.filter(~accepted & ~standing).filter(_element_late(node))
     return _output_columns(node, emitted).lazy(), late.lazy()
 
 

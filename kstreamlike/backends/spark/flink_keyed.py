@@ -394,7 +394,7 @@ def _schema(
 def _kernel(node: FlinkWindowedAggregate) -> Kernel:
     """The per-key run (module docstring): the panes, then one row per late record."""
     shipped = shippable(node)
-    replay = reads_processing_time(node)
+    clocked = reads_processing_time(node)
     exact = exact_events(node)
 
     def kernel(group: pl.DataFrame) -> pl.DataFrame:
@@ -412,7 +412,7 @@ def _kernel(node: FlinkWindowedAggregate) -> Kernel:
             watermark=_optional(group[FINAL][0]),
             processing_time=_optional(group[FINAL_PT][0]) if FINAL_PT in group.columns else None,
         )
-        if replay:
+        if clocked:
             assert events is not None
             panes, late = clocked_key(shipped, records, events, part)
         else:
