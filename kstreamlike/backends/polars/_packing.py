@@ -118,12 +118,18 @@ def sorting_rows(frame: pl.DataFrame, *groups: Sequence[str]) -> pl.Series:
         >>> frame.select(pl.all().gather(sorting_rows(frame, ["at"], ["start", "k"]))).rows()
         [(1, 7, 0), (1, 7, 1), (2, 3, 0), (2, 5, 0)]
     """
-    row = "__ks_sort_row"
-    order = frame.select(*dict.fromkeys(c for group in groups for c in group))
-    order = order.with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).alias(row))
-    for i, group in enumerate(reversed(groups)):
-        packed = packing("__ks_sort", column_ranges(order.lazy(), group))
-        key = [packed.pack()] if packed is not None else [pl.col(c) for c in group]
-        rest = dict.fromkeys(c for g in groups[: len(groups) - 1 - i] for c in g)
-        order = order.sort(key, nulls_last=True, maintain_order=i > 0).select(row, *rest)
-    return order[row]
+    order: pl.Series | None = None
+    for group in reversed(groups):
+        columns = frame.select(group)
+        if order is not None:
+            columns = columns.select(pl.all().gather(order))
+        packed = packing("__ks_sort", column_ranges(columns.lazy(), group))
+        if packed is not None:
+            columns = columns.select(packed.pack())
+        by = [pl.col(c) for c in columns.columns]
+        step = columns.select(
+            pl.arg_sort_by(by, nulls_last=True, maintain_order=order is not None)
+        ).to_series()
+        order = step if order is None else order.gather(step)
+    assert order is not None, "sorting_rows needs a group"
+    return order

@@ -40,6 +40,7 @@ from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_reached, reaching_steps
 from kstreamlike.backends.polars._packing import sorting_rows
+from kstreamlike.backends.polars._sliding_closed_form import compiled_closed_form
 from kstreamlike.backends.polars._sliding_kernel import scan_stores
 from kstreamlike.backends.polars.kafka_sliding import (
     CREATED,
@@ -78,6 +79,9 @@ def _closed_form(
     aggregation = node.aggregation
     assert isinstance(window, KafkaSlidingWindow)
     assert isinstance(aggregation, DeclarativeAggregation)
+    compiled = compiled_closed_form(node, clean, stores)
+    if compiled is not None:
+        return compiled
     size = window.size
     values = final_exprs(aggregation.exprs, node.source.schema)
     names = [e.name for e in aggregation.exprs]

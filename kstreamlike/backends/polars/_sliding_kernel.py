@@ -50,9 +50,10 @@ from kstreamlike.backends.polars.kafka_sliding import CREATED, SUB, TOMBSTONE, _
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["scan_stores"]
+__all__ = ["ADD", "GREATEST", "LEAST", "Partials", "in_batches", "scan_stores"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def _compiled(fn: _F) -> _F:
@@ -67,7 +68,7 @@ def _inlined(fn: _F) -> _F:
 
 
 # How a partial combines a record's value.
-_ADD, _LEAST, _GREATEST = 0, 1, 2
+ADD, LEAST, GREATEST = 0, 1, 2
 # Columns of the integer window table: the window, then its partials (values ``I``, "has
 # a value" flags ``IH``), their values at its last write before DUE (``PI``, ``PIH``), and
 # the flags of the float partials (``FH``, ``PFH``). The float table holds ``F``, ``PF``.
@@ -128,12 +129,12 @@ def _add(
         c = _FIXED + j
         h = _FIXED + ki + j
         op = oi[j]
-        if op == _ADD:
+        if op == ADD:
             wi[w, c] += vi[r, j]
         elif vmi[r, j]:
             x = vi[r, j]
             less, more = x < wi[w, c], x > wi[w, c]
-            if wi[w, h] == 0 or (op == _LEAST and less) or (op == _GREATEST and more):
+            if wi[w, h] == 0 or (op == LEAST and less) or (op == GREATEST and more):
                 wi[w, c] = x
         else:
             continue
@@ -141,12 +142,12 @@ def _add(
     for j in range(kf):
         h = _FIXED + 4 * ki + j
         op = of[j]
-        if op == _ADD:
+        if op == ADD:
             wf[w, j] += vf[r, j]
         elif vmf[r, j]:
             y = vf[r, j]
             less, more = y < wf[w, j], y > wf[w, j]
-            if wi[w, h] == 0 or (op == _LEAST and less) or (op == _GREATEST and more):
+            if wi[w, h] == 0 or (op == LEAST and less) or (op == GREATEST and more):
                 wf[w, j] = y
         else:
             continue
@@ -485,7 +486,7 @@ def _as_int(dtype: pl.DataType) -> bool:
     return dtype.is_integer() or isinstance(dtype, _INT_LIKE)
 
 
-class _Partials:
+class Partials:
     """The partial columns of :class:`.Measures`: which table (integer or float) holds each,
     how it combines a record's value, and the records' values."""
 
@@ -505,20 +506,20 @@ class _Partials:
             self.dtypes[name] = dtype
 
         seq = pl.col(SEQ).cast(pl.Int64)
-        add(COUNT, pl.lit(1, pl.Int64), always, _ADD, pl.Int64())
+        add(COUNT, pl.lit(1, pl.Int64), always, ADD, pl.Int64())
         if arrivals:  # first() and last() read the records at the first and last arrival
-            add(FIRST_SEQ, seq, always, _LEAST, pl.Int64())
-            add(LAST_SEQ, seq, always, _GREATEST, pl.Int64())
+            add(FIRST_SEQ, seq, always, LEAST, pl.Int64())
+            add(LAST_SEQ, seq, always, GREATEST, pl.Int64())
         for c in measures.counted:
-            add(count_of(c), pl.col(c).is_not_null().cast(pl.Int64), always, _ADD, pl.Int64())
+            add(count_of(c), pl.col(c).is_not_null().cast(pl.Int64), always, ADD, pl.Int64())
         for c in measures.summed:
             dtype = measures.adding[c]
             value = pl.col(c).cast(dtype).fill_null(0)
             value = value.cast(pl.Float64 if dtype.is_float() else pl.Int64)
-            add(sum_of(c), value, always, _ADD, dtype)
+            add(sum_of(c), value, always, ADD, dtype)
         for op, columns, name_of in (
-            (_LEAST, measures.least, min_of),
-            (_GREATEST, measures.greatest, max_of),
+            (LEAST, measures.least, min_of),
+            (GREATEST, measures.greatest, max_of),
         ):
             for c in columns:
                 dtype = schema[c]
@@ -585,7 +586,7 @@ class _Partials:
 _RECORD, _CREATOR = "__ks_record", "__ks_creator"
 
 
-def _batch_table(rows: list[Any], lo: int, partials: _Partials) -> pl.DataFrame:
+def _batch_table(rows: list[Any], lo: int, partials: Partials) -> pl.DataFrame:
     """A batch's output rows (:func:`_rows`) as a frame: the record and creating record
     (as rows of the stores' order, the batch starting at ``lo``), forward, start, stored
     ts and the partials."""
@@ -606,6 +607,16 @@ def _batch_table(rows: list[Any], lo: int, partials: _Partials) -> pl.DataFrame:
         ],
         how="horizontal",
     )
+
+
+def in_batches(bounds: np.ndarray, rows: int, run: Callable[[int, int], _T]) -> list[_T]:
+    """``run(first_store, past_last_store)`` over batches of about a million rows of whole
+    stores (``bounds``: each store's first row, then ``rows``), on every core: compiled
+    kernels release the GIL, and small batches keep their tables small."""
+    firsts = np.searchsorted(bounds, np.arange(0, rows, _BATCH), "right") - 1
+    cuts = np.unique(np.concatenate([[0], firsts])).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=min(len(cuts), os.cpu_count() or 1)) as pool:
+        return list(pool.map(run, cuts, [*cuts[1:], len(bounds) - 1]))
 
 
 def scan_stores(
@@ -644,7 +655,7 @@ def scan_stores(
     measures = Measures.of(aggregation.exprs, schema)
     if measures is None:
         return None
-    if not _Partials.supported(measures, schema):
+    if not Partials.supported(measures, schema):
         return None
     size, grace = window.size, window.grace
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
@@ -656,7 +667,7 @@ def scan_stores(
     counts = by_store.group_by("__ks_store", maintain_order=True).len()["len"].to_numpy()
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
-    partials = _Partials(measures, arrivals, by_store, schema)
+    partials = Partials(measures, arrivals, by_store, schema)
     st = by_store[stream_time].cast(pl.Int64).to_numpy()
     due_offset = size + (grace if suppress_duration is None else suppress_duration)
     final = suppress_duration is None
@@ -688,12 +699,7 @@ def scan_stores(
         table = _batch_table(rows, lo, partials)  # record indices in the stores' order
         return table.slice(0, count), table.slice(count)
 
-    # Batches of whole stores, so the window tables stay small; they are independent,
-    # and the compiled scan releases the GIL, so they run on every core.
-    firsts = np.searchsorted(bounds, np.arange(0, frame.height, _BATCH), "right") - 1
-    cuts = np.unique(np.concatenate([[0], firsts])).astype(np.int64)
-    with ThreadPoolExecutor(max_workers=min(len(cuts), os.cpu_count() or 1)) as pool:
-        batches = list(pool.map(scanned, cuts, [*cuts[1:], len(bounds) - 1]))
+    batches = in_batches(bounds, frame.height, scanned)
     settled = [part for part, _ in batches]
     others = [part for _, part in batches]
     table = pl.concat([*settled, *others], rechunk=False)

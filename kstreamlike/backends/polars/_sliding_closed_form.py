@@ -1,0 +1,241 @@
+"""The windows of Kafka sliding-window stores whose records all arrive in grace, compiled:
+the closed form of :mod:`._sliding_in_grace` for aggregations that decompose into partials.
+
+In such a store every window holds every record of the store in its bounds (see
+:mod:`._sliding_in_grace`): the left window ``[t - size, t]`` of every record timestamp
+``t``, and the right window ``[t + 1, t + 1 + size]`` of ``t`` when some record falls in
+``(t, t + 1 + size]`` and none at its end (that window is then the left window of the
+record there). With the store's records sorted by timestamp, both are runs of records
+found by two pointers that only move forward, one pass per store. Each window's partials
+(record count, first and last arrival, non-null counts, sums, minima, maxima: those of
+:mod:`._sliding_kernel`) are aggregated over its run: integer sums as running sums, exact
+in two's complement; float sums, minima and maxima over the run itself, so no value is
+ever subtracted (a float sum that added and removed values would drift). This is what the
+Polars ``rolling`` aggregation it replaces computes, in one compiled pass instead of two
+rolling queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+import polars as pl
+
+from kstreamlike.backends.polars._columns import SEQ, START, TIMESTAMP, TS
+from kstreamlike.backends.polars._packing import sorting_rows
+from kstreamlike.backends.polars._sliding_contents import Measures
+from kstreamlike.backends.polars._sliding_kernel import ADD, GREATEST, Partials, in_batches
+from kstreamlike.backends.polars.kafka_session import _group_ids
+from kstreamlike.backends.polars.kafka_sliding import _finished
+from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
+from kstreamlike.plan.windows import KafkaSlidingWindow
+
+__all__ = ["compiled_closed_form"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_STORE = "__ks_store"
+
+
+def _compiled(fn: _F) -> _F:
+    return cast(_F, numba.njit(cache=True, nogil=True)(fn))
+
+
+def _inlined(fn: _F) -> _F:
+    return cast(_F, numba.njit(cache=True, nogil=True, inline="always")(fn))
+
+
+@_inlined
+def _aggregate(
+    row: int,
+    lo: int,
+    hi: int,
+    vi: Any,
+    vmi: Any,
+    oi: Any,
+    vf: Any,
+    vmf: Any,
+    of: Any,
+    ints: Any,
+    floats: Any,
+    float_has: Any,
+    running: Any,
+) -> None:  # pragma: no cover - compiled
+    """Row ``row`` of the windows := the partials of records ``[lo, hi)`` (``running``: the
+    integer sums of those records, kept by the caller)."""
+    ki = oi.shape[0]
+    for j in range(ki):
+        if oi[j] == ADD:
+            ints[row, j] = running[j]
+            ints[row, ki + j] = 1
+            continue
+        seen = False
+        best = 0
+        for r in range(lo, hi):
+            if vmi[j, r]:
+                x = vi[j, r]
+                if not seen or (x > best if oi[j] == GREATEST else x < best):
+                    best = x
+                seen = True
+        ints[row, j] = best
+        ints[row, ki + j] = 1 if seen else 0
+    for j in range(of.shape[0]):
+        if of[j] == ADD:
+            # four sums, so the additions do not wait on each other
+            s0 = s1 = s2 = s3 = 0.0
+            r = lo
+            while r + 4 <= hi:
+                s0 += vf[j, r]
+                s1 += vf[j, r + 1]
+                s2 += vf[j, r + 2]
+                s3 += vf[j, r + 3]
+                r += 4
+            while r < hi:
+                s0 += vf[j, r]
+                r += 1
+            floats[row, j] = (s0 + s1) + (s2 + s3)
+            float_has[row, j] = 1
+            continue
+        seen = False
+        best_f = 0.0
+        for r in range(lo, hi):
+            if vmf[j, r]:
+                y = vf[j, r]
+                if not seen or (y > best_f if of[j] == GREATEST else y < best_f):
+                    best_f = y
+                seen = True
+        floats[row, j] = best_f
+        float_has[row, j] = 1 if seen else 0
+
+
+@_inlined
+def _slide(
+    running: Any, vi: Any, oi: Any, r: int, sign: int
+) -> None:  # pragma: no cover - compiled
+    """Add (``sign`` 1) or remove (-1) record ``r``'s integer sums to ``running``."""
+    for j in range(oi.shape[0]):
+        if oi[j] == ADD:
+            running[j] += sign * vi[j, r]
+
+
+@_compiled
+def _windows(
+    bounds: Any, ts: Any, vi: Any, vmi: Any, oi: Any, vf: Any, vmf: Any, of: Any, size: int
+) -> Any:  # pragma: no cover - compiled
+    """Every window of the stores (``bounds``: each store's first row; rows sorted by
+    timestamp within a store, values by partial then row): per window its store, start,
+    largest timestamp, integer partials and their flags, float partials and their flags."""
+    n = ts.shape[0]
+    ki = oi.shape[0]
+    kf = of.shape[0]
+    store = np.empty(2 * n, np.int64)
+    start = np.empty(2 * n, np.int64)
+    stamp = np.empty(2 * n, np.int64)
+    ints = np.empty((2 * n, 2 * ki), np.int64)
+    floats = np.empty((2 * n, kf), np.float64)
+    float_has = np.empty((2 * n, kf), np.int64)
+    running = np.zeros(ki, np.int64)
+    nw = 0
+    for g in range(bounds.shape[0] - 1):
+        a, b = bounds[g], bounds[g + 1]
+        # left windows [t - size, t]: records [lo, e), e past the records at t
+        running[:] = 0
+        lo = a
+        i = a
+        while i < b:
+            t = ts[i]
+            e = i
+            while e < b and ts[e] == t:
+                _slide(running, vi, oi, e, 1)
+                e += 1
+            while ts[lo] < t - size:
+                _slide(running, vi, oi, lo, -1)
+                lo += 1
+            _aggregate(nw, lo, e, vi, vmi, oi, vf, vmf, of, ints, floats, float_has, running)
+            store[nw] = g
+            start[nw] = t - size
+            stamp[nw] = t
+            nw += 1
+            i = e
+        # right windows (t, t + 1 + size]: records [e, hi)
+        running[:] = 0
+        hi = a
+        i = a
+        while i < b:
+            t = ts[i]
+            e = i
+            while e < b and ts[e] == t:
+                e += 1
+            if hi < e:
+                hi = e
+                running[:] = 0
+            else:
+                for r in range(i, e):
+                    _slide(running, vi, oi, r, -1)
+            while hi < b and ts[hi] <= t + 1 + size:
+                _slide(running, vi, oi, hi, 1)
+                hi += 1
+            if hi > e and ts[hi - 1] != t + 1 + size:
+                _aggregate(nw, e, hi, vi, vmi, oi, vf, vmf, of, ints, floats, float_has, running)
+                store[nw] = g
+                start[nw] = t + 1
+                stamp[nw] = ts[hi - 1]
+                nw += 1
+            i = e
+    return store[:nw], start[:nw], stamp[:nw], ints[:nw], floats[:nw], float_has[:nw]
+
+
+def compiled_closed_form(
+    node: KafkaWindowedAggregate, clean: pl.DataFrame, stores: list[str]
+) -> pl.DataFrame | None:
+    """Every window of the stores of ``clean`` (their records, in arrival order, all in
+    grace): store columns, ``START``, ``TIMESTAMP`` and the aggregates; None when the
+    aggregation does not decompose into the compiled partials."""
+    window = node.window
+    aggregation = node.aggregation
+    assert isinstance(window, KafkaSlidingWindow)
+    assert isinstance(aggregation, DeclarativeAggregation)
+    schema = node.source.schema
+    measures = Measures.of(aggregation.exprs, schema)
+    if measures is None or not Partials.supported(measures, schema):
+        return None
+    # SEQ: the rank of arrival among these records (first and last read them by it)
+    local = clean.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(SEQ))
+    local = local.with_columns(_group_ids(local, stores).alias(_STORE))
+    by_time = local.select(pl.all().gather(sorting_rows(local, [_STORE, TS])))
+    counts = by_time.group_by(_STORE, maintain_order=True).len()["len"].to_numpy()
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
+    partials = Partials(measures, arrivals, by_time, schema)
+    ts = by_time[TS].cast(pl.Int64).to_numpy()
+    vi, vmi, oi = (np.ascontiguousarray(a.T) for a in partials.ints)
+    vf, vmf, of = (np.ascontiguousarray(a.T) for a in partials.floats)
+
+    def run(first: int, past: int) -> pl.DataFrame:
+        lo, hi = bounds[first], bounds[past]
+        store, start, stamp, ints, floats, float_has = _windows(
+            bounds[first : past + 1] - lo,
+            ts[lo:hi],
+            vi[:, lo:hi],
+            vmi[:, lo:hi],
+            oi,
+            vf[:, lo:hi],
+            vmf[:, lo:hi],
+            of,
+            window.size,
+        )
+        ki = partials.ki
+        return pl.concat(
+            [
+                pl.DataFrame({_STORE: bounds[store + first], START: start, TIMESTAMP: stamp}),
+                partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has),
+            ],
+            how="horizontal",
+        )
+
+    table = pl.concat(in_batches(bounds, by_time.height, run))
+    keys = by_time.select(stores)[table[_STORE]]
+    values = _finished(node, table.select(partials.columns()), local)
+    return pl.concat([keys, table.select(START, TIMESTAMP), values], how="horizontal")
