@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
-from kstreamlike.backends.polars import _sliding_in_grace, _sliding_kernel, kafka_sliding
+from kstreamlike.backends.polars import _partials, _sliding_in_grace, kafka_sliding
 from kstreamlike.backends.polars._columns import GROUP, SEQ, TS
 from kstreamlike.backends.polars._sliding_contents import (
     CLOSE,
@@ -397,7 +397,7 @@ def test_stores_beyond_grace_take_the_scan(monkeypatch: pytest.MonkeyPatch, batc
         return original(node, records, *args)
 
     monkeypatch.setattr(_sliding_in_grace, "scan_stores", spy)
-    monkeypatch.setattr(_sliding_kernel, "_BATCH", batch)
+    monkeypatch.setattr(_partials, "_BATCH", batch)
     windowed = (
         ks.stream(frame, key="k", value="v", timestamp="ts")
         .group_by_key()

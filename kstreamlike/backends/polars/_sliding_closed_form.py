@@ -17,37 +17,33 @@ rolling queries.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
-import numba
 import numpy as np
 import polars as pl
 
 from kstreamlike.backends.polars._columns import SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._packing import sorting_rows
+from kstreamlike.backends.polars._partials import (
+    ADD,
+    GREATEST,
+    Partials,
+    compiled,
+    in_batches,
+    inlined,
+)
 from kstreamlike.backends.polars._sliding_contents import Measures
-from kstreamlike.backends.polars._sliding_kernel import ADD, GREATEST, Partials, in_batches
 from kstreamlike.backends.polars.kafka_session import _group_ids
 from kstreamlike.backends.polars.kafka_sliding import _finished
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["compiled_closed_form"]
+__all__ = ["compiled_closed_form", "window_partials"]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
 _STORE = "__ks_store"
 
 
-def _compiled(fn: _F) -> _F:
-    return cast(_F, numba.njit(cache=True, nogil=True)(fn))
-
-
-def _inlined(fn: _F) -> _F:
-    return cast(_F, numba.njit(cache=True, nogil=True, inline="always")(fn))
-
-
-@_inlined
+@inlined
 def _aggregate(
     row: int,
     lo: int,
@@ -110,7 +106,7 @@ def _aggregate(
         float_has[row, j] = 1 if seen else 0
 
 
-@_inlined
+@inlined
 def _slide(
     running: Any, vi: Any, oi: Any, r: int, sign: int
 ) -> None:  # pragma: no cover - compiled
@@ -120,7 +116,7 @@ def _slide(
             running[j] += sign * vi[j, r]
 
 
-@_compiled
+@compiled
 def _windows(
     bounds: Any, ts: Any, vi: Any, vmi: Any, oi: Any, vf: Any, vmf: Any, of: Any, size: int
 ) -> Any:  # pragma: no cover - compiled
@@ -187,6 +183,46 @@ def _windows(
     return store[:nw], start[:nw], stamp[:nw], ints[:nw], floats[:nw], float_has[:nw]
 
 
+def window_partials(
+    bounds: np.ndarray, ts: np.ndarray, partials: Partials, rows: np.ndarray, size: int
+) -> tuple[np.ndarray, ...]:
+    """Every window of some stores whose records all arrive in grace, as arrays: store
+    (an index of ``bounds``), start, largest timestamp, integer partials and their flags,
+    float partials and their flags.
+
+    Args:
+        bounds: each store's first row in ``rows``, then ``len(rows)``.
+        ts: the records' timestamps.
+        partials: the records' partials.
+        rows: the stores' records (rows of ``ts`` and ``partials``), sorted by timestamp
+            within a store.
+        size: the windows' size.
+    """
+    ts = ts[rows]
+    vi, vmi, oi = partials.ints
+    vf, vmf, of = partials.floats
+    # a partial's values contiguous
+    vi, vmi, vf, vmf = (np.ascontiguousarray(a[rows].T) for a in (vi, vmi, vf, vmf))
+
+    def run(first: int, past: int) -> tuple[np.ndarray, ...]:
+        lo, hi = bounds[first], bounds[past]
+        store, *rest = _windows(
+            bounds[first : past + 1] - lo,
+            ts[lo:hi],
+            vi[:, lo:hi],
+            vmi[:, lo:hi],
+            oi,
+            vf[:, lo:hi],
+            vmf[:, lo:hi],
+            of,
+            size,
+        )
+        return (store + first, *rest)
+
+    batches = in_batches(bounds, len(rows), run)
+    return tuple(np.concatenate(parts) for parts in zip(*batches, strict=True))
+
+
 def compiled_closed_form(
     node: KafkaWindowedAggregate, clean: pl.DataFrame, stores: list[str]
 ) -> pl.DataFrame | None:
@@ -204,38 +240,24 @@ def compiled_closed_form(
     # SEQ: the rank of arrival among these records (first and last read them by it)
     local = clean.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(SEQ))
     local = local.with_columns(_group_ids(local, stores).alias(_STORE))
-    by_time = local.select(pl.all().gather(sorting_rows(local, [_STORE, TS])))
+    rows = sorting_rows(local, [_STORE, TS]).to_numpy()
+    by_time = local.select(_STORE, *stores)[rows]
     counts = by_time.group_by(_STORE, maintain_order=True).len()["len"].to_numpy()
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
-    partials = Partials(measures, arrivals, by_time, schema)
-    ts = by_time[TS].cast(pl.Int64).to_numpy()
-    vi, vmi, oi = (np.ascontiguousarray(a.T) for a in partials.ints)
-    vf, vmf, of = (np.ascontiguousarray(a.T) for a in partials.floats)
-
-    def run(first: int, past: int) -> pl.DataFrame:
-        lo, hi = bounds[first], bounds[past]
-        store, start, stamp, ints, floats, float_has = _windows(
-            bounds[first : past + 1] - lo,
-            ts[lo:hi],
-            vi[:, lo:hi],
-            vmi[:, lo:hi],
-            oi,
-            vf[:, lo:hi],
-            vmf[:, lo:hi],
-            of,
-            window.size,
-        )
-        ki = partials.ki
-        return pl.concat(
-            [
-                pl.DataFrame({_STORE: bounds[store + first], START: start, TIMESTAMP: stamp}),
-                partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has),
-            ],
-            how="horizontal",
-        )
-
-    table = pl.concat(in_batches(bounds, by_time.height, run))
-    keys = by_time.select(stores)[table[_STORE]]
-    values = _finished(node, table.select(partials.columns()), local)
-    return pl.concat([keys, table.select(START, TIMESTAMP), values], how="horizontal")
+    partials = Partials(measures, arrivals, local, schema)
+    ts = local[TS].cast(pl.Int64).to_numpy()
+    store, start, stamp, ints, floats, float_has = window_partials(
+        bounds, ts, partials, rows, window.size
+    )
+    ki = partials.ki
+    values = partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has)
+    windows: pl.DataFrame = pl.concat(
+        [
+            by_time.select(stores)[bounds[store]],
+            pl.DataFrame({START: start, TIMESTAMP: stamp}),
+            _finished(node, values, local),
+        ],
+        how="horizontal",
+    )
+    return windows

@@ -24,51 +24,30 @@ Floating-point sums add the records in arrival order, as Kafka does.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar, cast
+from typing import Any
 
-import numba
 import numpy as np
 import polars as pl
 
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._emission import DUE
-from kstreamlike.backends.polars._sliding_contents import (
-    COUNT,
-    FIRST_SEQ,
-    LAST_SEQ,
-    Measures,
-    count_of,
-    max_of,
-    min_of,
-    sum_of,
+from kstreamlike.backends.polars._partials import (
+    ADD,
+    GREATEST,
+    LEAST,
+    Partials,
+    compiled,
+    in_batches,
+    inlined,
 )
+from kstreamlike.backends.polars._sliding_contents import Measures
 from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
 from kstreamlike.backends.polars.kafka_sliding import CREATED, SUB, TOMBSTONE, _finished
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["ADD", "GREATEST", "LEAST", "Partials", "in_batches", "scan_stores"]
+__all__ = ["scan_stores"]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-_T = TypeVar("_T")
-
-
-def _compiled(fn: _F) -> _F:
-    """``fn`` compiled by numba (cached on disk, so a process compiles it once)."""
-    return cast(_F, numba.njit(cache=True, nogil=True)(fn))
-
-
-def _inlined(fn: _F) -> _F:
-    """A helper of the scan, compiled into its callers (a call per window update, with a
-    dozen array arguments, would cost more than the update)."""
-    return cast(_F, numba.njit(cache=True, nogil=True, inline="always")(fn))
-
-
-# How a partial combines a record's value.
-ADD, LEAST, GREATEST = 0, 1, 2
 # Columns of the integer window table: the window, then its partials (values ``I``, "has
 # a value" flags ``IH``), their values at its last write before DUE (``PI``, ``PIH``), and
 # the flags of the float partials (``FH``, ``PFH``). The float table holds ``F``, ``PF``.
@@ -80,10 +59,9 @@ _EMPTY, _SOURCE = 0, 1
 # Columns of the integer log of writes from DUE on: window, record, forward, stored ts,
 # then ``I``, ``IH``, ``FH``; the float log holds ``F``.
 _LOG_FIXED = 4
-_BATCH = 1 << 20  # records per call of the scan (whole stores)
 
 
-@_compiled
+@compiled
 def _grown(table: Any, rows: int) -> Any:  # pragma: no cover - compiled
     if rows <= table.shape[0]:
         return table
@@ -92,7 +70,7 @@ def _grown(table: Any, rows: int) -> Any:  # pragma: no cover - compiled
     return bigger
 
 
-@_inlined
+@inlined
 def _copy(wi: Any, wf: Any, dst: int, src: int, ki: int, kf: int) -> None:  # pragma: no cover
     """Window ``dst``'s partials := window ``src``'s."""
     for j in range(_FIXED, _FIXED + 2 * ki):
@@ -104,7 +82,7 @@ def _copy(wi: Any, wf: Any, dst: int, src: int, ki: int, kf: int) -> None:  # pr
     wi[dst, _TS] = wi[src, _TS]
 
 
-@_inlined
+@inlined
 def _snapshot(wi: Any, wf: Any, w: int, ki: int, kf: int) -> None:  # pragma: no cover
     """Keep window ``w``'s value as its value before DUE."""
     for j in range(2 * ki):
@@ -116,7 +94,7 @@ def _snapshot(wi: Any, wf: Any, w: int, ki: int, kf: int) -> None:  # pragma: no
     wi[w, _SNAPPED] = 1
 
 
-@_inlined
+@inlined
 def _add(
     wi: Any, wf: Any, w: int, r: int, vi: Any, vmi: Any, oi: Any, vf: Any, vmf: Any, of: Any
 ) -> None:  # pragma: no cover - compiled
@@ -154,7 +132,7 @@ def _add(
         wi[w, h] = 1
 
 
-@_inlined
+@inlined
 def _log(
     wi: Any, wf: Any, li: Any, lf: Any, n: int, w: int, r: int, sub: int
 ) -> None:  # pragma: no cover
@@ -172,7 +150,7 @@ def _log(
         lf[n, j] = wf[w, j]
 
 
-@_inlined
+@inlined
 def _push(
     pending: Any, n: int, w: int, start: int, base: int, old: int, adds: bool
 ) -> int:  # pragma: no cover - compiled
@@ -187,7 +165,7 @@ def _push(
     return n + 1
 
 
-@_inlined
+@inlined
 def _search(starts: Any, count: int, value: int, right: bool) -> int:  # pragma: no cover
     """Insertion point of ``value`` in ``starts[:count]`` (after equal values if ``right``)."""
     lo = 0
@@ -201,7 +179,7 @@ def _search(starts: Any, count: int, value: int, right: bool) -> int:  # pragma:
     return lo
 
 
-@_compiled
+@compiled
 def _scan(
     bounds: Any,
     ts: Any,
@@ -408,7 +386,7 @@ def _scan(
     return wi[:nw], wf[:nw], li[:nl], lf[:nl], taken
 
 
-@_compiled
+@compiled
 def _rows(
     wi: Any, wf: Any, li: Any, lf: Any, ki: int, kf: int, final: bool
 ) -> Any:  # pragma: no cover
@@ -475,114 +453,6 @@ def _rows(
     return rec, sub, start, stamp, creator, ints, floats, float_has, settled
 
 
-_INT_LIKE = (pl.Date, pl.Datetime, pl.Duration, pl.Time, pl.Boolean)
-
-
-def _as_int(dtype: pl.DataType) -> bool:
-    """Whether ``dtype``'s values are exact as Int64 (integers up to Int64, booleans and
-    temporal types through their physical value)."""
-    if dtype == pl.UInt64:
-        return False
-    return dtype.is_integer() or isinstance(dtype, _INT_LIKE)
-
-
-class Partials:
-    """The partial columns of :class:`.Measures`: which table (integer or float) holds each,
-    how it combines a record's value, and the records' values."""
-
-    def __init__(
-        self, measures: Measures, arrivals: bool, frame: pl.DataFrame, schema: pl.Schema
-    ) -> None:
-        self.names: list[tuple[str, bool]] = []  # (partial, in the float table)
-        self.dtypes: dict[str, pl.DataType] = {}
-        ints: list[tuple[pl.Expr, pl.Expr, int]] = []
-        floats: list[tuple[pl.Expr, pl.Expr, int]] = []
-        always = pl.lit(True)
-
-        def add(name: str, value: pl.Expr, valid: pl.Expr, op: int, dtype: pl.DataType) -> None:
-            is_float = dtype.is_float()
-            (floats if is_float else ints).append((value, valid, op))
-            self.names.append((name, is_float))
-            self.dtypes[name] = dtype
-
-        seq = pl.col(SEQ).cast(pl.Int64)
-        add(COUNT, pl.lit(1, pl.Int64), always, ADD, pl.Int64())
-        if arrivals:  # first() and last() read the records at the first and last arrival
-            add(FIRST_SEQ, seq, always, LEAST, pl.Int64())
-            add(LAST_SEQ, seq, always, GREATEST, pl.Int64())
-        for c in measures.counted:
-            add(count_of(c), pl.col(c).is_not_null().cast(pl.Int64), always, ADD, pl.Int64())
-        for c in measures.summed:
-            dtype = measures.adding[c]
-            value = pl.col(c).cast(dtype).fill_null(0)
-            value = value.cast(pl.Float64 if dtype.is_float() else pl.Int64)
-            add(sum_of(c), value, always, ADD, dtype)
-        for op, columns, name_of in (
-            (LEAST, measures.least, min_of),
-            (GREATEST, measures.greatest, max_of),
-        ):
-            for c in columns:
-                dtype = schema[c]
-                physical = pl.col(c).to_physical()
-                value = physical.cast(pl.Float64 if dtype.is_float() else pl.Int64)
-                add(name_of(c), value.fill_null(0), pl.col(c).is_not_null(), op, dtype)
-
-        def table(parts: list[tuple[pl.Expr, pl.Expr, int]], dtype: type[Any]) -> tuple[Any, ...]:
-            if not parts:
-                empty = np.zeros((frame.height, 0))
-                return empty.astype(dtype), empty.astype(np.bool_), np.zeros(0, np.int64)
-            # with_columns, not select: a literal is repeated on every row
-            names = [f"__ks_v{i}" for i in range(len(parts))]
-            masks = [f"__ks_m{i}" for i in range(len(parts))]
-            columns = frame.with_columns(
-                *(v.alias(n) for n, (v, _, _) in zip(names, parts, strict=True)),
-                *(m.alias(n) for n, (_, m, _) in zip(masks, parts, strict=True)),
-            )
-            values, valid = columns.select(names), columns.select(masks)
-            return (
-                np.ascontiguousarray(values.to_numpy().astype(dtype)),
-                np.ascontiguousarray(valid.to_numpy().astype(np.bool_)),
-                np.array([op for _, _, op in parts], np.int64),
-            )
-
-        self.ints = table(ints, np.int64)
-        self.floats = table(floats, np.float64)
-        self.ki = len(ints)
-        self.kf = len(floats)
-
-    @staticmethod
-    def supported(measures: Measures, schema: pl.Schema) -> bool:
-        """Whether the scan holds these partials exactly."""
-        if any(measures.adding[c] not in (pl.Int64, pl.Float64) for c in measures.summed):
-            return False
-        kept = [*measures.least, *measures.greatest]
-        return all(_as_int(schema[c]) or schema[c].is_float() for c in kept)
-
-    def columns(self) -> list[str]:
-        """The names of the partial columns (:meth:`frame`)."""
-        return [name for name, _ in self.names]
-
-    def frame(self, ints: Any, has: Any, floats: Any, float_has: Any) -> pl.DataFrame:
-        """The partials as columns: ``ints``/``floats`` hold the values, ``has`` and
-        ``float_has`` whether a minimum or maximum saw a value."""
-        columns: list[pl.Series] = []
-        i = f = 0
-        for name, is_float in self.names:
-            if is_float:
-                values = pl.Series(name, floats[:, f], dtype=pl.Float64)
-                present = pl.Series(float_has[:, f] != 0)
-                f += 1
-            else:
-                values = pl.Series(name, ints[:, i], dtype=pl.Int64)
-                present = pl.Series(has[:, i] != 0)
-                i += 1
-            dtype = self.dtypes[name]
-            if name.startswith(("__ks_min_", "__ks_max_")):
-                values = values.set(~present, None)
-            columns.append(values.cast(dtype))
-        return pl.DataFrame(columns)
-
-
 _RECORD, _CREATOR = "__ks_record", "__ks_creator"
 
 
@@ -607,16 +477,6 @@ def _batch_table(rows: list[Any], lo: int, partials: Partials) -> pl.DataFrame:
         ],
         how="horizontal",
     )
-
-
-def in_batches(bounds: np.ndarray, rows: int, run: Callable[[int, int], _T]) -> list[_T]:
-    """``run(first_store, past_last_store)`` over batches of about a million rows of whole
-    stores (``bounds``: each store's first row, then ``rows``), on every core: compiled
-    kernels release the GIL, and small batches keep their tables small."""
-    firsts = np.searchsorted(bounds, np.arange(0, rows, _BATCH), "right") - 1
-    cuts = np.unique(np.concatenate([[0], firsts])).astype(np.int64)
-    with ThreadPoolExecutor(max_workers=min(len(cuts), os.cpu_count() or 1)) as pool:
-        return list(pool.map(run, cuts, [*cuts[1:], len(bounds) - 1]))
 
 
 def scan_stores(

@@ -1,0 +1,173 @@
+"""The partial aggregates the compiled sliding-window kernels hold, and how those kernels
+are compiled and run.
+
+A window's value is kept as *partials* that a record updates in place: the record count,
+the first and last arrival, non-null counts, sums, minima and maxima of value columns
+(:class:`._sliding_contents.Measures`). :class:`Partials` lays them out as two tables of
+records (integers, floats), with "has a value" flags for minima and maxima, and turns
+kernel output back into typed columns. The kernels (:mod:`._sliding_kernel`,
+:mod:`._sliding_closed_form`) are compiled by numba, cached on disk, and run on batches of
+whole stores on every core (:func:`in_batches`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+import polars as pl
+
+from kstreamlike.backends.polars._columns import SEQ
+from kstreamlike.backends.polars._sliding_contents import (
+    COUNT,
+    FIRST_SEQ,
+    LAST_SEQ,
+    Measures,
+    count_of,
+    max_of,
+    min_of,
+    sum_of,
+)
+
+__all__ = ["ADD", "GREATEST", "LEAST", "Partials", "compiled", "in_batches", "inlined"]
+
+_BATCH = 1 << 20  # records per call of a kernel (whole stores)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+
+
+def compiled(fn: _F) -> _F:
+    """``fn`` compiled by numba (cached on disk, so a process compiles it once)."""
+    return cast(_F, numba.njit(cache=True, nogil=True)(fn))
+
+
+def inlined(fn: _F) -> _F:
+    """A helper of a kernel, compiled into its callers (a call per window update, with a
+    dozen array arguments, would cost more than the update)."""
+    return cast(_F, numba.njit(cache=True, nogil=True, inline="always")(fn))
+
+
+# How a partial combines a record's value.
+ADD, LEAST, GREATEST = 0, 1, 2
+
+_INT_LIKE = (pl.Date, pl.Datetime, pl.Duration, pl.Time, pl.Boolean)
+
+
+def _as_int(dtype: pl.DataType) -> bool:
+    """Whether ``dtype``'s values are exact as Int64 (integers up to Int64, booleans and
+    temporal types through their physical value)."""
+    if dtype == pl.UInt64:
+        return False
+    return dtype.is_integer() or isinstance(dtype, _INT_LIKE)
+
+
+class Partials:
+    """The partial columns of :class:`.Measures`: which table (integer or float) holds each,
+    how it combines a record's value, and the records' values."""
+
+    def __init__(
+        self, measures: Measures, arrivals: bool, frame: pl.DataFrame, schema: pl.Schema
+    ) -> None:
+        self.names: list[tuple[str, bool]] = []  # (partial, in the float table)
+        self.dtypes: dict[str, pl.DataType] = {}
+        ints: list[tuple[pl.Expr, pl.Expr, int]] = []
+        floats: list[tuple[pl.Expr, pl.Expr, int]] = []
+        always = pl.lit(True)
+
+        def add(name: str, value: pl.Expr, valid: pl.Expr, op: int, dtype: pl.DataType) -> None:
+            is_float = dtype.is_float()
+            (floats if is_float else ints).append((value, valid, op))
+            self.names.append((name, is_float))
+            self.dtypes[name] = dtype
+
+        seq = pl.col(SEQ).cast(pl.Int64)
+        add(COUNT, pl.lit(1, pl.Int64), always, ADD, pl.Int64())
+        if arrivals:  # first() and last() read the records at the first and last arrival
+            add(FIRST_SEQ, seq, always, LEAST, pl.Int64())
+            add(LAST_SEQ, seq, always, GREATEST, pl.Int64())
+        for c in measures.counted:
+            add(count_of(c), pl.col(c).is_not_null().cast(pl.Int64), always, ADD, pl.Int64())
+        for c in measures.summed:
+            dtype = measures.adding[c]
+            value = pl.col(c).cast(dtype).fill_null(0)
+            value = value.cast(pl.Float64 if dtype.is_float() else pl.Int64)
+            add(sum_of(c), value, always, ADD, dtype)
+        for op, columns, name_of in (
+            (LEAST, measures.least, min_of),
+            (GREATEST, measures.greatest, max_of),
+        ):
+            for c in columns:
+                dtype = schema[c]
+                physical = pl.col(c).to_physical()
+                value = physical.cast(pl.Float64 if dtype.is_float() else pl.Int64)
+                add(name_of(c), value.fill_null(0), pl.col(c).is_not_null(), op, dtype)
+
+        def table(parts: list[tuple[pl.Expr, pl.Expr, int]], dtype: type[Any]) -> tuple[Any, ...]:
+            if not parts:
+                empty = np.zeros((frame.height, 0))
+                return empty.astype(dtype), empty.astype(np.bool_), np.zeros(0, np.int64)
+            # with_columns, not select: a literal is repeated on every row
+            names = [f"__ks_v{i}" for i in range(len(parts))]
+            masks = [f"__ks_m{i}" for i in range(len(parts))]
+            columns = frame.with_columns(
+                *(v.alias(n) for n, (v, _, _) in zip(names, parts, strict=True)),
+                *(m.alias(n) for n, (_, m, _) in zip(masks, parts, strict=True)),
+            )
+            values, valid = columns.select(names), columns.select(masks)
+            return (
+                np.ascontiguousarray(values.to_numpy().astype(dtype)),
+                np.ascontiguousarray(valid.to_numpy().astype(np.bool_)),
+                np.array([op for _, _, op in parts], np.int64),
+            )
+
+        self.ints = table(ints, np.int64)
+        self.floats = table(floats, np.float64)
+        self.ki = len(ints)
+        self.kf = len(floats)
+
+    @staticmethod
+    def supported(measures: Measures, schema: pl.Schema) -> bool:
+        """Whether the scan holds these partials exactly."""
+        if any(measures.adding[c] not in (pl.Int64, pl.Float64) for c in measures.summed):
+            return False
+        kept = [*measures.least, *measures.greatest]
+        return all(_as_int(schema[c]) or schema[c].is_float() for c in kept)
+
+    def columns(self) -> list[str]:
+        """The names of the partial columns (:meth:`frame`)."""
+        return [name for name, _ in self.names]
+
+    def frame(self, ints: Any, has: Any, floats: Any, float_has: Any) -> pl.DataFrame:
+        """The partials as columns: ``ints``/``floats`` hold the values, ``has`` and
+        ``float_has`` whether a minimum or maximum saw a value."""
+        columns: list[pl.Series] = []
+        i = f = 0
+        for name, is_float in self.names:
+            if is_float:
+                values = pl.Series(name, floats[:, f], dtype=pl.Float64)
+                present = pl.Series(float_has[:, f] != 0)
+                f += 1
+            else:
+                values = pl.Series(name, ints[:, i], dtype=pl.Int64)
+                present = pl.Series(has[:, i] != 0)
+                i += 1
+            dtype = self.dtypes[name]
+            if name.startswith(("__ks_min_", "__ks_max_")):
+                values = values.set(~present, None)
+            columns.append(values.cast(dtype))
+        return pl.DataFrame(columns)
+
+
+def in_batches(bounds: np.ndarray, rows: int, run: Callable[[int, int], _T]) -> list[_T]:
+    """``run(first_store, past_last_store)`` over batches of about a million rows of whole
+    stores (``bounds``: each store's first row, then ``rows``), on every core: compiled
+    kernels release the GIL, and small batches keep their tables small."""
+    firsts = np.searchsorted(bounds, np.arange(0, rows, _BATCH), "right") - 1
+    cuts = np.unique(np.concatenate([[0], firsts])).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=min(len(cuts), os.cpu_count() or 1)) as pool:
+        return list(pool.map(run, cuts, [*cuts[1:], len(bounds) - 1]))
