@@ -23,7 +23,6 @@ import numpy as np
 import polars as pl
 
 from kstreamlike.backends.polars._columns import SEQ, START, TIMESTAMP, TS
-from kstreamlike.backends.polars._packing import sorting_rows
 from kstreamlike.backends.polars._partials import (
     ADD,
     GREATEST,
@@ -38,9 +37,9 @@ from kstreamlike.backends.polars.kafka_sliding import _finished
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["compiled_closed_form", "window_partials"]
+__all__ = ["compiled_closed_form", "sorted_records", "store_windows"]
 
-_STORE = "__ks_store"
+_FIRST = "__ks_first_row"  # a record of the window's store
 
 
 @inlined
@@ -117,110 +116,163 @@ def _slide(
 
 
 @compiled
-def _windows(
-    bounds: Any, ts: Any, vi: Any, vmi: Any, oi: Any, vf: Any, vmf: Any, of: Any, size: int
+def sorted_records(
+    rows: Any,
+    count: int,
+    ts: Any,
+    vi: Any,
+    vmi: Any,
+    vf: Any,
+    vmf: Any,
+    sts: Any,
+    svi: Any,
+    svmi: Any,
+    svf: Any,
+    svmf: Any,
+) -> None:  # pragma: no cover - compiled
+    """Records ``rows[:count]`` (rows of ``ts`` and the partial tables, a record per row)
+    sorted by timestamp into the scratch arrays ``sts`` and ``svi`` to ``svmf`` (a
+    partial's values contiguous)."""
+    keys = np.empty(count, np.int64)
+    for i in range(count):
+        keys[i] = ts[rows[i]]
+    by_time = np.argsort(keys, kind="mergesort")
+    for i in range(count):
+        r = rows[by_time[i]]
+        sts[i] = ts[r]
+        for j in range(vi.shape[1]):
+            svi[j, i] = vi[r, j]
+            svmi[j, i] = vmi[r, j]
+        for j in range(vf.shape[1]):
+            svf[j, i] = vf[r, j]
+            svmf[j, i] = vmf[r, j]
+
+
+@compiled
+def store_windows(
+    count: int,
+    ts: Any,
+    vi: Any,
+    vmi: Any,
+    oi: Any,
+    vf: Any,
+    vmf: Any,
+    of: Any,
+    size: int,
+    start: Any,
+    stamp: Any,
+    ints: Any,
+    floats: Any,
+    float_has: Any,
+    at: int,
+) -> int:  # pragma: no cover - compiled
+    """The windows of one store whose ``count`` records (:func:`sorted_records`) all arrive
+    in grace, written from row ``at`` of ``start``, ``stamp`` (largest timestamp), ``ints``
+    (integer partials and their flags), ``floats`` and ``float_has``; returns the row past
+    the last."""
+    running = np.zeros(oi.shape[0], np.int64)
+    nw = at
+    # left windows [t - size, t]: records [lo, e), e past the records at t
+    lo = 0
+    i = 0
+    while i < count:
+        t = ts[i]
+        e = i
+        while e < count and ts[e] == t:
+            _slide(running, vi, oi, e, 1)
+            e += 1
+        while ts[lo] < t - size:
+            _slide(running, vi, oi, lo, -1)
+            lo += 1
+        _aggregate(nw, lo, e, vi, vmi, oi, vf, vmf, of, ints, floats, float_has, running)
+        start[nw] = t - size
+        stamp[nw] = t
+        nw += 1
+        i = e
+    # right windows (t, t + 1 + size]: records [e, hi)
+    running[:] = 0
+    hi = 0
+    i = 0
+    while i < count:
+        t = ts[i]
+        e = i
+        while e < count and ts[e] == t:
+            e += 1
+        if hi < e:
+            hi = e
+            running[:] = 0
+        else:
+            for r in range(i, e):
+                _slide(running, vi, oi, r, -1)
+        while hi < count and ts[hi] <= t + 1 + size:
+            _slide(running, vi, oi, hi, 1)
+            hi += 1
+        if hi > e and ts[hi - 1] != t + 1 + size:
+            _aggregate(nw, e, hi, vi, vmi, oi, vf, vmf, of, ints, floats, float_has, running)
+            start[nw] = t + 1
+            stamp[nw] = ts[hi - 1]
+            nw += 1
+        i = e
+    return nw
+
+
+@compiled
+def _closed_windows(
+    rows: Any,
+    bounds: Any,
+    ts: Any,
+    vi: Any,
+    vmi: Any,
+    oi: Any,
+    vf: Any,
+    vmf: Any,
+    of: Any,
+    size: int,
 ) -> Any:  # pragma: no cover - compiled
-    """Every window of the stores (``bounds``: each store's first row; rows sorted by
-    timestamp within a store, values by partial then row): per window its store, start,
-    largest timestamp, integer partials and their flags, float partials and their flags."""
-    n = ts.shape[0]
+    """Every window of the stores (``rows[bounds[g]:bounds[g + 1]]``: the records of store
+    ``g``): per window its store, start, largest timestamp, integer partials and their
+    flags, float partials and their flags."""
+    n = rows.shape[0]
     ki = oi.shape[0]
     kf = of.shape[0]
+    longest = 0
+    for g in range(bounds.shape[0] - 1):
+        longest = max(longest, bounds[g + 1] - bounds[g])
+    sts = np.empty(longest, np.int64)
+    svi = np.empty((ki, longest), np.int64)
+    svmi = np.empty((ki, longest), np.bool_)
+    svf = np.empty((kf, longest), np.float64)
+    svmf = np.empty((kf, longest), np.bool_)
     store = np.empty(2 * n, np.int64)
     start = np.empty(2 * n, np.int64)
     stamp = np.empty(2 * n, np.int64)
     ints = np.empty((2 * n, 2 * ki), np.int64)
     floats = np.empty((2 * n, kf), np.float64)
     float_has = np.empty((2 * n, kf), np.int64)
-    running = np.zeros(ki, np.int64)
     nw = 0
     for g in range(bounds.shape[0] - 1):
-        a, b = bounds[g], bounds[g + 1]
-        # left windows [t - size, t]: records [lo, e), e past the records at t
-        running[:] = 0
-        lo = a
-        i = a
-        while i < b:
-            t = ts[i]
-            e = i
-            while e < b and ts[e] == t:
-                _slide(running, vi, oi, e, 1)
-                e += 1
-            while ts[lo] < t - size:
-                _slide(running, vi, oi, lo, -1)
-                lo += 1
-            _aggregate(nw, lo, e, vi, vmi, oi, vf, vmf, of, ints, floats, float_has, running)
-            store[nw] = g
-            start[nw] = t - size
-            stamp[nw] = t
-            nw += 1
-            i = e
-        # right windows (t, t + 1 + size]: records [e, hi)
-        running[:] = 0
-        hi = a
-        i = a
-        while i < b:
-            t = ts[i]
-            e = i
-            while e < b and ts[e] == t:
-                e += 1
-            if hi < e:
-                hi = e
-                running[:] = 0
-            else:
-                for r in range(i, e):
-                    _slide(running, vi, oi, r, -1)
-            while hi < b and ts[hi] <= t + 1 + size:
-                _slide(running, vi, oi, hi, 1)
-                hi += 1
-            if hi > e and ts[hi - 1] != t + 1 + size:
-                _aggregate(nw, e, hi, vi, vmi, oi, vf, vmf, of, ints, floats, float_has, running)
-                store[nw] = g
-                start[nw] = t + 1
-                stamp[nw] = ts[hi - 1]
-                nw += 1
-            i = e
-    return store[:nw], start[:nw], stamp[:nw], ints[:nw], floats[:nw], float_has[:nw]
-
-
-def window_partials(
-    bounds: np.ndarray, ts: np.ndarray, partials: Partials, rows: np.ndarray, size: int
-) -> tuple[np.ndarray, ...]:
-    """Every window of some stores whose records all arrive in grace, as arrays: store
-    (an index of ``bounds``), start, largest timestamp, integer partials and their flags,
-    float partials and their flags.
-
-    Args:
-        bounds: each store's first row in ``rows``, then ``len(rows)``.
-        ts: the records' timestamps.
-        partials: the records' partials.
-        rows: the stores' records (rows of ``ts`` and ``partials``), sorted by timestamp
-            within a store.
-        size: the windows' size.
-    """
-    ts = ts[rows]
-    vi, vmi, oi = partials.ints
-    vf, vmf, of = partials.floats
-    # a partial's values contiguous
-    vi, vmi, vf, vmf = (np.ascontiguousarray(a[rows].T) for a in (vi, vmi, vf, vmf))
-
-    def run(first: int, past: int) -> tuple[np.ndarray, ...]:
-        lo, hi = bounds[first], bounds[past]
-        store, *rest = _windows(
-            bounds[first : past + 1] - lo,
-            ts[lo:hi],
-            vi[:, lo:hi],
-            vmi[:, lo:hi],
+        count = bounds[g + 1] - bounds[g]
+        sorted_records(rows[bounds[g] :], count, ts, vi, vmi, vf, vmf, sts, svi, svmi, svf, svmf)
+        past = store_windows(
+            count,
+            sts,
+            svi,
+            svmi,
             oi,
-            vf[:, lo:hi],
-            vmf[:, lo:hi],
+            svf,
+            svmf,
             of,
             size,
+            start,
+            stamp,
+            ints,
+            floats,
+            float_has,
+            nw,
         )
-        return (store + first, *rest)
-
-    batches = in_batches(bounds, len(rows), run)
-    return tuple(np.concatenate(parts) for parts in zip(*batches, strict=True))
+        store[nw:past] = g
+        nw = past
+    return store[:nw], start[:nw], stamp[:nw], ints[:nw], floats[:nw], float_has[:nw]
 
 
 def compiled_closed_form(
@@ -239,24 +291,36 @@ def compiled_closed_form(
         return None
     # SEQ: the rank of arrival among these records (first and last read them by it)
     local = clean.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(SEQ))
-    local = local.with_columns(_group_ids(local, stores).alias(_STORE))
-    rows = sorting_rows(local, [_STORE, TS]).to_numpy()
-    by_time = local.select(_STORE, *stores)[rows]
-    counts = by_time.group_by(_STORE, maintain_order=True).len()["len"].to_numpy()
+    ids = _group_ids(local, stores)
+    rows = ids.arg_sort().cast(pl.Int64).to_numpy()
+    counts = ids.value_counts(sort=False).sort(ids.name)["count"].to_numpy()
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
     partials = Partials(measures, arrivals, local, schema)
     ts = local[TS].cast(pl.Int64).to_numpy()
-    store, start, stamp, ints, floats, float_has = window_partials(
-        bounds, ts, partials, rows, window.size
-    )
-    ki = partials.ki
-    values = partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has)
+    vi, vmi, oi = partials.ints
+    vf, vmf, of = partials.floats
+
+    def run(first: int, past: int) -> pl.DataFrame:
+        lo, hi = bounds[first], bounds[past]
+        store, start, stamp, ints, floats, float_has = _closed_windows(
+            rows[lo:hi], bounds[first : past + 1] - lo, ts, vi, vmi, oi, vf, vmf, of, window.size
+        )
+        ki = partials.ki
+        return pl.concat(
+            [
+                pl.DataFrame({_FIRST: rows[bounds[store + first]], START: start, TIMESTAMP: stamp}),
+                partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has),
+            ],
+            how="horizontal",
+        )
+
+    table = pl.concat(in_batches(bounds, len(rows), run))
     windows: pl.DataFrame = pl.concat(
         [
-            by_time.select(stores)[bounds[store]],
-            pl.DataFrame({START: start, TIMESTAMP: stamp}),
-            _finished(node, values, local),
+            local.select(stores)[table[_FIRST]],
+            table.select(START, TIMESTAMP),
+            _finished(node, table.select(partials.columns()), local),
         ],
         how="horizontal",
     )

@@ -116,6 +116,10 @@ class Measures:
             adding=adding,
         )
 
+    def columns(self) -> list[str]:
+        """The records' columns the measures read."""
+        return sorted({*self.counted, *self.summed, *self.least, *self.greatest})
+
     def value_columns(self) -> list[pl.Expr]:
         """The records' columns the measures read, named for :class:`Contributions`."""
         plain = sorted({*self.counted, *self.least, *self.greatest})

@@ -40,6 +40,7 @@ from kstreamlike.backends.polars._partials import (
     in_batches,
     inlined,
 )
+from kstreamlike.backends.polars._sliding_closed_form import sorted_records, store_windows
 from kstreamlike.backends.polars._sliding_contents import Measures
 from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
 from kstreamlike.backends.polars.kafka_sliding import CREATED, SUB, TOMBSTONE, _finished
@@ -56,6 +57,8 @@ _FIXED = 8
 # Rows 0 and 1 of the tables are not windows: the empty aggregate, and a copy of a right
 # source taken before the record updates it.
 _EMPTY, _SOURCE = 0, 1
+# ``_PRE_REC`` of a window the scan does not output (a seed the closed form outputs).
+_HIDDEN = -3
 # Columns of the integer log of writes from DUE on: window, record, forward, stored ts,
 # then ``I``, ``IH``, ``FH``; the float log holds ``F``.
 _LOG_FIXED = 4
@@ -193,15 +196,23 @@ def _scan(
     of: Any,
     size: int,
     due_offset: int,
+    begin: Any,
+    grace: int,
 ) -> Any:  # pragma: no cover - compiled
     """Every store's records (``bounds``: each store's first row; rows in arrival order)
-    through Kafka's decisions. Returns the window tables, the log of writes from DUE on
-    and whether each record was aggregated into a window (False: late)."""
+    through Kafka's decisions, from row ``begin`` of each store on. Returns the window
+    tables, the log of writes from DUE on, whether each record was aggregated into a
+    window (False: late), and the windows of the rows before ``begin`` that the scan
+    leaves to the closed form (:func:`_prefixes`): per window the store's first row, start,
+    largest timestamp, integer partials and flags, float partials and flags."""
     n = ts.shape[0]
     ki = oi.shape[0]
     kf = of.shape[0]
-    wi = np.zeros((2 * n + 16, _FIXED + 4 * ki + 2 * kf), np.int64)
-    wf = np.zeros((2 * n + 16, 2 * kf), np.float64)
+    # (rows past 0 and 1 are written before they are read: no pages to clear)
+    wi = np.empty((2 * n + 16, _FIXED + 4 * ki + 2 * kf), np.int64)
+    wf = np.empty((2 * n + 16, 2 * kf), np.float64)
+    wi[:2] = 0
+    wf[:2] = 0
     li = np.zeros((16, _LOG_FIXED + 2 * ki + kf), np.int64)
     lf = np.zeros((16, kf), np.float64)
     nw = 2
@@ -214,9 +225,80 @@ def _scan(
     starts = np.empty(3 * longest + 3, np.int64)
     # A record's writes, in forward order (:func:`_push`).
     pending = np.empty((3 * longest + 6, 5), np.int64)
+    # the closed form of a store's rows before ``begin`` (:func:`_prefixes`)
+    prefix = np.empty(longest, np.int64)
+    sts = np.empty(longest, np.int64)
+    svi = np.empty((ki, longest), np.int64)
+    svmi = np.empty((ki, longest), np.bool_)
+    svf = np.empty((kf, longest), np.float64)
+    svmf = np.empty((kf, longest), np.bool_)
+    c_start = np.empty(2 * longest + 1, np.int64)
+    c_stamp = np.empty(2 * longest + 1, np.int64)
+    c_ints = np.empty((2 * longest + 1, 2 * ki), np.int64)
+    c_floats = np.empty((2 * longest + 1, kf), np.float64)
+    c_has = np.empty((2 * longest + 1, kf), np.int64)
+    # the windows the closed form outputs
+    o_first = np.empty(2 * n + 1, np.int64)
+    o_start = np.empty(2 * n + 1, np.int64)
+    o_stamp = np.empty(2 * n + 1, np.int64)
+    o_ints = np.empty((2 * n + 1, 2 * ki), np.int64)
+    o_floats = np.empty((2 * n + 1, kf), np.float64)
+    o_has = np.empty((2 * n + 1, kf), np.int64)
+    no = 0
     for g in range(bounds.shape[0] - 1):
+        first = bounds[g]
+        count = 0
+        for r in range(first, begin[g]):
+            if ts[r] + size >= close[r]:  # (in grace; else dropped whole)
+                prefix[count] = r
+                count += 1
+        windows = 0
+        if count > 0:
+            sorted_records(prefix, count, ts, vi, vmi, vf, vmf, sts, svi, svmi, svf, svmf)
+            args = (sts, svi, svmi, oi, svf, svmf, of, size, c_start, c_stamp, c_ints, c_floats)
+            windows = store_windows(count, *args, c_has, 0)
+        scanned = begin[g] < bounds[g + 1]
+        limit = st[begin[g]] if scanned else 0
+        wi = _grown(wi, nw + windows + 3)
+        wf = _grown(wf, nw + windows + 3)
         m = 0
-        for r in range(bounds[g], bounds[g + 1]):
+        for q in range(windows):
+            s = c_start[q]
+            final = not scanned or s + size + grace < limit
+            if final:
+                o_first[no] = first
+                o_start[no] = s
+                o_stamp[no] = c_stamp[q]
+                o_ints[no] = c_ints[q]
+                o_floats[no] = c_floats[q]
+                o_has[no] = c_has[q]
+                no += 1
+            if not scanned or s < limit - grace - 3 * size:
+                continue
+            w = nw  # a seed
+            nw += 1
+            wi[w, _START] = s
+            wi[w, _CREATED] = first
+            wi[w, _TS] = c_stamp[q]
+            wi[w, _STORE] = g
+            wi[w, _PRE_REC] = _HIDDEN if final else first
+            wi[w, _PRE_SUB] = 0
+            wi[w, _SNAPPED] = 0
+            for j in range(2 * ki):
+                wi[w, _FIXED + j] = c_ints[q, j]
+            for j in range(kf):
+                wf[w, j] = c_floats[q, j]
+                wi[w, _FIXED + 4 * ki + j] = c_has[q, j]
+            starts[m] = s
+            order[m] = w
+            m += 1
+        if m > 1:
+            by_start = np.argsort(starts[:m])
+            order[:m] = order[:m][by_start]
+            starts[:m] = starts[:m][by_start]
+        for r in range(first, begin[g]):
+            taken[r] = ts[r] + size >= close[r]
+        for r in range(begin[g], bounds[g + 1]):
             t = ts[r]
             now = st[r]
             closing = close[r]
@@ -226,10 +308,12 @@ def _scan(
             lo = 0 if early else max(0, t - 2 * size)
             i0 = _search(starts, m, lo, False)
             i1 = _search(starts, m, t + 1, True)
-            wi = _grown(wi, nw + 3)
-            wf = _grown(wf, nw + 3)
-            li = _grown(li, nl + i1 - i0 + 3)
-            lf = _grown(lf, nl + i1 - i0 + 3)
+            if nw + 3 > wi.shape[0]:
+                wi = _grown(wi, nw + 3)
+                wf = _grown(wf, nw + 3)
+            if nl + i1 - i0 + 3 > li.shape[0]:
+                li = _grown(li, nl + i1 - i0 + 3)
+                lf = _grown(lf, nl + i1 - i0 + 3)
             sub = 0
             updated = False
             right_source = -1
@@ -383,7 +467,8 @@ def _scan(
                     wi[w, _PRE_SUB] = sub
                 sub += 1
             taken[r] = updated
-    return wi[:nw], wf[:nw], li[:nl], lf[:nl], taken
+    closed = (o_first[:no], o_start[:no], o_stamp[:no], o_ints[:no], o_floats[:no], o_has[:no])
+    return wi[:nw], wf[:nw], li[:nl], lf[:nl], taken, closed
 
 
 @compiled
@@ -400,7 +485,7 @@ def _rows(
         logged[li[q, 0]] = True
     count = 0
     for w in range(2, wi.shape[0]):
-        if final or wi[w, _PRE_REC] >= 0:
+        if wi[w, _PRE_REC] != _HIDDEN and (final or wi[w, _PRE_REC] >= 0):
             count += 1
     if not final:
         count += li.shape[0]
@@ -416,7 +501,7 @@ def _rows(
     settled = 0
     for settled_pass in (True, False):
         for w in range(2, wi.shape[0]):
-            if not (final or wi[w, _PRE_REC] >= 0):
+            if wi[w, _PRE_REC] == _HIDDEN or not (final or wi[w, _PRE_REC] >= 0):
                 continue
             if (final or not logged[w]) != settled_pass:
                 continue
@@ -479,6 +564,32 @@ def _batch_table(rows: list[Any], lo: int, partials: Partials) -> pl.DataFrame:
     )
 
 
+def _begins(
+    bounds: np.ndarray, ts: np.ndarray, st: np.ndarray, window: KafkaSlidingWindow
+) -> np.ndarray:
+    """Where the scan of each store begins: at its first record that neither arrives in
+    grace nor is dropped whole (the store's end when none does).
+
+    The records before it are a store whose records all arrive in grace: its windows are
+    the closed form's (:mod:`._sliding_closed_form`). A record from the first scanned one,
+    ``b``, on writes only windows open at its stream time, ``end + grace >= st[b]``: the
+    others are final, and the scan leaves them to the closed form. A record not dropped
+    whole reads only windows starting from ``ts - 2 size`` with ``ts + size + grace >=
+    st[b]``: the closed form's windows from ``st[b] - grace - 3 size`` on are where the
+    scan begins (*seeds*), those already final only read.
+    """
+    size, grace = window.size, window.grace
+    past = bounds[1:]
+    dropped = ts + size < st - grace
+    in_grace = (ts + grace > st) & (ts >= size)
+    disturbing = np.flatnonzero(~in_grace & ~dropped)
+    if len(disturbing) == 0:
+        return past.astype(np.int64)
+    at = np.searchsorted(disturbing, bounds[:-1])
+    found = disturbing[np.minimum(at, len(disturbing) - 1)]
+    return np.where((at < len(disturbing)) & (found < past), found, past).astype(np.int64)
+
+
 def scan_stores(
     node: KafkaWindowedAggregate,
     records: pl.DataFrame,
@@ -521,10 +632,12 @@ def scan_stores(
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
     frame = records.with_columns(pl.col(SEQ).cast(pl.Int64))
     # the records are in arrival order: a stable sort by store keeps it within a store
-    by_store = frame.with_columns(_group_ids(frame, stores).alias("__ks_store")).sort(
-        "__ks_store", maintain_order=True
-    )
-    counts = by_store.group_by("__ks_store", maintain_order=True).len()["len"].to_numpy()
+    # (of the columns the scan reads)
+    ids = _group_ids(frame, stores).alias("__ks_store")
+    read = [TS, stream_time, SEQ, *(c for c in measures.columns() if c not in (TS, SEQ))]
+    by_store = frame.select(*dict.fromkeys(read)).with_columns(ids)
+    by_store = by_store[by_store.select(pl.arg_sort_by(ids.name, maintain_order=True)).to_series()]
+    counts = by_store.group_by(ids.name, maintain_order=True).len()["len"].to_numpy()
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
     partials = Partials(measures, arrivals, by_store, schema)
@@ -535,12 +648,13 @@ def scan_stores(
     taken = np.zeros(frame.height, np.bool_)
     vi, vmi, oi = partials.ints
     vf, vmf, of = partials.floats
+    begin = _begins(bounds, ts, st, window)
 
     def scanned(lo_store: int, hi_store: int) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The settled windows' rows of a batch of stores, and the others'."""
         lo, hi = bounds[lo_store], bounds[hi_store]
         batch = slice(lo, hi)
-        wi, wf, li, lf, batch_taken = _scan(
+        wi, wf, li, lf, batch_taken, closed = _scan(
             bounds[lo_store : hi_store + 1] - lo,
             ts[batch],
             st[batch] - grace,
@@ -553,11 +667,16 @@ def scan_stores(
             of,
             size,
             due_offset,
+            begin[lo_store:hi_store] - lo,
+            grace,
         )
         taken[batch] = batch_taken
         *rows, count = _rows(wi, wf, li, lf, partials.ki, partials.kf, final)
         table = _batch_table(rows, lo, partials)  # record indices in the stores' order
-        return table.slice(0, count), table.slice(count)
+        first, *values = closed
+        zero = np.zeros(len(first), np.int64)
+        closed_table = _batch_table([first, zero, *values[:2], first, *values[2:]], lo, partials)
+        return pl.concat([closed_table, table.slice(0, count)]), table.slice(count)
 
     batches = in_batches(bounds, frame.height, scanned)
     settled = [part for part, _ in batches]
