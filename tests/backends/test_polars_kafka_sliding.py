@@ -18,7 +18,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
-from kstreamlike.backends.polars import _partials, _sliding_in_grace, kafka_sliding
+from kstreamlike.backends.polars import (
+    _partials,
+    _sliding_in_grace,
+    _sliding_kernel,
+    kafka_sliding,
+)
 from kstreamlike.backends.polars._columns import GROUP, SEQ, TS
 from kstreamlike.backends.polars._sliding_contents import (
     CLOSE,
@@ -414,6 +419,40 @@ def test_stores_beyond_grace_take_the_scan(monkeypatch: pytest.MonkeyPatch, batc
     for table in (on_close, suppressed):
         assert_same_as_reference(table, "polars")
     assert scanned == [4, 4] and given_records == []
+
+
+@pytest.mark.parametrize("mode", ["suppress", "close"])
+def test_the_scan_begins_at_the_first_record_beyond_grace(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Windows of 10, grace 4. Key 1's records up to 112 arrive in grace and 99 beyond it:
+    the scan of key 1's store begins at 99, from the closed form's windows of the records
+    before it, and key 2's store is not scanned. Stream time 112 reaches the close of
+    [98, 108], so suppress emits it there; 99, arriving at that same stream time, writes
+    it again, and suppress emits it a second time. 99 also reads windows that closed
+    before it ([90, 100], [95, 105]): they are seeds the scan does not output."""
+    rows = [(1, 100), (2, 101), (1, 108), (1, 105), (1, 112), (1, 99), (2, 110), (1, 118)]
+    rows += [(1, 121), (2, 140)]
+    frame = pl.DataFrame(
+        {"o": range(len(rows)), "k": [k for k, _ in rows], "ts": [t for _, t in rows]}
+    ).with_columns(pl.col("ts").alias("v"))
+    begins: list[list[int]] = []
+    original = _sliding_kernel._begins
+
+    def spy(bounds: Any, *args: Any) -> Any:
+        begin = original(bounds, *args)
+        begins.append(list(begin - bounds[:-1]))
+        return begin
+
+    monkeypatch.setattr(_sliding_kernel, "_begins", spy)
+    windowed = _windowed(frame, 10, 4, mode, None, value="v")
+    aggregates = (ks.agg.count(), ks.agg.sum("v"), ks.agg.first("v").alias("head"))
+    table = _finish(windowed.aggregate(*aggregates), mode)
+    assert_same_as_reference(table, "polars")
+    assert begins == [[4]]  # key 1's fifth record, 99 (key 2 is not given to the scan)
+    if mode == "suppress":
+        emitted = table.collect().filter(pl.col("k") == 1, pl.col("window_start") == 98)
+        assert emitted.select("count", "v").rows() == [(3, 100 + 105 + 108), (4, 412)]
 
 
 @pytest.mark.parametrize("contents", [ks.agg.sum("v"), ks.agg.collect_list("v")])
