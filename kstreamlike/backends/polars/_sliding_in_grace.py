@@ -10,8 +10,10 @@ leave the windows KIP-450 describes, with exact contents: the left window
 ``[t - size, t]`` of every record timestamp ``t``, and the right window
 ``[t + 1, t + 1 + size]`` of ``t`` when some record falls in ``(t, t + 1 + size]``, each
 holding every record of the store in its bounds, and each final before it is emitted. So a
-window's final result is a range aggregate over the store's records sorted by timestamp (a
-Polars ``rolling`` per store, as a hand-written rolling aggregation would do), emitted once:
+window's final result is a range aggregate over the store's records sorted by timestamp
+(one compiled pass per store, :mod:`._sliding_closed_form`, when the aggregation decomposes
+into partials; else a Polars ``rolling`` per store, as a hand-written rolling aggregation
+would do), emitted once:
 ``suppress(untilWindowCloses)`` evicts it at the first forward of the first record whose
 stream time reaches ``end + grace``, on window close it is emitted after the first record
 whose stream time passes ``end + grace``. This is what KIP-450 promises for records within
@@ -21,8 +23,10 @@ record dropped whole (even its right window closed when it arrives) leaves no tr
 store, so it does not keep the store from the closed form: it is only a late record.
 
 The other stores (in the benchmark workload, those holding a record delayed beyond the
-grace period) run the full algorithm (:func:`.kafka_sliding.run_sliding`) over their own
-records, with the partition's stream time, as the Spark backend runs buckets of keys: it
+grace period) take the compiled scan (:func:`._sliding_kernel.scan_stores`) from their
+first such record on, or the full algorithm (:func:`.kafka_sliding.run_sliding`) when the
+aggregation does not decompose, over their own records, with the partition's stream time,
+as the Spark backend runs buckets of keys: it
 gives each window's final result with the stream time that emits it when every window is
 settled (suppress), else their every-update changelog, or each window's creation and
 closing time (on window close); all are placed here with the stream time of the whole

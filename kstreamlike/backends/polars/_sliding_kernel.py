@@ -13,13 +13,20 @@ last arrival, non-null counts, sums, minima, maxima), so only declarative aggreg
 that decompose into them and whose columns are numeric, boolean or temporal take it; the
 others run the vectorized history (:func:`.kafka_sliding.run_sliding`).
 
+A store's records before its first record beyond grace are themselves a store whose
+records all arrive in grace, so the scan begins at that record (:func:`_begins`): the
+windows of the records before it are the closed form's
+(:mod:`._sliding_closed_form`, compiled into the scan), those the later records can read
+are the *seeds* the scan starts from, and those already final are output as they are.
+
 Final results need each window's value when the stream time reaches its end plus grace
 (``DUE``): the scan records, per window, its last write before that stream time and every
 write from it on (a window is written at ``DUE`` at most by the records whose stream time
 is exactly ``DUE``, and by a right-window copy created closed). Those rows are the part of
 the every-update changelog that ``suppress(untilWindowCloses)`` can emit; the caller
 places them. On window close, each window's final value and its creation are enough.
-Floating-point sums add the records in arrival order, as Kafka does.
+Floating-point sums add the scanned records in arrival order, as Kafka does (the closed
+form adds a window's records in timestamp order, as the rolling aggregation it replaces).
 """
 
 from __future__ import annotations
