@@ -37,9 +37,39 @@ from kstreamlike.backends.polars.kafka_sliding import _finished
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["compiled_closed_form", "sorted_records", "store_windows"]
+__all__ = ["compiled_closed_form", "scratch", "sorted_records", "store_windows"]
 
 _FIRST = "__ks_first_row"  # a record of the window's store
+
+
+@inlined
+def _extreme(
+    values: Any, valid: Any, lo: int, hi: int, greatest: bool
+) -> tuple[Any, int]:  # pragma: no cover - compiled
+    """The largest (``greatest``) or smallest valid value of ``values[lo:hi]`` and 1, or
+    zero and 0 when none is valid."""
+    seen = False
+    best = values[lo] * 0
+    for r in range(lo, hi):
+        if valid[r]:
+            x = values[r]
+            if not seen or (x > best if greatest else x < best):
+                best = x
+            seen = True
+    return best, 1 if seen else 0
+
+
+@compiled
+def scratch(longest: int, ki: int, kf: int) -> Any:  # pragma: no cover - compiled
+    """The scratch arrays of :func:`sorted_records` for stores of up to ``longest``
+    records with ``ki`` integer and ``kf`` float partials."""
+    return (
+        np.empty(longest, np.int64),
+        np.empty((ki, longest), np.int64),
+        np.empty((ki, longest), np.bool_),
+        np.empty((kf, longest), np.float64),
+        np.empty((kf, longest), np.bool_),
+    )
 
 
 @inlined
@@ -66,16 +96,7 @@ def _aggregate(
             ints[row, j] = running[j]
             ints[row, ki + j] = 1
             continue
-        seen = False
-        best = 0
-        for r in range(lo, hi):
-            if vmi[j, r]:
-                x = vi[j, r]
-                if not seen or (x > best if oi[j] == GREATEST else x < best):
-                    best = x
-                seen = True
-        ints[row, j] = best
-        ints[row, ki + j] = 1 if seen else 0
+        ints[row, j], ints[row, ki + j] = _extreme(vi[j], vmi[j], lo, hi, oi[j] == GREATEST)
     for j in range(of.shape[0]):
         if of[j] == ADD:
             # four sums, so the additions do not wait on each other
@@ -93,16 +114,7 @@ def _aggregate(
             floats[row, j] = (s0 + s1) + (s2 + s3)
             float_has[row, j] = 1
             continue
-        seen = False
-        best_f = 0.0
-        for r in range(lo, hi):
-            if vmf[j, r]:
-                y = vf[j, r]
-                if not seen or (y > best_f if of[j] == GREATEST else y < best_f):
-                    best_f = y
-                seen = True
-        floats[row, j] = best_f
-        float_has[row, j] = 1 if seen else 0
+        floats[row, j], float_has[row, j] = _extreme(vf[j], vmf[j], lo, hi, of[j] == GREATEST)
 
 
 @inlined
@@ -238,11 +250,7 @@ def _closed_windows(
     longest = 0
     for g in range(bounds.shape[0] - 1):
         longest = max(longest, bounds[g + 1] - bounds[g])
-    sts = np.empty(longest, np.int64)
-    svi = np.empty((ki, longest), np.int64)
-    svmi = np.empty((ki, longest), np.bool_)
-    svf = np.empty((kf, longest), np.float64)
-    svmf = np.empty((kf, longest), np.bool_)
+    sts, svi, svmi, svf, svmf = scratch(longest, ki, kf)
     store = np.empty(2 * n, np.int64)
     start = np.empty(2 * n, np.int64)
     stamp = np.empty(2 * n, np.int64)

@@ -47,7 +47,11 @@ from kstreamlike.backends.polars._partials import (
     in_batches,
     inlined,
 )
-from kstreamlike.backends.polars._sliding_closed_form import sorted_records, store_windows
+from kstreamlike.backends.polars._sliding_closed_form import (
+    scratch,
+    sorted_records,
+    store_windows,
+)
 from kstreamlike.backends.polars._sliding_contents import Measures
 from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
 from kstreamlike.backends.polars.kafka_sliding import CREATED, SUB, TOMBSTONE, _finished
@@ -210,7 +214,7 @@ def _scan(
     through Kafka's decisions, from row ``begin`` of each store on. Returns the window
     tables, the log of writes from DUE on, whether each record was aggregated into a
     window (False: late), and the windows of the rows before ``begin`` that the scan
-    leaves to the closed form (:func:`_prefixes`): per window the store's first row, start,
+    leaves to the closed form (:func:`_begins`): per window the store's first row, start,
     largest timestamp, integer partials and flags, float partials and flags."""
     n = ts.shape[0]
     ki = oi.shape[0]
@@ -234,11 +238,7 @@ def _scan(
     pending = np.empty((3 * longest + 6, 5), np.int64)
     # the closed form of a store's rows before ``begin`` (:func:`_prefixes`)
     prefix = np.empty(longest, np.int64)
-    sts = np.empty(longest, np.int64)
-    svi = np.empty((ki, longest), np.int64)
-    svmi = np.empty((ki, longest), np.bool_)
-    svf = np.empty((kf, longest), np.float64)
-    svmf = np.empty((kf, longest), np.bool_)
+    sts, svi, svmi, svf, svmf = scratch(longest, ki, kf)
     c_start = np.empty(2 * longest + 1, np.int64)
     c_stamp = np.empty(2 * longest + 1, np.int64)
     c_ints = np.empty((2 * longest + 1, 2 * ki), np.int64)
