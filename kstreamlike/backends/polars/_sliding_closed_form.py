@@ -8,7 +8,7 @@ In such a store every window holds every record of the store in its bounds (see
 record there). With the store's records sorted by timestamp, both are runs of records
 found by two pointers that only move forward, one pass per store. Each window's partials
 (record count, first and last arrival, non-null counts, sums, minima, maxima: those of
-:mod:`._sliding_kernel`) are aggregated over its run: integer sums as running sums, exact
+:mod:`._partials`) are aggregated over its run: integer sums as running sums, exact
 in two's complement; float sums, minima and maxima over the run itself, so no value is
 ever subtracted (a float sum that added and removed values would drift). This is what the
 Polars ``rolling`` aggregation it replaces computes, in one compiled pass instead of two
@@ -299,10 +299,13 @@ def compiled_closed_form(
         return None
     # SEQ: the rank of arrival among these records (first and last read them by it)
     local = clean.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(SEQ))
-    ids = _group_ids(local, stores)
-    rows = ids.arg_sort().cast(pl.Int64).to_numpy()
-    counts = ids.value_counts(sort=False).sort(ids.name)["count"].to_numpy()
-    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    ids = _group_ids(local, stores).alias(_FIRST)
+    # the records grouped by store, in arrival order within one
+    rows = ids.to_frame().select(pl.arg_sort_by(_FIRST, maintain_order=True))
+    rows = rows.to_series().cast(pl.Int64).to_numpy()
+    grouped = ids.to_numpy()[rows]
+    changes = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
+    bounds = np.concatenate([[0], changes, [len(rows)]]).astype(np.int64)
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
     partials = Partials(measures, arrivals, local, schema)
     ts = local[TS].cast(pl.Int64).to_numpy()

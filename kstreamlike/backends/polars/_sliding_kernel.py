@@ -236,7 +236,7 @@ def _scan(
     starts = np.empty(3 * longest + 3, np.int64)
     # A record's writes, in forward order (:func:`_push`).
     pending = np.empty((3 * longest + 6, 5), np.int64)
-    # the closed form of a store's rows before ``begin`` (:func:`_prefixes`)
+    # the closed form of a store's rows before ``begin`` (:func:`_begins`)
     prefix = np.empty(longest, np.int64)
     sts, svi, svmi, svf, svmf = scratch(longest, ki, kf)
     c_start = np.empty(2 * longest + 1, np.int64)
