@@ -37,7 +37,7 @@ from kstreamlike.backends.polars.kafka_sliding import _finished
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["compiled_closed_form", "scratch", "sorted_records", "store_windows"]
+__all__ = ["compiled_closed_form", "scratch", "store_windows", "windows_table"]
 
 _FIRST = "__ks_first_row"  # a record of the window's store
 
@@ -61,7 +61,7 @@ def _extreme(
 
 @compiled
 def scratch(longest: int, ki: int, kf: int) -> Any:  # pragma: no cover - compiled
-    """The scratch arrays of :func:`sorted_records` for stores of up to ``longest``
+    """The scratch arrays of :func:`store_windows` for stores of up to ``longest``
     records with ``ki`` integer and ``kf`` float partials."""
     return (
         np.empty(longest, np.int64),
@@ -128,23 +128,26 @@ def _slide(
 
 
 @compiled
-def sorted_records(
-    rows: Any,
-    count: int,
-    ts: Any,
-    vi: Any,
-    vmi: Any,
-    vf: Any,
-    vmf: Any,
-    sts: Any,
-    svi: Any,
-    svmi: Any,
-    svf: Any,
-    svmf: Any,
+def windows_table(rows: int, ki: int, kf: int) -> Any:  # pragma: no cover - compiled
+    """Room for ``rows`` windows (:func:`store_windows`): start, largest timestamp, integer
+    partials and their flags, float partials, their flags."""
+    return (
+        np.empty(rows, np.int64),
+        np.empty(rows, np.int64),
+        np.empty((rows, 2 * ki), np.int64),
+        np.empty((rows, kf), np.float64),
+        np.empty((rows, kf), np.int64),
+    )
+
+
+@inlined
+def _sorted_records(
+    rows: Any, count: int, ts: Any, vi: Any, vmi: Any, vf: Any, vmf: Any, work: Any
 ) -> None:  # pragma: no cover - compiled
     """Records ``rows[:count]`` (rows of ``ts`` and the partial tables, a record per row)
-    sorted by timestamp into the scratch arrays ``sts`` and ``svi`` to ``svmf`` (a
-    partial's values contiguous)."""
+    sorted by timestamp into the scratch arrays ``work`` (:func:`scratch`; a partial's
+    values contiguous)."""
+    sts, svi, svmi, svf, svmf = work
     keys = np.empty(count, np.int64)
     for i in range(count):
         keys[i] = ts[rows[i]]
@@ -162,6 +165,7 @@ def sorted_records(
 
 @compiled
 def store_windows(
+    rows: Any,
     count: int,
     ts: Any,
     vi: Any,
@@ -171,32 +175,32 @@ def store_windows(
     vmf: Any,
     of: Any,
     size: int,
-    start: Any,
-    stamp: Any,
-    ints: Any,
-    floats: Any,
-    float_has: Any,
+    work: Any,
+    out: Any,
     at: int,
 ) -> int:  # pragma: no cover - compiled
-    """The windows of one store whose ``count`` records (:func:`sorted_records`) all arrive
-    in grace, written from row ``at`` of ``start``, ``stamp`` (largest timestamp), ``ints``
-    (integer partials and their flags), ``floats`` and ``float_has``; returns the row past
-    the last."""
+    """The windows of one store whose records ``rows[:count]`` (rows of ``ts`` and the
+    partial tables ``vi`` to ``vmf``, a record per row) all arrive in grace, written from
+    row ``at`` of ``out`` (:func:`windows_table`), with the scratch arrays ``work``
+    (:func:`scratch`); returns the row past the last."""
+    _sorted_records(rows, count, ts, vi, vmi, vf, vmf, work)
+    sts, svi, svmi, svf, svmf = work  # (the records, sorted)
+    start, stamp, ints, floats, float_has = out
     running = np.zeros(oi.shape[0], np.int64)
     nw = at
     # left windows [t - size, t]: records [lo, e), e past the records at t
     lo = 0
     i = 0
     while i < count:
-        t = ts[i]
+        t = sts[i]
         e = i
-        while e < count and ts[e] == t:
-            _slide(running, vi, oi, e, 1)
+        while e < count and sts[e] == t:
+            _slide(running, svi, oi, e, 1)
             e += 1
-        while ts[lo] < t - size:
-            _slide(running, vi, oi, lo, -1)
+        while sts[lo] < t - size:
+            _slide(running, svi, oi, lo, -1)
             lo += 1
-        _aggregate(nw, lo, e, vi, vmi, oi, vf, vmf, of, ints, floats, float_has, running)
+        _aggregate(nw, lo, e, svi, svmi, oi, svf, svmf, of, ints, floats, float_has, running)
         start[nw] = t - size
         stamp[nw] = t
         nw += 1
@@ -206,23 +210,23 @@ def store_windows(
     hi = 0
     i = 0
     while i < count:
-        t = ts[i]
+        t = sts[i]
         e = i
-        while e < count and ts[e] == t:
+        while e < count and sts[e] == t:
             e += 1
         if hi < e:
             hi = e
             running[:] = 0
         else:
             for r in range(i, e):
-                _slide(running, vi, oi, r, -1)
-        while hi < count and ts[hi] <= t + 1 + size:
-            _slide(running, vi, oi, hi, 1)
+                _slide(running, svi, oi, r, -1)
+        while hi < count and sts[hi] <= t + 1 + size:
+            _slide(running, svi, oi, hi, 1)
             hi += 1
-        if hi > e and ts[hi - 1] != t + 1 + size:
-            _aggregate(nw, e, hi, vi, vmi, oi, vf, vmf, of, ints, floats, float_has, running)
+        if hi > e and sts[hi - 1] != t + 1 + size:
+            _aggregate(nw, e, hi, svi, svmi, oi, svf, svmf, of, ints, floats, float_has, running)
             start[nw] = t + 1
-            stamp[nw] = ts[hi - 1]
+            stamp[nw] = sts[hi - 1]
             nw += 1
         i = e
     return nw
@@ -250,36 +254,17 @@ def _closed_windows(
     longest = 0
     for g in range(bounds.shape[0] - 1):
         longest = max(longest, bounds[g + 1] - bounds[g])
-    sts, svi, svmi, svf, svmf = scratch(longest, ki, kf)
+    work = scratch(longest, ki, kf)
+    out = windows_table(2 * n, ki, kf)
     store = np.empty(2 * n, np.int64)
-    start = np.empty(2 * n, np.int64)
-    stamp = np.empty(2 * n, np.int64)
-    ints = np.empty((2 * n, 2 * ki), np.int64)
-    floats = np.empty((2 * n, kf), np.float64)
-    float_has = np.empty((2 * n, kf), np.int64)
     nw = 0
     for g in range(bounds.shape[0] - 1):
         count = bounds[g + 1] - bounds[g]
-        sorted_records(rows[bounds[g] :], count, ts, vi, vmi, vf, vmf, sts, svi, svmi, svf, svmf)
-        past = store_windows(
-            count,
-            sts,
-            svi,
-            svmi,
-            oi,
-            svf,
-            svmf,
-            of,
-            size,
-            start,
-            stamp,
-            ints,
-            floats,
-            float_has,
-            nw,
-        )
+        args = (ts, vi, vmi, oi, vf, vmf, of, size, work, out, nw)
+        past = store_windows(rows[bounds[g] :], count, *args)
         store[nw:past] = g
         nw = past
+    start, stamp, ints, floats, float_has = out
     return store[:nw], start[:nw], stamp[:nw], ints[:nw], floats[:nw], float_has[:nw]
 
 

@@ -49,8 +49,8 @@ from kstreamlike.backends.polars._partials import (
 )
 from kstreamlike.backends.polars._sliding_closed_form import (
     scratch,
-    sorted_records,
     store_windows,
+    windows_table,
 )
 from kstreamlike.backends.polars._sliding_contents import Measures
 from kstreamlike.backends.polars.kafka_session import _group_columns, _group_ids
@@ -238,19 +238,13 @@ def _scan(
     pending = np.empty((3 * longest + 6, 5), np.int64)
     # the closed form of a store's rows before ``begin`` (:func:`_begins`)
     prefix = np.empty(longest, np.int64)
-    sts, svi, svmi, svf, svmf = scratch(longest, ki, kf)
-    c_start = np.empty(2 * longest + 1, np.int64)
-    c_stamp = np.empty(2 * longest + 1, np.int64)
-    c_ints = np.empty((2 * longest + 1, 2 * ki), np.int64)
-    c_floats = np.empty((2 * longest + 1, kf), np.float64)
-    c_has = np.empty((2 * longest + 1, kf), np.int64)
+    work = scratch(longest, ki, kf)
+    found = windows_table(2 * longest + 1, ki, kf)
+    c_start, c_stamp, c_ints, c_floats, c_has = found
     # the windows the closed form outputs
     o_first = np.empty(2 * n + 1, np.int64)
-    o_start = np.empty(2 * n + 1, np.int64)
-    o_stamp = np.empty(2 * n + 1, np.int64)
-    o_ints = np.empty((2 * n + 1, 2 * ki), np.int64)
-    o_floats = np.empty((2 * n + 1, kf), np.float64)
-    o_has = np.empty((2 * n + 1, kf), np.int64)
+    kept = windows_table(2 * n + 1, ki, kf)
+    o_start, o_stamp, o_ints, o_floats, o_has = kept
     no = 0
     for g in range(bounds.shape[0] - 1):
         first = bounds[g]
@@ -259,11 +253,8 @@ def _scan(
             if ts[r] + size >= close[r]:  # (in grace; else dropped whole)
                 prefix[count] = r
                 count += 1
-        windows = 0
-        if count > 0:
-            sorted_records(prefix, count, ts, vi, vmi, vf, vmf, sts, svi, svmi, svf, svmf)
-            args = (sts, svi, svmi, oi, svf, svmf, of, size, c_start, c_stamp, c_ints, c_floats)
-            windows = store_windows(count, *args, c_has, 0)
+        args = (ts, vi, vmi, oi, vf, vmf, of, size, work, found, 0)
+        windows = store_windows(prefix, count, *args)
         scanned = begin[g] < bounds[g + 1]
         limit = st[begin[g]] if scanned else 0
         wi = _grown(wi, nw + windows + 3)
