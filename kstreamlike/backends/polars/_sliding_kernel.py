@@ -63,8 +63,8 @@ __all__ = ["scan_stores"]
 # Columns of the integer window table: the window, then its partials (values ``I``, "has
 # a value" flags ``IH``), their values at its last write before DUE (``PI``, ``PIH``), and
 # the flags of the float partials (``FH``, ``PFH``). The float table holds ``F``, ``PF``.
-_START, _CREATED, _TS, _PRE_TS, _PRE_REC, _PRE_SUB, _SNAPPED, _STORE = range(8)
-_FIXED = 8
+_START, _CREATED, _TS, _PRE_TS, _PRE_REC, _PRE_SUB, _SNAPPED = range(7)
+_FIXED = 7
 # Rows 0 and 1 of the tables are not windows: the empty aggregate, and a copy of a right
 # source taken before the record updates it.
 _EMPTY, _SOURCE = 0, 1
@@ -73,6 +73,10 @@ _HIDDEN = -3
 # Columns of the integer log of writes from DUE on: window, record, forward, stored ts,
 # then ``I``, ``IH``, ``FH``; the float log holds ``F``.
 _LOG_FIXED = 4
+# Rows of the output tables (a column per output row): record, forward, start, stored ts,
+# creating record, then ``I``, ``IH``, ``FH``; the float output holds ``F``.
+_O_REC, _O_SUB, _O_START, _O_TS, _O_CREATOR = range(5)
+_OUT = 5
 
 
 @compiled
@@ -82,6 +86,87 @@ def _grown(table: Any, rows: int) -> Any:  # pragma: no cover - compiled
     bigger = np.zeros((max(rows, 2 * table.shape[0]), table.shape[1]), table.dtype)
     bigger[: table.shape[0]] = table
     return bigger
+
+
+@compiled
+def _longer(table: Any, rows: int) -> Any:  # pragma: no cover - compiled
+    """An output table (a column per row) with room for ``rows`` rows."""
+    if rows <= table.shape[1]:
+        return table
+    bigger = np.empty((table.shape[0], max(rows, 2 * table.shape[1])), table.dtype)
+    bigger[:, : table.shape[1]] = table
+    return bigger
+
+
+@inlined
+def _put(
+    out: Any, n: int, rec: int, sub: int, start: int, stamp: int, creator: int
+) -> None:  # pragma: no cover - compiled
+    """Output row ``n``'s record, forward, start, stored ts and creating record."""
+    out[_O_REC, n] = rec
+    out[_O_SUB, n] = sub
+    out[_O_START, n] = start
+    out[_O_TS, n] = stamp
+    out[_O_CREATOR, n] = creator
+
+
+@compiled
+def _flush(
+    wi: Any,
+    wf: Any,
+    nw: int,
+    li: Any,
+    lf: Any,
+    nl: int,
+    final: bool,
+    si: Any,
+    sf: Any,
+    ns: int,
+    xi: Any,
+    xf: Any,
+    nx: int,
+) -> Any:  # pragma: no cover - compiled
+    """A store's output rows from its windows (rows 2 to ``nw`` of ``wi``/``wf``) and its
+    log of writes from DUE on (``li``/``lf``, ``nl`` rows), from column ``ns`` of the
+    settled output ``si``/``sf`` and ``nx`` of the others' ``xi``/``xf``: on window close
+    (``final``) every window with its final value (settled); otherwise each window's last
+    write before DUE (settled when no write is logged) and every logged write. Returns the
+    new ``ns`` and ``nx``."""
+    kf = lf.shape[1]
+    ki = (wi.shape[1] - _FIXED - 2 * kf) // 4
+    logged = np.zeros(nw, np.bool_)
+    for q in range(nl):
+        logged[li[q, 0]] = True
+    for w in range(2, nw):
+        rec = wi[w, _PRE_REC]
+        if rec == _HIDDEN or not (final or rec >= 0):
+            continue
+        settled = final or not logged[w]
+        out, outf, n = (si, sf, ns) if settled else (xi, xf, nx)
+        snapped = (not final) and wi[w, _SNAPPED] != 0
+        stamp = wi[w, _PRE_TS] if snapped else wi[w, _TS]
+        _put(out, n, rec, wi[w, _PRE_SUB], wi[w, _START], stamp, wi[w, _CREATED])
+        at = _FIXED + (2 * ki if snapped else 0)
+        for j in range(2 * ki):
+            out[_OUT + j, n] = wi[w, at + j]
+        at = _FIXED + 4 * ki + (kf if snapped else 0)
+        for j in range(kf):
+            out[_OUT + 2 * ki + j, n] = wi[w, at + j]
+            outf[j, n] = wf[w, (kf if snapped else 0) + j]
+        if settled:
+            ns += 1
+        else:
+            nx += 1
+    for q in range(0 if final else nl):
+        w = li[q, 0]
+        _put(xi, nx, li[q, 1], li[q, 2], wi[w, _START], li[q, 3], wi[w, _CREATED])
+        for j in range(2 * ki):
+            xi[_OUT + j, nx] = li[q, _LOG_FIXED + j]
+        for j in range(kf):
+            xi[_OUT + 2 * ki + j, nx] = li[q, _LOG_FIXED + 2 * ki + j]
+            xf[j, nx] = lf[q, j]
+        nx += 1
+    return ns, nx
 
 
 @inlined
@@ -209,29 +294,35 @@ def _scan(
     due_offset: int,
     begin: Any,
     grace: int,
+    final: bool,
 ) -> Any:  # pragma: no cover - compiled
     """Every store's records (``bounds``: each store's first row; rows in arrival order)
-    through Kafka's decisions, from row ``begin`` of each store on. Returns the window
-    tables, the log of writes from DUE on, whether each record was aggregated into a
-    window (False: late), and the windows of the rows before ``begin`` that the scan
-    leaves to the closed form (:func:`_begins`): per window the store's first row, start,
-    largest timestamp, integer partials and flags, float partials and flags."""
+    through Kafka's decisions, from row ``begin`` of each store on. Returns the output
+    rows (:func:`_flush`; the windows of the rows before ``begin`` that the scan leaves to
+    the closed form, :func:`_begins`, are settled rows of the store's first record), as
+    the settled ones' integer and float tables, the others', and whether each record was
+    aggregated into a window (False: late)."""
     n = ts.shape[0]
     ki = oi.shape[0]
     kf = of.shape[0]
-    # (rows past 0 and 1 are written before they are read: no pages to clear)
-    wi = np.empty((2 * n + 16, _FIXED + 4 * ki + 2 * kf), np.int64)
-    wf = np.empty((2 * n + 16, 2 * kf), np.float64)
-    wi[:2] = 0
-    wf[:2] = 0
-    li = np.zeros((16, _LOG_FIXED + 2 * ki + kf), np.int64)
-    lf = np.zeros((16, kf), np.float64)
-    nw = 2
-    nl = 0
-    taken = np.zeros(n, np.bool_)
     longest = 0
     for g in range(bounds.shape[0] - 1):
         longest = max(longest, bounds[g + 1] - bounds[g])
+    # A store's windows, output when the store is done, so the tables stay small. (Rows
+    # past 0 and 1 are written before they are read.)
+    wi = np.empty((3 * longest + 16, _FIXED + 4 * ki + 2 * kf), np.int64)
+    wf = np.empty((3 * longest + 16, 2 * kf), np.float64)
+    wi[:2] = 0
+    wf[:2] = 0
+    li = np.empty((16, _LOG_FIXED + 2 * ki + kf), np.int64)
+    lf = np.empty((16, kf), np.float64)
+    si = np.empty((_OUT + 2 * ki + kf, 2 * n + 16), np.int64)
+    sf = np.empty((kf, 2 * n + 16), np.float64)
+    xi = np.empty((_OUT + 2 * ki + kf, 16), np.int64)
+    xf = np.empty((kf, 16), np.float64)
+    ns = 0
+    nx = 0
+    taken = np.zeros(n, np.bool_)
     order = np.empty(3 * longest + 3, np.int64)  # a store's windows, by start
     starts = np.empty(3 * longest + 3, np.int64)
     # A record's writes, in forward order (:func:`_push`).
@@ -241,12 +332,9 @@ def _scan(
     work = scratch(longest, ki, kf)
     found = windows_table(2 * longest + 1, ki, kf)
     c_start, c_stamp, c_ints, c_floats, c_has = found
-    # the windows the closed form outputs
-    o_first = np.empty(2 * n + 1, np.int64)
-    kept = windows_table(2 * n + 1, ki, kf)
-    o_start, o_stamp, o_ints, o_floats, o_has = kept
-    no = 0
     for g in range(bounds.shape[0] - 1):
+        nw = 2
+        nl = 0
         first = bounds[g]
         count = 0
         for r in range(first, begin[g]):
@@ -259,18 +347,20 @@ def _scan(
         limit = st[begin[g]] if scanned else 0
         wi = _grown(wi, nw + windows + 3)
         wf = _grown(wf, nw + windows + 3)
+        si = _longer(si, ns + windows)
+        sf = _longer(sf, ns + windows)
         m = 0
         for q in range(windows):
             s = c_start[q]
-            final = not scanned or s + size + grace < limit
-            if final:
-                o_first[no] = first
-                o_start[no] = s
-                o_stamp[no] = c_stamp[q]
-                o_ints[no] = c_ints[q]
-                o_floats[no] = c_floats[q]
-                o_has[no] = c_has[q]
-                no += 1
+            done = not scanned or s + size + grace < limit
+            if done:  # output as it is
+                _put(si, ns, first, 0, s, c_stamp[q], first)
+                for j in range(2 * ki):
+                    si[_OUT + j, ns] = c_ints[q, j]
+                for j in range(kf):
+                    si[_OUT + 2 * ki + j, ns] = c_has[q, j]
+                    sf[j, ns] = c_floats[q, j]
+                ns += 1
             if not scanned or s < limit - grace - 3 * size:
                 continue
             w = nw  # a seed
@@ -278,8 +368,7 @@ def _scan(
             wi[w, _START] = s
             wi[w, _CREATED] = first
             wi[w, _TS] = c_stamp[q]
-            wi[w, _STORE] = g
-            wi[w, _PRE_REC] = _HIDDEN if final else first
+            wi[w, _PRE_REC] = _HIDDEN if done else first
             wi[w, _PRE_SUB] = 0
             wi[w, _SNAPPED] = 0
             for j in range(2 * ki):
@@ -441,7 +530,6 @@ def _scan(
                     nw += 1
                     wi[w, _START] = s
                     wi[w, _CREATED] = r
-                    wi[w, _STORE] = g
                     wi[w, _PRE_REC] = -1
                     wi[w, _SNAPPED] = 1 if now >= due else 0
                     at = _search(starts, m, s, False)
@@ -465,98 +553,39 @@ def _scan(
                     wi[w, _PRE_SUB] = sub
                 sub += 1
             taken[r] = updated
-    closed = (o_first[:no], o_start[:no], o_stamp[:no], o_ints[:no], o_floats[:no], o_has[:no])
-    return wi[:nw], wf[:nw], li[:nl], lf[:nl], taken, closed
-
-
-@compiled
-def _rows(
-    wi: Any, wf: Any, li: Any, lf: Any, ki: int, kf: int, final: bool
-) -> Any:  # pragma: no cover
-    """The output rows of the scan's tables: on window close (``final``) every window with
-    its final value; otherwise each window's last write before DUE, the *settled* windows
-    (no logged write) first, then every logged write. Returns per row: record, forward,
-    start, stored ts, creating record, the integer partials and their flags, the float
-    partials and their flags; and the number of settled rows (they come first)."""
-    logged = np.zeros(wi.shape[0], np.bool_)
-    for q in range(li.shape[0]):
-        logged[li[q, 0]] = True
-    count = 0
-    for w in range(2, wi.shape[0]):
-        if wi[w, _PRE_REC] != _HIDDEN and (final or wi[w, _PRE_REC] >= 0):
-            count += 1
-    if not final:
-        count += li.shape[0]
-    rec = np.empty(count, np.int64)
-    sub = np.empty(count, np.int64)
-    start = np.empty(count, np.int64)
-    stamp = np.empty(count, np.int64)
-    creator = np.empty(count, np.int64)
-    ints = np.empty((count, 2 * ki), np.int64)
-    floats = np.empty((count, kf), np.float64)
-    float_has = np.empty((count, kf), np.int64)
-    n = 0
-    settled = 0
-    for settled_pass in (True, False):
-        for w in range(2, wi.shape[0]):
-            if wi[w, _PRE_REC] == _HIDDEN or not (final or wi[w, _PRE_REC] >= 0):
-                continue
-            if (final or not logged[w]) != settled_pass:
-                continue
-            snapped = (not final) and wi[w, _SNAPPED] != 0
-            at = _FIXED + (2 * ki if snapped else 0)
-            for j in range(2 * ki):
-                ints[n, j] = wi[w, at + j]
-            at = _FIXED + 4 * ki + (kf if snapped else 0)
-            for j in range(kf):
-                float_has[n, j] = wi[w, at + j]
-                floats[n, j] = wf[w, (kf if snapped else 0) + j]
-            stamp[n] = wi[w, _PRE_TS] if snapped else wi[w, _TS]
-            rec[n] = wi[w, _PRE_REC]
-            sub[n] = wi[w, _PRE_SUB]
-            start[n] = wi[w, _START]
-            creator[n] = wi[w, _CREATED]
-            n += 1
-        if settled_pass:
-            settled = n
-    if not final:
-        for q in range(li.shape[0]):
-            w = li[q, 0]
-            rec[n] = li[q, 1]
-            sub[n] = li[q, 2]
-            stamp[n] = li[q, 3]
-            start[n] = wi[w, _START]
-            creator[n] = wi[w, _CREATED]
-            for j in range(2 * ki):
-                ints[n, j] = li[q, _LOG_FIXED + j]
-            for j in range(kf):
-                float_has[n, j] = li[q, _LOG_FIXED + 2 * ki + j]
-                floats[n, j] = lf[q, j]
-            n += 1
-    return rec, sub, start, stamp, creator, ints, floats, float_has, settled
+        si = _longer(si, ns + nw)
+        sf = _longer(sf, ns + nw)
+        xi = _longer(xi, nx + nw + nl)
+        xf = _longer(xf, nx + nw + nl)
+        ns, nx = _flush(wi, wf, nw, li, lf, nl, final, si, sf, ns, xi, xf, nx)
+    return si[:, :ns], sf[:, :ns], xi[:, :nx], xf[:, :nx], taken
 
 
 _RECORD, _CREATOR = "__ks_record", "__ks_creator"
 
 
-def _batch_table(rows: list[Any], lo: int, partials: Partials) -> pl.DataFrame:
-    """A batch's output rows (:func:`_rows`) as a frame: the record and creating record
-    (as rows of the stores' order, the batch starting at ``lo``), forward, start, stored
-    ts and the partials."""
-    rec, sub, start, stamp, creator, ints, floats, float_has = rows
+def _batch_table(ints: Any, floats: Any, lo: int, partials: Partials) -> pl.DataFrame:
+    """A batch's output rows (:func:`_flush`; ``ints`` and ``floats`` have a column per
+    row) as a frame: the record and creating record (as rows of the stores' order, the
+    batch starting at ``lo``), forward, start, stored ts and the partials."""
     ki = partials.ki
     return pl.concat(
         [
             pl.DataFrame(
                 {
-                    _RECORD: rec + lo,
-                    SUB: sub,
-                    START: start,
-                    TIMESTAMP: stamp,
-                    _CREATOR: creator + lo,
+                    _RECORD: ints[_O_REC] + lo,
+                    SUB: ints[_O_SUB],
+                    START: ints[_O_START],
+                    TIMESTAMP: ints[_O_TS],
+                    _CREATOR: ints[_O_CREATOR] + lo,
                 }
             ),
-            partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has),
+            partials.frame(
+                ints[_OUT : _OUT + ki].T,
+                ints[_OUT + ki : _OUT + 2 * ki].T,
+                floats.T,
+                ints[_OUT + 2 * ki :].T,
+            ),
         ],
         how="horizontal",
     )
@@ -652,7 +681,7 @@ def scan_stores(
         """The settled windows' rows of a batch of stores, and the others'."""
         lo, hi = bounds[lo_store], bounds[hi_store]
         batch = slice(lo, hi)
-        wi, wf, li, lf, batch_taken, closed = _scan(
+        settled_i, settled_f, others_i, others_f, batch_taken = _scan(
             bounds[lo_store : hi_store + 1] - lo,
             ts[batch],
             st[batch] - grace,
@@ -667,14 +696,12 @@ def scan_stores(
             due_offset,
             begin[lo_store:hi_store] - lo,
             grace,
+            final,
         )
         taken[batch] = batch_taken
-        *rows, count = _rows(wi, wf, li, lf, partials.ki, partials.kf, final)
-        table = _batch_table(rows, lo, partials)  # record indices in the stores' order
-        first, *values = closed
-        zero = np.zeros(len(first), np.int64)
-        closed_table = _batch_table([first, zero, *values[:2], first, *values[2:]], lo, partials)
-        return pl.concat([closed_table, table.slice(0, count)]), table.slice(count)
+        # (record indices in the stores' order)
+        settled = _batch_table(settled_i, settled_f, lo, partials)
+        return settled, _batch_table(others_i, others_f, lo, partials)
 
     batches = in_batches(bounds, frame.height, scanned)
     settled = [part for part, _ in batches]
