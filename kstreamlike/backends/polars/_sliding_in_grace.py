@@ -348,14 +348,18 @@ def _in_emission_order(
     partitioned = node.source.partition is not None
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
-    # (gathers from one chunk are several times faster; the end, the start plus the size,
-    # is set after the gather)
-    regular = regular.rechunk()
     output = [c for c in regular.columns if c not in (DUE, CREATED, SEQ, SUB, FIRST)]
-    moved = [c for c in output if c != END]
-    set_after = (pl.col(START) + window.size).alias(END)
-    order = sorting_rows(regular, [PART, START, *node.keys])
-    by_due = regular.select(PART, DUE).select(pl.all().gather(order))
+    # Set after the gather, not moved: the end (the start plus the size), the tombstone
+    # flag (a sliding window is never deleted) and the partition when there is none.
+    set_after = [(pl.col(START) + window.size).alias(END), pl.lit(False).alias(TOMBSTONE)]
+    if not partitioned:
+        set_after.append(pl.lit(0, dtype=regular.schema[PART]).alias(PART))
+    moved = [c for c in output if c not in {e.meta.output_name() for e in set_after}]
+    parts = [PART] if partitioned else []
+    # (gathers from one chunk are several times faster)
+    regular = regular.select(*dict.fromkeys([*moved, *parts, DUE])).rechunk()
+    order = sorting_rows(regular, [*parts, START, *node.keys])
+    by_due = regular.select(*parts, DUE).select(pl.all().gather(order))
     # (first_reached would take the rows as sorted by DUE alone; they are sorted by DUE
     # within each partition, which the search by partition needs)
     first = by_due.join_asof(
@@ -371,7 +375,7 @@ def _in_emission_order(
     order, first = order.filter(reached).cast(pl.Int64), first.filter(reached)
     if irregular is None or irregular.height == 0:
         emitted = regular.select(moved).select(pl.all().gather(order))
-        return emitted.with_columns(set_after).select(output)
+        return emitted.with_columns(*set_after).select(output)
     rows = _merged_rows(node, regular, irregular, order, first)
     # the regular rows are gathered, and the irregular ones written into their places (in
     # the types both fit in)
@@ -385,7 +389,7 @@ def _in_emission_order(
     columns = gathered.get_columns()
     del gathered  # (the columns' only owners now: written in place)
     columns = [_written(c, places, irregular_rows[c.name]) for c in columns]
-    return pl.DataFrame(columns).with_columns(set_after).select(output)
+    return pl.DataFrame(columns).with_columns(*set_after).select(output)
 
 
 def _merged_rows(
