@@ -74,9 +74,9 @@ _HIDDEN = -3
 # then ``I``, ``IH``, ``FH``; the float log holds ``F``.
 _LOG_FIXED = 4
 # Rows of the output tables (a column per output row): record, forward, start, stored ts,
-# creating record, then ``I``, ``IH``, ``FH``; the float output holds ``F``.
-_O_REC, _O_SUB, _O_START, _O_TS, _O_CREATOR = range(5)
-_OUT = 5
+# creating record, store, then ``I``, ``IH``, ``FH``; the float output holds ``F``.
+_O_REC, _O_SUB, _O_START, _O_TS, _O_CREATOR, _O_STORE = range(6)
+_OUT = 6
 
 
 @compiled
@@ -100,18 +100,20 @@ def _longer(table: Any, rows: int) -> Any:  # pragma: no cover - compiled
 
 @inlined
 def _put(
-    out: Any, n: int, rec: int, sub: int, start: int, stamp: int, creator: int
+    out: Any, n: int, rec: int, sub: int, start: int, stamp: int, creator: int, store: int
 ) -> None:  # pragma: no cover - compiled
-    """Output row ``n``'s record, forward, start, stored ts and creating record."""
+    """Output row ``n``'s record, forward, start, stored ts, creating record and store."""
     out[_O_REC, n] = rec
     out[_O_SUB, n] = sub
     out[_O_START, n] = start
     out[_O_TS, n] = stamp
     out[_O_CREATOR, n] = creator
+    out[_O_STORE, n] = store
 
 
 @compiled
 def _flush(
+    store: int,
     wi: Any,
     wf: Any,
     nw: int,
@@ -126,7 +128,7 @@ def _flush(
     xf: Any,
     nx: int,
 ) -> Any:  # pragma: no cover - compiled
-    """A store's output rows from its windows (rows 2 to ``nw`` of ``wi``/``wf``) and its
+    """Store ``store``'s output rows from its windows (rows 2 to ``nw`` of ``wi``/``wf``) and its
     log of writes from DUE on (``li``/``lf``, ``nl`` rows), from column ``ns`` of the
     settled output ``si``/``sf`` and ``nx`` of the others' ``xi``/``xf``: on window close
     (``final``) every window with its final value (settled); otherwise each window's last
@@ -145,7 +147,7 @@ def _flush(
         out, outf, n = (si, sf, ns) if settled else (xi, xf, nx)
         snapped = (not final) and wi[w, _SNAPPED] != 0
         stamp = wi[w, _PRE_TS] if snapped else wi[w, _TS]
-        _put(out, n, rec, wi[w, _PRE_SUB], wi[w, _START], stamp, wi[w, _CREATED])
+        _put(out, n, rec, wi[w, _PRE_SUB], wi[w, _START], stamp, wi[w, _CREATED], store)
         at = _FIXED + (2 * ki if snapped else 0)
         for j in range(2 * ki):
             out[_OUT + j, n] = wi[w, at + j]
@@ -159,7 +161,7 @@ def _flush(
             nx += 1
     for q in range(0 if final else nl):
         w = li[q, 0]
-        _put(xi, nx, li[q, 1], li[q, 2], wi[w, _START], li[q, 3], wi[w, _CREATED])
+        _put(xi, nx, li[q, 1], li[q, 2], wi[w, _START], li[q, 3], wi[w, _CREATED], store)
         for j in range(2 * ki):
             xi[_OUT + j, nx] = li[q, _LOG_FIXED + j]
         for j in range(kf):
@@ -354,7 +356,7 @@ def _scan(
             s = c_start[q]
             done = not scanned or s + size + grace < limit
             if done:  # output as it is
-                _put(si, ns, first, 0, s, c_stamp[q], first)
+                _put(si, ns, first, 0, s, c_stamp[q], first, g)
                 for j in range(2 * ki):
                     si[_OUT + j, ns] = c_ints[q, j]
                 for j in range(kf):
@@ -557,17 +559,20 @@ def _scan(
         sf = _longer(sf, ns + nw)
         xi = _longer(xi, nx + nw + nl)
         xf = _longer(xf, nx + nw + nl)
-        ns, nx = _flush(wi, wf, nw, li, lf, nl, final, si, sf, ns, xi, xf, nx)
+        ns, nx = _flush(g, wi, wf, nw, li, lf, nl, final, si, sf, ns, xi, xf, nx)
     return si[:, :ns], sf[:, :ns], xi[:, :nx], xf[:, :nx], taken
 
 
-_RECORD, _CREATOR = "__ks_record", "__ks_creator"
+_RECORD, _CREATOR, _STORE = "__ks_record", "__ks_creator", "__ks_store"
 
 
-def _batch_table(ints: Any, floats: Any, lo: int, partials: Partials) -> pl.DataFrame:
+def _batch_table(
+    ints: Any, floats: Any, lo: int, lo_store: int, partials: Partials
+) -> pl.DataFrame:
     """A batch's output rows (:func:`_flush`; ``ints`` and ``floats`` have a column per
     row) as a frame: the record and creating record (as rows of the stores' order, the
-    batch starting at ``lo``), forward, start, stored ts and the partials."""
+    batch starting at ``lo``), forward, start, stored ts, store (the batch's first is
+    ``lo_store``) and the partials."""
     ki = partials.ki
     return pl.concat(
         [
@@ -578,6 +583,7 @@ def _batch_table(ints: Any, floats: Any, lo: int, partials: Partials) -> pl.Data
                     START: ints[_O_START],
                     TIMESTAMP: ints[_O_TS],
                     _CREATOR: ints[_O_CREATOR] + lo,
+                    _STORE: ints[_O_STORE] + lo_store,
                 }
             ),
             partials.frame(
@@ -700,8 +706,8 @@ def scan_stores(
         )
         taken[batch] = batch_taken
         # (record indices in the stores' order)
-        settled = _batch_table(settled_i, settled_f, lo, partials)
-        return settled, _batch_table(others_i, others_f, lo, partials)
+        settled = _batch_table(settled_i, settled_f, lo, lo_store, partials)
+        return settled, _batch_table(others_i, others_f, lo, lo_store, partials)
 
     batches = in_batches(bounds, frame.height, scanned)
     settled = [part for part, _ in batches]
@@ -709,11 +715,11 @@ def scan_stores(
     table = pl.concat([*settled, *others], rechunk=False)
     count = sum(part.height for part in settled)
     seq = by_store[SEQ]
-    creator_seq = seq.gather(table[_CREATOR])
-    keys = frame.select(*dict.fromkeys([PART, *_group_columns(node)]))
+    # each store's keys, from its first record
+    keys = frame.select(*dict.fromkeys([PART, *_group_columns(node)]))[seq.gather(bounds[:-1])]
     rows = pl.concat(
         [
-            keys[creator_seq],
+            keys[table[_STORE]],
             table.select(
                 START,
                 (pl.col(START) + size).alias(END),
@@ -727,7 +733,7 @@ def scan_stores(
     if final:
         rows = rows.with_columns(
             pl.lit(frame.height - 1, dtype=pl.Int64).alias(SEQ),
-            creator_seq.alias(CREATED),
+            seq.gather(table[_CREATOR]).alias(CREATED),
             (pl.col(START) + size + grace + 1).alias(DUE),
         )
     else:
