@@ -39,7 +39,7 @@ from kstreamlike.plan.windows import KafkaSlidingWindow
 
 __all__ = ["compiled_closed_form", "scratch", "store_windows", "windows_table"]
 
-_FIRST = "__ks_first_row"  # a record of the window's store
+_STORE = "__ks_store"  # a store's number
 
 
 @inlined
@@ -284,9 +284,9 @@ def compiled_closed_form(
         return None
     # SEQ: the rank of arrival among these records (first and last read them by it)
     local = clean.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(SEQ))
-    ids = _group_ids(local, stores).alias(_FIRST)
+    ids = _group_ids(local, stores).alias(_STORE)
     # the records grouped by store, in arrival order within one
-    rows = ids.to_frame().select(pl.arg_sort_by(_FIRST, maintain_order=True))
+    rows = ids.to_frame().select(pl.arg_sort_by(_STORE, maintain_order=True))
     rows = rows.to_series().cast(pl.Int64).to_numpy()
     grouped = ids.to_numpy()[rows]
     changes = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
@@ -305,16 +305,18 @@ def compiled_closed_form(
         ki = partials.ki
         return pl.concat(
             [
-                pl.DataFrame({_FIRST: rows[bounds[store + first]], START: start, TIMESTAMP: stamp}),
+                pl.DataFrame({_STORE: store + first, START: start, TIMESTAMP: stamp}),
                 partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has),
             ],
             how="horizontal",
         )
 
     table = pl.concat(in_batches(bounds, len(rows), run))
+    # each store's keys, from its first record
+    keys = local.select(stores)[rows[bounds[:-1]]]
     windows: pl.DataFrame = pl.concat(
         [
-            local.select(stores)[table[_FIRST]],
+            keys[table[_STORE]],
             table.select(START, TIMESTAMP),
             _finished(node, table.select(partials.columns()), local),
         ],
