@@ -120,8 +120,8 @@ class Partials:
             )
             values, valid = columns.select(names), columns.select(masks)
             return (
-                np.ascontiguousarray(values.to_numpy().astype(dtype)),
-                np.ascontiguousarray(valid.to_numpy().astype(np.bool_)),
+                np.ascontiguousarray(values.to_numpy(order="c").astype(dtype, copy=False)),
+                np.ascontiguousarray(valid.to_numpy(order="c").astype(np.bool_, copy=False)),
                 np.array([op for _, _, op in parts], np.int64),
             )
 
