@@ -33,7 +33,16 @@ from kstreamlike.backends.polars._sliding_contents import (
     sum_of,
 )
 
-__all__ = ["ADD", "GREATEST", "LEAST", "Partials", "compiled", "in_batches", "inlined"]
+__all__ = [
+    "ADD",
+    "GREATEST",
+    "LEAST",
+    "Partials",
+    "compiled",
+    "grouped_rows",
+    "in_batches",
+    "inlined",
+]
 
 _BATCH = 1 << 20  # records per call of a kernel (whole stores)
 
@@ -171,3 +180,55 @@ def in_batches(bounds: np.ndarray, rows: int, run: Callable[[int, int], _T]) -> 
     cuts = np.unique(np.concatenate([[0], firsts])).astype(np.int64)
     with ThreadPoolExecutor(max_workers=min(len(cuts), os.cpu_count() or 1)) as pool:
         return list(pool.map(run, cuts, [*cuts[1:], len(bounds) - 1]))
+
+
+@compiled
+def _counting_sort(ids: Any, lowest: int, span: int) -> Any:  # pragma: no cover - compiled
+    """The rows of ``ids`` (values from ``lowest``, ``span`` of them) grouped by value in
+    their order within one, and each group's first row, then ``len(ids)``."""
+    counts = np.zeros(span + 1, np.int64)
+    for i in range(ids.shape[0]):
+        counts[ids[i] - lowest + 1] += 1
+    groups = 0
+    for v in range(span):
+        groups += counts[v + 1] > 0
+        counts[v + 1] += counts[v]
+    bounds = np.empty(groups + 1, np.int64)
+    g = 0
+    for v in range(span):
+        if counts[v + 1] > counts[v]:
+            bounds[g] = counts[v]
+            g += 1
+    bounds[groups] = ids.shape[0]
+    rows = np.empty(ids.shape[0], np.int64)
+    for i in range(ids.shape[0]):
+        v = ids[i] - lowest
+        rows[counts[v]] = i
+        counts[v] += 1
+    return rows, bounds
+
+
+def grouped_rows(ids: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``ids`` (store numbers, no nulls) grouped by store, in their order
+    within one, and each store's first row in that order, then ``len(ids)``: a counting
+    sort when the numbers span no more than twice the rows, else a stable sort.
+
+    Example:
+        >>> rows, bounds = grouped_rows(pl.Series([7, 5, 7, 5, 9]))
+        >>> rows.tolist(), bounds.tolist()
+        ([1, 3, 0, 2, 4], [0, 2, 4, 5])
+        >>> [b.tolist() for b in grouped_rows(pl.Series([10**9, 0, 10**9]))]
+        [[1, 0, 2], [0, 1, 3]]
+    """
+    if ids.len() == 0:
+        return np.zeros(0, np.int64), np.zeros(1, np.int64)
+    lowest, highest = cast(int, ids.min()), cast(int, ids.max())
+    if highest - lowest < 2 * ids.len():
+        values = ids.cast(pl.Int64).to_numpy()
+        rows, bounds = _counting_sort(values, lowest, highest - lowest + 1)
+        return cast(np.ndarray, rows), cast(np.ndarray, bounds)
+    by_id = ids.alias("id").to_frame().select(pl.arg_sort_by("id", maintain_order=True))
+    order = by_id.to_series().cast(pl.Int64).to_numpy()
+    grouped = ids.to_numpy()[order]
+    changes = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
+    return order, np.concatenate([[0], changes, [len(order)]]).astype(np.int64)

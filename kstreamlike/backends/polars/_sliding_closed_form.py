@@ -28,6 +28,7 @@ from kstreamlike.backends.polars._partials import (
     GREATEST,
     Partials,
     compiled,
+    grouped_rows,
     in_batches,
     inlined,
 )
@@ -284,13 +285,8 @@ def compiled_closed_form(
         return None
     # SEQ: the rank of arrival among these records (first and last read them by it)
     local = clean.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(SEQ))
-    ids = _group_ids(local, stores).alias(_STORE)
     # the records grouped by store, in arrival order within one
-    rows = ids.to_frame().select(pl.arg_sort_by(_STORE, maintain_order=True))
-    rows = rows.to_series().cast(pl.Int64).to_numpy()
-    grouped = ids.to_numpy()[rows]
-    changes = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
-    bounds = np.concatenate([[0], changes, [len(rows)]]).astype(np.int64)
+    rows, bounds = grouped_rows(_group_ids(local, stores))
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
     partials = Partials(measures, arrivals, local, schema)
     ts = local[TS].cast(pl.Int64).to_numpy()

@@ -44,6 +44,7 @@ from kstreamlike.backends.polars._partials import (
     LEAST,
     Partials,
     compiled,
+    grouped_rows,
     in_batches,
     inlined,
 )
@@ -666,12 +667,9 @@ def scan_stores(
     frame = records.with_columns(pl.col(SEQ).cast(pl.Int64))
     # the records are in arrival order: a stable sort by store keeps it within a store
     # (of the columns the scan reads)
-    ids = _group_ids(frame, stores).alias("__ks_store")
+    grouped, bounds = grouped_rows(_group_ids(frame, stores))
     read = [TS, stream_time, SEQ, *(c for c in measures.columns() if c not in (TS, SEQ))]
-    by_store = frame.select(*dict.fromkeys(read)).with_columns(ids)
-    by_store = by_store[by_store.select(pl.arg_sort_by(ids.name, maintain_order=True)).to_series()]
-    counts = by_store.group_by(ids.name, maintain_order=True).len()["len"].to_numpy()
-    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    by_store = frame.select(*dict.fromkeys(read))[grouped]
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
     partials = Partials(measures, arrivals, by_store, schema)
     st = by_store[stream_time].cast(pl.Int64).to_numpy()
