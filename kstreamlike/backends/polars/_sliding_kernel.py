@@ -666,10 +666,10 @@ def scan_stores(
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
     frame = records.with_columns(pl.col(SEQ).cast(pl.Int64))
     # the records are in arrival order: a stable sort by store keeps it within a store
-    # (of the columns the scan reads)
+    # (of the columns the scan reads; a gather from one chunk is several times faster)
     grouped, bounds = grouped_rows(_group_ids(frame, stores))
     read = [TS, stream_time, SEQ, *(c for c in measures.columns() if c not in (TS, SEQ))]
-    by_store = frame.select(*dict.fromkeys(read))[grouped]
+    by_store = frame.select(*dict.fromkeys(read)).rechunk()[grouped]
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
     partials = Partials(measures, arrivals, by_store, schema)
     st = by_store[stream_time].cast(pl.Int64).to_numpy()
