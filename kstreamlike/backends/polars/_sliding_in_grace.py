@@ -348,14 +348,14 @@ def _in_emission_order(
     partitioned = node.source.partition is not None
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
-    output = [c for c in regular.columns if c not in (DUE, CREATED, SEQ, SUB, FIRST)]
-    # Set after the gather, not moved: the end (the start plus the size), the tombstone
-    # flag (a sliding window is never deleted) and the partition when there is none.
-    set_after = [(pl.col(START) + window.size).alias(END), pl.lit(False).alias(TOMBSTONE)]
-    if not partitioned:
-        set_after.append(pl.lit(0, dtype=regular.schema[PART]).alias(PART))
-    moved = [c for c in output if c not in {e.meta.output_name() for e in set_after}]
+    # (without a partition, the rows need no partition column)
     parts = [PART] if partitioned else []
+    internal = (DUE, CREATED, SEQ, SUB, FIRST, *([] if partitioned else [PART]))
+    output = [c for c in regular.columns if c not in internal]
+    # Set after the gather, not moved: the end (the start plus the size) and the tombstone
+    # flag (a sliding window is never deleted).
+    set_after = [(pl.col(START) + window.size).alias(END), pl.lit(False).alias(TOMBSTONE)]
+    moved = [c for c in output if c not in (END, TOMBSTONE)]
     # (gathers from one chunk are several times faster)
     regular = regular.select(*dict.fromkeys([*moved, *parts, DUE])).rechunk()
     order = sorting_rows(regular, [*parts, START, *node.keys])
