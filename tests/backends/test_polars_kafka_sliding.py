@@ -455,6 +455,37 @@ def test_the_scan_begins_at_the_first_record_beyond_grace(
         assert emitted.select("count", "v").rows() == [(3, 100 + 105 + 108), (4, 412)]
 
 
+@pytest.mark.parametrize("mode", ["suppress", "close"])
+def test_the_scan_stops_where_the_windows_are_the_closed_forms_again(mode: str) -> None:
+    """Windows of 10, grace 4; keys 1 and 2 alternate, one record a tick from 100 to 259.
+    Key 1's record at 150 arrives at stream time 158 and the one at 185 at 196, both
+    beyond grace. The scan of key 1 begins at 150; at 186 the windows later records can
+    read (from 186 - 4 - 30 = 152 on) are the closed form's of the records so far, so the
+    records from there take the closed form, and the windows starting up to 171 are the
+    scan's. At 185 the scan begins again, from the closed form's windows from 162 on:
+    those up to 171 it only reads, as the first scan output them. It stops again at 222.
+    Every result equals the reference (float sums to rounding)."""
+    rows: list[tuple[int, int]] = []
+    late = {158: 150, 196: 185}
+    for t in range(100, 260):
+        rows.append((1 if t % 2 == 0 else 2, t))
+        if t in late:
+            rows.append((1, late[t]))
+    frame = pl.DataFrame(
+        {"o": range(len(rows)), "k": [k for k, _ in rows], "ts": [t for _, t in rows]}
+    ).with_columns((pl.col("ts") * 0.1).alias("v"))
+    windowed = _windowed(frame, 10, 4, mode, None, value="v")
+    aggregates = (
+        ks.agg.count(),
+        ks.agg.sum("v"),
+        ks.agg.first("v").alias("head"),
+        ks.agg.max("v").alias("top"),
+    )
+    table = _finish(windowed.aggregate(*aggregates), mode)
+    assert_same_as_reference(table, "polars")
+    assert table.late_records().height == 0  # both are taken by windows still open
+
+
 @pytest.mark.parametrize("contents", [ks.agg.sum("v"), ks.agg.collect_list("v")])
 def test_a_late_record_is_copied_into_a_later_left_window(contents: ks.agg.AggExpr) -> None:
     """Windows of 4, grace 1. Key 1's record at 169 arrives after stream time 171 (key 2):

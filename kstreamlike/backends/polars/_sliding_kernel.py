@@ -17,7 +17,13 @@ A store's records before its first record beyond grace are themselves a store wh
 records all arrive in grace, so the scan begins at that record (:func:`_begins`): the
 windows of the records before it are the closed form's
 (:mod:`._sliding_closed_form`, compiled into the scan), those the later records can read
-are the *seeds* the scan starts from, and those already final are output as they are.
+are the *seeds* the scan starts from, and those already final are output as they are. The
+scan also stops where it can: once the windows later records can read are again exactly
+the closed form's of the store's records so far (:func:`_converged`; the windows that
+differ are those a record beyond grace found closed, which soon fall out of reach), the
+records up to the store's next record beyond grace take the closed form, and the scan
+begins again at that record, from the closed form's windows, as at the first. The scan
+outputs the windows that can no longer change; the closed form the others.
 
 Final results need each window's value when the stream time reaches its end plus grace
 (``DUE``): the scan records, per window, its last write before that stream time and every
@@ -71,6 +77,8 @@ _FIXED = 7
 _EMPTY, _SOURCE = 0, 1
 # ``_PRE_REC`` of a window the scan does not output (a seed the closed form outputs).
 _HIDDEN = -3
+# Bounds below and above every start.
+_NONE, _NONE_ABOVE = -(1 << 62), 1 << 62
 # Columns of the integer log of writes from DUE on: window, record, forward, stored ts,
 # then ``I``, ``IH``, ``FH``; the float log holds ``F``.
 _LOG_FIXED = 4
@@ -128,13 +136,14 @@ def _flush(
     xi: Any,
     xf: Any,
     nx: int,
+    upto: int,
 ) -> Any:  # pragma: no cover - compiled
-    """Store ``store``'s output rows from its windows (rows 2 to ``nw`` of ``wi``/``wf``) and its
-    log of writes from DUE on (``li``/``lf``, ``nl`` rows), from column ``ns`` of the
-    settled output ``si``/``sf`` and ``nx`` of the others' ``xi``/``xf``: on window close
-    (``final``) every window with its final value (settled); otherwise each window's last
-    write before DUE (settled when no write is logged) and every logged write. Returns the
-    new ``ns`` and ``nx``."""
+    """Store ``store``'s output rows from its windows starting up to ``upto`` (rows 2 to
+    ``nw`` of ``wi``/``wf``) and its log of writes from DUE on (``li``/``lf``, ``nl`` rows,
+    all of such windows), from column ``ns`` of the settled output ``si``/``sf`` and ``nx``
+    of the others' ``xi``/``xf``: on window close (``final``) every window with its final
+    value (settled); otherwise each window's last write before DUE (settled when no write
+    is logged) and every logged write. Returns the new ``ns`` and ``nx``."""
     kf = lf.shape[1]
     ki = (wi.shape[1] - _FIXED - 2 * kf) // 4
     logged = np.zeros(nw, np.bool_)
@@ -142,7 +151,7 @@ def _flush(
         logged[li[q, 0]] = True
     for w in range(2, nw):
         rec = wi[w, _PRE_REC]
-        if rec == _HIDDEN or not (final or rec >= 0):
+        if rec == _HIDDEN or not (final or rec >= 0) or wi[w, _START] > upto:
             continue
         settled = final or not logged[w]
         out, outf, n = (si, sf, ns) if settled else (xi, xf, nx)
@@ -281,6 +290,95 @@ def _search(starts: Any, count: int, value: int, right: bool) -> int:  # pragma:
     return lo
 
 
+@inlined
+def _in_grace(t: int, now: int, size: int, grace: int) -> bool:  # pragma: no cover - compiled
+    """Whether a record at ``t`` arriving at stream time ``now`` is in grace (its left
+    window still open) and not early."""
+    return t + grace > now and t >= size
+
+
+@inlined
+def _recent(
+    first: int, end: int, low: int, ts: Any, close: Any, st: Any, size: int, rows: Any
+) -> int:  # pragma: no cover - compiled
+    """Into ``rows``, the store's records in ``[first, end)`` not dropped whole whose
+    timestamp is at least ``low - 1`` (they hold every window starting from ``low``), in
+    arrival order; returns how many. A record's timestamp is at most its stream time, which
+    never decreases, so they are among the last records whose stream time reaches it."""
+    q = end
+    while q > first and st[q - 1] >= low - 1:
+        q -= 1
+    count = 0
+    for r in range(q, end):
+        if ts[r] + size >= close[r] and ts[r] >= low - 1:
+            rows[count] = r
+            count += 1
+    return count
+
+
+@compiled
+def _converged(
+    r: int,
+    first: int,
+    ts: Any,
+    close: Any,
+    st: Any,
+    partials: Any,
+    work: Any,
+    found: Any,
+    rows: Any,
+    wi: Any,
+    wf: Any,
+    starts: Any,
+    order: Any,
+    m: int,
+    li: Any,
+    nl: int,
+) -> bool:  # pragma: no cover - compiled
+    """Whether the store's windows that records from ``r`` on can read (starting from
+    ``st[r] - grace - 3 size``; ``starts``/``order``: the ``m`` windows by start) are
+    exactly the closed form's of the store's records before ``r`` not dropped whole: the
+    same starts, stored timestamps and partials (float sums to a relative 1e-12, as the
+    closed form adds in timestamp order), and no write is logged for a window still open
+    at ``r``. From ``r`` on, records in grace then leave the closed form's windows, as in
+    a store whose records all arrive in grace (``partials``: the records' partial tables,
+    the window size and grace; ``found``, ``work``, ``rows``: scratch)."""
+    vi, vmi, oi, vf, vmf, of, size, grace = partials
+    ki = oi.shape[0]
+    kf = of.shape[0]
+    low = st[r] - grace - 3 * size
+    for q in range(nl):
+        if wi[li[q, 0], _START] >= st[r] - grace - size:
+            return False
+    count = _recent(first, r, low, ts, close, st, size, rows)
+    windows = store_windows(rows, count, ts, vi, vmi, oi, vf, vmf, of, size, work, found, 0)
+    c_start, c_stamp, c_ints, c_floats, c_has = found
+    held = m - _search(starts, m, low, False)
+    for q in range(windows):
+        s = c_start[q]
+        if s < low:
+            continue
+        held -= 1
+        k = _search(starts, m, s, False)
+        if k >= m or starts[k] != s:
+            return False
+        w = order[k]
+        if wi[w, _TS] != c_stamp[q]:
+            return False
+        for j in range(2 * ki):
+            if wi[w, _FIXED + j] != c_ints[q, j]:
+                return False
+        for j in range(kf):
+            if wi[w, _FIXED + 4 * ki + j] != c_has[q, j]:
+                return False
+            a, b = wf[w, j], c_floats[q, j]
+            if a == b or (np.isnan(a) and np.isnan(b)):
+                continue
+            if of[j] != ADD or not abs(a - b) <= 1e-12 * max(abs(a), abs(b)):
+                return False
+    return held == 0
+
+
 @compiled
 def _scan(
     bounds: Any,
@@ -300,7 +398,8 @@ def _scan(
     final: bool,
 ) -> Any:  # pragma: no cover - compiled
     """Every store's records (``bounds``: each store's first row; rows in arrival order)
-    through Kafka's decisions, from row ``begin`` of each store on. Returns the output
+    through Kafka's decisions, from row ``begin`` of each store on, up to where the closed
+    form can take over again (module docstring), and so on. Returns the output
     rows (:func:`_flush`; the windows of the rows before ``begin`` that the scan leaves to
     the closed form, :func:`_begins`, are settled rows of the store's first record), as
     the settled ones' integer and float tables, the others', and whether each record was
@@ -335,122 +434,244 @@ def _scan(
     work = scratch(longest, ki, kf)
     found = windows_table(2 * longest + 1, ki, kf)
     c_start, c_stamp, c_ints, c_floats, c_has = found
+    partials = (vi, vmi, oi, vf, vmf, of, size, grace)
     for g in range(bounds.shape[0] - 1):
-        nw = 2
-        nl = 0
         first = bounds[g]
-        count = 0
-        for r in range(first, begin[g]):
-            if ts[r] + size >= close[r]:  # (in grace; else dropped whole)
-                prefix[count] = r
-                count += 1
-        args = (ts, vi, vmi, oi, vf, vmf, of, size, work, found, 0)
-        windows = store_windows(prefix, count, *args)
-        scanned = begin[g] < bounds[g + 1]
-        limit = st[begin[g]] if scanned else 0
-        wi = _grown(wi, nw + windows + 3)
-        wf = _grown(wf, nw + windows + 3)
-        si = _longer(si, ns + windows)
-        sf = _longer(sf, ns + windows)
-        m = 0
-        for q in range(windows):
-            s = c_start[q]
-            done = not scanned or s + size + grace < limit
-            if done:  # output as it is
-                _put(si, ns, first, 0, s, c_stamp[q], first, g)
+        past = bounds[g + 1]
+        seg = begin[g]  # where the scan (re)starts
+        resume = first  # the records from here to ``seg`` take the closed form
+        low = _NONE  # from the first restart on, the closed form's windows start from here
+        handed = _NONE  # windows starting up to here were output by an earlier scan
+        while True:
+            nw = 2
+            nl = 0
+            count = _recent(first, seg, low, ts, close, st, size, prefix)
+            args = (ts, vi, vmi, oi, vf, vmf, of, size, work, found, 0)
+            windows = store_windows(prefix, count, *args)
+            scanned = seg < past
+            limit = st[seg] if scanned else 0
+            wi = _grown(wi, nw + windows + 3)
+            wf = _grown(wf, nw + windows + 3)
+            si = _longer(si, ns + windows)
+            sf = _longer(sf, ns + windows)
+            m = 0
+            for q in range(windows):
+                s = c_start[q]
+                if s < low:
+                    continue  # (its records are not all among those taken)
+                done = not scanned or s + size + grace < limit
+                if done and s > handed:  # output as it is
+                    _put(si, ns, first, 0, s, c_stamp[q], first, g)
+                    for j in range(2 * ki):
+                        si[_OUT + j, ns] = c_ints[q, j]
+                    for j in range(kf):
+                        si[_OUT + 2 * ki + j, ns] = c_has[q, j]
+                        sf[j, ns] = c_floats[q, j]
+                    ns += 1
+                if not scanned or s < limit - grace - 3 * size:
+                    continue
+                w = nw  # a seed
+                nw += 1
+                wi[w, _START] = s
+                wi[w, _CREATED] = first
+                wi[w, _TS] = c_stamp[q]
+                wi[w, _PRE_REC] = _HIDDEN if done else first
+                wi[w, _PRE_SUB] = 0
+                wi[w, _SNAPPED] = 0
                 for j in range(2 * ki):
-                    si[_OUT + j, ns] = c_ints[q, j]
+                    wi[w, _FIXED + j] = c_ints[q, j]
                 for j in range(kf):
-                    si[_OUT + 2 * ki + j, ns] = c_has[q, j]
-                    sf[j, ns] = c_floats[q, j]
-                ns += 1
-            if not scanned or s < limit - grace - 3 * size:
-                continue
-            w = nw  # a seed
-            nw += 1
-            wi[w, _START] = s
-            wi[w, _CREATED] = first
-            wi[w, _TS] = c_stamp[q]
-            wi[w, _PRE_REC] = _HIDDEN if done else first
-            wi[w, _PRE_SUB] = 0
-            wi[w, _SNAPPED] = 0
-            for j in range(2 * ki):
-                wi[w, _FIXED + j] = c_ints[q, j]
-            for j in range(kf):
-                wf[w, j] = c_floats[q, j]
-                wi[w, _FIXED + 4 * ki + j] = c_has[q, j]
-            starts[m] = s
-            order[m] = w
-            m += 1
-        if m > 1:
-            by_start = np.argsort(starts[:m])
-            order[:m] = order[:m][by_start]
-            starts[:m] = starts[:m][by_start]
-        for r in range(first, begin[g]):
-            taken[r] = ts[r] + size >= close[r]
-        for r in range(begin[g], bounds[g + 1]):
-            t = ts[r]
-            now = st[r]
-            closing = close[r]
-            if t + size < closing:
-                continue  # even the record's latest window has closed (spec 4.4 step 2)
-            early = t < size
-            lo = 0 if early else max(0, t - 2 * size)
-            i0 = _search(starts, m, lo, False)
-            i1 = _search(starts, m, t + 1, True)
-            if nw + 3 > wi.shape[0]:
-                wi = _grown(wi, nw + 3)
-                wf = _grown(wf, nw + 3)
-            if nl + i1 - i0 + 3 > li.shape[0]:
-                li = _grown(li, nl + i1 - i0 + 3)
-                lf = _grown(lf, nl + i1 - i0 + 3)
-            sub = 0
-            updated = False
-            right_source = -1
-            right_exists = False
-            left_exists = False
-            left_source = -1
-            previous = -1
-            has_previous = False
-            seen_lo = i0  # the starts met by the scan: starts[seen_lo:i1]
-            stop = False
-            np_ = 0
-            if not early:
-                # processReverse (spec 4.4 step 4): the existing windows with start in
-                # [t - size, t] hold the record, the one at t + 1 is its right window, the
-                # one below t - size its left source. Found by search, updated below.
-                k = i1 - 1
-                if k >= i0 and starts[k] == t + 1:
-                    right_exists = True
-                    k -= 1
-                holding = _search(starts, m, t - size, False)
-                if k >= holding and starts[k] > t - size:
-                    right_source = order[k]
-                    _copy(wi, wf, _SOURCE, right_source, ki, kf)
-                if k >= holding and starts[holding] == t - size:
-                    left_exists = True
-                    if wi[order[holding], _TS] >= t:
-                        stop = True  # an equal timestamp created every window (4.5)
-                    else:
-                        previous = wi[order[holding], _TS]
-                        has_previous = True
-                if not stop and holding - 1 >= i0:
-                    left_source = order[holding - 1]
-                    previous = wi[left_source, _TS]
-                    has_previous = True
-                seen_lo = max(i0, holding - 1)
-                # The record's updates of existing windows, latest start first (spec 4.8);
-                # a closed window is skipped (spec 4.4 step 6), and so are all below it.
-                while k >= holding:
-                    s = starts[k]
-                    if s + size < closing:
+                    wf[w, j] = c_floats[q, j]
+                    wi[w, _FIXED + 4 * ki + j] = c_has[q, j]
+                starts[m] = s
+                order[m] = w
+                m += 1
+            if m > 1:
+                by_start = np.argsort(starts[:m])
+                order[:m] = order[:m][by_start]
+                starts[:m] = starts[:m][by_start]
+            for r in range(resume, seg):
+                taken[r] = ts[r] + size >= close[r]
+            if not scanned:
+                break
+            # The scan, until the windows later records can read are the closed form's
+            # again (:func:`_converged`), checked at records in grace that advance stream
+            # time once the latest record beyond grace is out of their reach.
+            halt = past
+            quiet = ts[seg] + 1
+            check = seg + 1
+            wait = 16
+            for r in range(seg, past):
+                in_grace = _in_grace(ts[r], st[r], size, grace)
+                quiet_now = st[r] - grace - 3 * size > quiet
+                if r >= check and in_grace and st[r] > st[r - 1] and quiet_now:
+                    state = (prefix, wi, wf, starts, order, m, li, nl)
+                    if _converged(r, first, ts, close, st, partials, work, found, *state):
+                        halt = r
                         break
-                    w = order[k]
+                    check = r + wait
+                    wait *= 2
+                if not in_grace and ts[r] + size >= close[r]:
+                    quiet = max(quiet, ts[r] + 1)  # (beyond grace, not dropped whole)
+                t = ts[r]
+                now = st[r]
+                closing = close[r]
+                if t + size < closing:
+                    continue  # even the record's latest window has closed (spec 4.4 step 2)
+                early = t < size
+                lo = 0 if early else max(0, t - 2 * size)
+                i0 = _search(starts, m, lo, False)
+                i1 = _search(starts, m, t + 1, True)
+                if nw + 3 > wi.shape[0]:
+                    wi = _grown(wi, nw + 3)
+                    wf = _grown(wf, nw + 3)
+                if nl + i1 - i0 + 3 > li.shape[0]:
+                    li = _grown(li, nl + i1 - i0 + 3)
+                    lf = _grown(lf, nl + i1 - i0 + 3)
+                sub = 0
+                updated = False
+                right_source = -1
+                right_exists = False
+                left_exists = False
+                left_source = -1
+                previous = -1
+                has_previous = False
+                seen_lo = i0  # the starts met by the scan: starts[seen_lo:i1]
+                stop = False
+                np_ = 0
+                if not early:
+                    # processReverse (spec 4.4 step 4): the existing windows with start in
+                    # [t - size, t] hold the record, the one at t + 1 is its right window, the
+                    # one below t - size its left source. Found by search, updated below.
+                    k = i1 - 1
+                    if k >= i0 and starts[k] == t + 1:
+                        right_exists = True
+                        k -= 1
+                    holding = _search(starts, m, t - size, False)
+                    if k >= holding and starts[k] > t - size:
+                        right_source = order[k]
+                        _copy(wi, wf, _SOURCE, right_source, ki, kf)
+                    if k >= holding and starts[holding] == t - size:
+                        left_exists = True
+                        if wi[order[holding], _TS] >= t:
+                            stop = True  # an equal timestamp created every window (4.5)
+                        else:
+                            previous = wi[order[holding], _TS]
+                            has_previous = True
+                    if not stop and holding - 1 >= i0:
+                        left_source = order[holding - 1]
+                        previous = wi[left_source, _TS]
+                        has_previous = True
+                    seen_lo = max(i0, holding - 1)
+                    # The record's updates of existing windows, latest start first (spec 4.8);
+                    # a closed window is skipped (spec 4.4 step 6), and so are all below it.
+                    while k >= holding:
+                        s = starts[k]
+                        if s + size < closing:
+                            break
+                        w = order[k]
+                        due = s + due_offset
+                        if now >= due and wi[w, _SNAPPED] == 0:
+                            _snapshot(wi, wf, w, ki, kf)
+                        _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
+                        wi[w, _TS] = max(t, wi[w, _TS])
+                        if now >= due:
+                            _log(wi, wf, li, lf, nl, w, r, sub)
+                            nl += 1
+                        else:
+                            wi[w, _PRE_REC] = r
+                            wi[w, _PRE_SUB] = sub
+                        sub += 1
+                        updated = True
+                        k -= 1
+                    if not stop:
+                        # createWindows (spec 4.4 step 5)
+                        if has_previous:
+                            p = previous + 1
+                            j = _search(starts, i1, p, False)
+                            met = j >= seen_lo and j < i1 and starts[j] == p
+                            if not met and p + size >= t:
+                                np_ = _push(pending, np_, -1, p, _EMPTY, t, True)
+                        if not left_exists:
+                            base = _EMPTY
+                            if has_previous and t - size <= previous:
+                                base = left_source
+                            np_ = _push(pending, np_, -1, t - size, base, t, True)
+                        if not right_exists and right_source >= 0 and wi[_SOURCE, _TS] > t:
+                            np_ = _push(pending, np_, -1, t + 1, _SOURCE, wi[_SOURCE, _TS], False)
+                else:
+                    # processEarly (spec 4.6): existing windows with start in [0, t + 1], ascending
+                    combined = -1
+                    for k in range(i0, i1):
+                        s = starts[k]
+                        w = order[k]
+                        if s == 0:
+                            combined = w
+                            if wi[w, _TS] < t:
+                                previous = wi[w, _TS]
+                                has_previous = True
+                        elif s <= t:
+                            right_source = w
+                            _copy(wi, wf, _SOURCE, w, ki, kf)
+                            np_ = _push(pending, np_, w, s, w, wi[w, _TS], True)
+                        elif s == t + 1:
+                            right_exists = True
+                    if right_source < 0 and combined >= 0 and wi[combined, _TS] > t:
+                        right_source = combined
+                        _copy(wi, wf, _SOURCE, combined, ki, kf)
+                    if not right_exists and right_source >= 0 and wi[_SOURCE, _TS] > t:
+                        np_ = _push(pending, np_, -1, t + 1, _SOURCE, wi[_SOURCE, _TS], False)
+                    if has_previous:
+                        p = previous + 1
+                        j = _search(starts, i1, p, False)
+                        if not (j >= i0 and j < i1 and starts[j] == p):
+                            np_ = _push(pending, np_, -1, p, _EMPTY, t, True)
+                    np_ = _push(
+                        pending,
+                        np_,
+                        combined,
+                        0,
+                        _EMPTY if combined < 0 else combined,
+                        t if combined < 0 else wi[combined, _TS],
+                        True,
+                    )
+                # Apply the writes in forward order (spec 4.8). A write that adds the record
+                # skips a closed window (spec 4.4 step 6); a right-window copy does not check.
+                for q in range(np_):
+                    w = pending[q, 0]
+                    s = pending[q, 1]
+                    base = pending[q, 2]
+                    old = pending[q, 3]
+                    adds = pending[q, 4] != 0
+                    if adds and s + size < closing:
+                        continue
                     due = s + due_offset
-                    if now >= due and wi[w, _SNAPPED] == 0:
+                    if w < 0:
+                        at = _search(starts, m, s, False)
+                        if at < m and starts[at] == s:
+                            w = order[at]  # created by an earlier write of this record
+                    if w >= 0 and now >= due and wi[w, _SNAPPED] == 0:
                         _snapshot(wi, wf, w, ki, kf)
-                    _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
-                    wi[w, _TS] = max(t, wi[w, _TS])
+                    if w < 0:
+                        w = nw
+                        nw += 1
+                        wi[w, _START] = s
+                        wi[w, _CREATED] = r
+                        wi[w, _PRE_REC] = -1
+                        wi[w, _SNAPPED] = 1 if now >= due else 0
+                        at = _search(starts, m, s, False)
+                        for z in range(m, at, -1):
+                            starts[z] = starts[z - 1]
+                            order[z] = order[z - 1]
+                        starts[at] = s
+                        order[at] = w
+                        m += 1
+                    if pending[q, 0] < 0:
+                        _copy(wi, wf, w, base, ki, kf)  # a new value from its base
+                    if adds:
+                        _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
+                        wi[w, _TS] = max(t, old)
+                        updated = True
                     if now >= due:
                         _log(wi, wf, li, lf, nl, w, r, sub)
                         nl += 1
@@ -458,109 +679,24 @@ def _scan(
                         wi[w, _PRE_REC] = r
                         wi[w, _PRE_SUB] = sub
                     sub += 1
-                    updated = True
-                    k -= 1
-                if not stop:
-                    # createWindows (spec 4.4 step 5)
-                    if has_previous:
-                        p = previous + 1
-                        j = _search(starts, i1, p, False)
-                        met = j >= seen_lo and j < i1 and starts[j] == p
-                        if not met and p + size >= t:
-                            np_ = _push(pending, np_, -1, p, _EMPTY, t, True)
-                    if not left_exists:
-                        base = _EMPTY
-                        if has_previous and t - size <= previous:
-                            base = left_source
-                        np_ = _push(pending, np_, -1, t - size, base, t, True)
-                    if not right_exists and right_source >= 0 and wi[_SOURCE, _TS] > t:
-                        np_ = _push(pending, np_, -1, t + 1, _SOURCE, wi[_SOURCE, _TS], False)
-            else:
-                # processEarly (spec 4.6): existing windows with start in [0, t + 1], ascending
-                combined = -1
-                for k in range(i0, i1):
-                    s = starts[k]
-                    w = order[k]
-                    if s == 0:
-                        combined = w
-                        if wi[w, _TS] < t:
-                            previous = wi[w, _TS]
-                            has_previous = True
-                    elif s <= t:
-                        right_source = w
-                        _copy(wi, wf, _SOURCE, w, ki, kf)
-                        np_ = _push(pending, np_, w, s, w, wi[w, _TS], True)
-                    elif s == t + 1:
-                        right_exists = True
-                if right_source < 0 and combined >= 0 and wi[combined, _TS] > t:
-                    right_source = combined
-                    _copy(wi, wf, _SOURCE, combined, ki, kf)
-                if not right_exists and right_source >= 0 and wi[_SOURCE, _TS] > t:
-                    np_ = _push(pending, np_, -1, t + 1, _SOURCE, wi[_SOURCE, _TS], False)
-                if has_previous:
-                    p = previous + 1
-                    j = _search(starts, i1, p, False)
-                    if not (j >= i0 and j < i1 and starts[j] == p):
-                        np_ = _push(pending, np_, -1, p, _EMPTY, t, True)
-                np_ = _push(
-                    pending,
-                    np_,
-                    combined,
-                    0,
-                    _EMPTY if combined < 0 else combined,
-                    t if combined < 0 else wi[combined, _TS],
-                    True,
-                )
-            # Apply the writes in forward order (spec 4.8). A write that adds the record
-            # skips a closed window (spec 4.4 step 6); a right-window copy does not check.
-            for q in range(np_):
-                w = pending[q, 0]
-                s = pending[q, 1]
-                base = pending[q, 2]
-                old = pending[q, 3]
-                adds = pending[q, 4] != 0
-                if adds and s + size < closing:
-                    continue
-                due = s + due_offset
-                if w < 0:
-                    at = _search(starts, m, s, False)
-                    if at < m and starts[at] == s:
-                        w = order[at]  # created by an earlier write of this record
-                if w >= 0 and now >= due and wi[w, _SNAPPED] == 0:
-                    _snapshot(wi, wf, w, ki, kf)
-                if w < 0:
-                    w = nw
-                    nw += 1
-                    wi[w, _START] = s
-                    wi[w, _CREATED] = r
-                    wi[w, _PRE_REC] = -1
-                    wi[w, _SNAPPED] = 1 if now >= due else 0
-                    at = _search(starts, m, s, False)
-                    for z in range(m, at, -1):
-                        starts[z] = starts[z - 1]
-                        order[z] = order[z - 1]
-                    starts[at] = s
-                    order[at] = w
-                    m += 1
-                if pending[q, 0] < 0:
-                    _copy(wi, wf, w, base, ki, kf)  # a new value from its base
-                if adds:
-                    _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
-                    wi[w, _TS] = max(t, old)
-                    updated = True
-                if now >= due:
-                    _log(wi, wf, li, lf, nl, w, r, sub)
-                    nl += 1
-                else:
-                    wi[w, _PRE_REC] = r
-                    wi[w, _PRE_SUB] = sub
-                sub += 1
-            taken[r] = updated
-        si = _longer(si, ns + nw)
-        sf = _longer(sf, ns + nw)
-        xi = _longer(xi, nx + nw + nl)
-        xf = _longer(xf, nx + nw + nl)
-        ns, nx = _flush(g, wi, wf, nw, li, lf, nl, final, si, sf, ns, xi, xf, nx)
+                taken[r] = updated
+            upto = _NONE_ABOVE if halt == past else st[halt] - grace - size - 1
+            si = _longer(si, ns + nw)
+            sf = _longer(sf, ns + nw)
+            xi = _longer(xi, nx + nw + nl)
+            xf = _longer(xf, nx + nw + nl)
+            ns, nx = _flush(g, wi, wf, nw, li, lf, nl, final, si, sf, ns, xi, xf, nx, upto)
+            if halt == past:
+                break
+            # the closed form from ``halt`` to the next record beyond grace
+            low = st[halt] - grace - 3 * size
+            handed = upto
+            resume = halt
+            seg = halt
+            while seg < past and (
+                _in_grace(ts[seg], st[seg], size, grace) or ts[seg] + size < close[seg]
+            ):
+                seg += 1
     return si[:, :ns], sf[:, :ns], xi[:, :nx], xf[:, :nx], taken
 
 
