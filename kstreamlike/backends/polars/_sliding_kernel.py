@@ -262,6 +262,21 @@ def _log(
 
 
 @inlined
+def _written(
+    wi: Any, wf: Any, li: Any, lf: Any, nl: int, w: int, r: int, sub: int, logged: bool
+) -> int:  # pragma: no cover - compiled
+    """Window ``w`` written by record ``r``'s forward ``sub``: a row of the log when the
+    write is from DUE on (``logged``), else the window's last write before DUE. Returns the
+    log's new length."""
+    if logged:
+        _log(wi, wf, li, lf, nl, w, r, sub)
+        return nl + 1
+    wi[w, _PRE_REC] = r
+    wi[w, _PRE_SUB] = sub
+    return nl
+
+
+@inlined
 def _push(
     pending: Any, n: int, w: int, start: int, base: int, old: int, adds: bool
 ) -> int:  # pragma: no cover - compiled
@@ -575,12 +590,7 @@ def _scan(
                             _snapshot(wi, wf, w, ki, kf)
                         _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
                         wi[w, _TS] = max(t, wi[w, _TS])
-                        if now >= due:
-                            _log(wi, wf, li, lf, nl, w, r, sub)
-                            nl += 1
-                        else:
-                            wi[w, _PRE_REC] = r
-                            wi[w, _PRE_SUB] = sub
+                        nl = _written(wi, wf, li, lf, nl, w, r, sub, now >= due)
                         sub += 1
                         updated = True
                         k -= 1
@@ -672,12 +682,7 @@ def _scan(
                         _add(wi, wf, w, r, vi, vmi, oi, vf, vmf, of)
                         wi[w, _TS] = max(t, old)
                         updated = True
-                    if now >= due:
-                        _log(wi, wf, li, lf, nl, w, r, sub)
-                        nl += 1
-                    else:
-                        wi[w, _PRE_REC] = r
-                        wi[w, _PRE_SUB] = sub
+                    nl = _written(wi, wf, li, lf, nl, w, r, sub, now >= due)
                     sub += 1
                 taken[r] = updated
             upto = _NONE_ABOVE if halt == past else st[halt] - grace - size - 1
