@@ -1,5 +1,7 @@
 """The windows of Kafka sliding-window stores whose records all arrive in grace, compiled:
-the closed form of :mod:`._sliding_in_grace` for aggregations that decompose into partials.
+the closed form of :mod:`._sliding_in_grace` for aggregations that decompose into partials,
+run by the scan (:mod:`._sliding_kernel`) over a store's records up to its first record
+beyond grace, and between such records where the scan stops.
 
 In such a store every window holds every record of the store in its bounds (see
 :mod:`._sliding_in_grace`): the left window ``[t - size, t]`` of every record timestamp
@@ -11,8 +13,8 @@ found by two pointers that only move forward, one pass per store. Each window's 
 :mod:`._partials`) are aggregated over its run: integer sums as running sums, exact
 in two's complement; float sums, minima and maxima over the run itself, so no value is
 ever subtracted (a float sum that added and removed values would drift). This is what the
-Polars ``rolling`` aggregation it replaces computes, in one compiled pass instead of two
-rolling queries.
+Polars ``rolling`` aggregation computes (the closed form of aggregations that do not
+decompose), in one compiled pass instead of two rolling queries.
 """
 
 from __future__ import annotations
@@ -20,27 +22,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import polars as pl
 
-from kstreamlike.backends.polars._columns import SEQ, START, TIMESTAMP, TS
 from kstreamlike.backends.polars._partials import (
     ADD,
     GREATEST,
-    Partials,
     compiled,
-    grouped_rows,
-    in_batches,
     inlined,
 )
-from kstreamlike.backends.polars._sliding_contents import Measures
-from kstreamlike.backends.polars.kafka_session import _group_ids
-from kstreamlike.backends.polars.kafka_sliding import _finished
-from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
-from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["compiled_closed_form", "scratch", "store_windows", "windows_table"]
-
-_STORE = "__ks_store"  # a store's number
+__all__ = ["scratch", "store_windows", "windows_table"]
 
 
 @inlined
@@ -231,91 +221,3 @@ def store_windows(
             nw += 1
         i = e
     return nw
-
-
-@compiled
-def _closed_windows(
-    rows: Any,
-    bounds: Any,
-    ts: Any,
-    vi: Any,
-    vmi: Any,
-    oi: Any,
-    vf: Any,
-    vmf: Any,
-    of: Any,
-    size: int,
-) -> Any:  # pragma: no cover - compiled
-    """Every window of the stores (``rows[bounds[g]:bounds[g + 1]]``: the records of store
-    ``g``): per window its store, start, largest timestamp, integer partials and their
-    flags, float partials and their flags."""
-    n = rows.shape[0]
-    ki = oi.shape[0]
-    kf = of.shape[0]
-    longest = 0
-    for g in range(bounds.shape[0] - 1):
-        longest = max(longest, bounds[g + 1] - bounds[g])
-    work = scratch(longest, ki, kf)
-    out = windows_table(2 * n, ki, kf)
-    store = np.empty(2 * n, np.int64)
-    nw = 0
-    for g in range(bounds.shape[0] - 1):
-        count = bounds[g + 1] - bounds[g]
-        args = (ts, vi, vmi, oi, vf, vmf, of, size, work, out, nw)
-        past = store_windows(rows[bounds[g] :], count, *args)
-        store[nw:past] = g
-        nw = past
-    start, stamp, ints, floats, float_has = out
-    return store[:nw], start[:nw], stamp[:nw], ints[:nw], floats[:nw], float_has[:nw]
-
-
-def compiled_closed_form(
-    node: KafkaWindowedAggregate, clean: pl.DataFrame, stores: list[str]
-) -> pl.DataFrame | None:
-    """Every window of the stores of ``clean`` (their records, in arrival order, all in
-    grace): store columns, ``START``, ``TIMESTAMP`` and the aggregates; None when the
-    aggregation does not decompose into the compiled partials."""
-    window = node.window
-    aggregation = node.aggregation
-    assert isinstance(window, KafkaSlidingWindow)
-    assert isinstance(aggregation, DeclarativeAggregation)
-    schema = node.source.schema
-    measures = Measures.of(aggregation.exprs, schema)
-    if measures is None or not Partials.supported(measures, schema):
-        return None
-    # SEQ: the rank of arrival among these records (first and last read them by it)
-    local = clean.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(SEQ))
-    # the records grouped by store, in arrival order within one
-    rows, bounds = grouped_rows(_group_ids(local, stores))
-    arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
-    partials = Partials(measures, arrivals, local, schema)
-    ts = local[TS].cast(pl.Int64).to_numpy()
-    vi, vmi, oi = partials.ints
-    vf, vmf, of = partials.floats
-
-    def run(first: int, past: int) -> pl.DataFrame:
-        lo, hi = bounds[first], bounds[past]
-        store, start, stamp, ints, floats, float_has = _closed_windows(
-            rows[lo:hi], bounds[first : past + 1] - lo, ts, vi, vmi, oi, vf, vmf, of, window.size
-        )
-        ki = partials.ki
-        return pl.concat(
-            [
-                pl.DataFrame({_STORE: store + first, START: start, TIMESTAMP: stamp}),
-                partials.frame(ints[:, :ki], ints[:, ki:], floats, float_has),
-            ],
-            how="horizontal",
-        )
-
-    table = pl.concat(in_batches(bounds, len(rows), run))
-    # each store's keys, from its first record
-    keys = local.select(stores)[rows[bounds[:-1]]]
-    windows: pl.DataFrame = pl.concat(
-        [
-            keys[table[_STORE]],
-            table.select(START, TIMESTAMP),
-            _finished(node, table.select(partials.columns()), local),
-        ],
-        how="horizontal",
-    )
-    return windows

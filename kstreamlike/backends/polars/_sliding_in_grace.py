@@ -1,5 +1,5 @@
-"""Final results of Kafka sliding windows (KIP-450), split by store: the stores whose records
-all arrive in grace take a closed form, the others the full algorithm.
+"""Final results of Kafka sliding windows (KIP-450): a closed form for the stores whose
+records all arrive in grace, and for a store's records up to its first record beyond grace.
 
 A record arrives *in grace* when ``ts + grace > stream time`` at its arrival (the stream
 time the record itself brings included) and ``ts >= size`` (it does not take the early
@@ -22,15 +22,18 @@ against the reference interpreter, which takes Kafka's decisions record by recor
 record dropped whole (even its right window closed when it arrives) leaves no trace in its
 store, so it does not keep the store from the closed form: it is only a late record.
 
-The other stores (in the benchmark workload, those holding a record delayed beyond the
-grace period) take the compiled scan (:func:`._sliding_kernel.scan_stores`) from their
-first such record on, or the full algorithm (:func:`.kafka_sliding.run_sliding`) when the
-aggregation does not decompose, over their own records, with the partition's stream time,
-as the Spark backend runs buckets of keys: it
-gives each window's final result with the stream time that emits it when every window is
-settled (suppress), else their every-update changelog, or each window's creation and
-closing time (on window close); all are placed here with the stream time of the whole
-partition.
+When the aggregation decomposes into partials, every store takes the compiled scan
+(:func:`._sliding_kernel.scan_stores`): it gives a store the closed form up to its first
+record beyond grace (all of it when there is none), Kafka's decisions from there, and the
+closed form again where the scan's windows are the closed form's. Otherwise the stores
+split: those whose records all arrive in grace take the closed form above (a Polars
+``rolling``), the others (in the benchmark workload, those holding a record delayed beyond
+the grace period) the full algorithm (:func:`.kafka_sliding.run_sliding`) over their own
+records, with the partition's stream time, as the Spark backend runs buckets of keys.
+Either gives each window's final result with the stream time that emits it when every
+window is settled (suppress), else their every-update changelog, or each window's creation
+and closing time (on window close); all are placed here with the stream time of the whole
+partition (:func:`._due_order.emission_order`).
 """
 
 from __future__ import annotations
@@ -42,9 +45,9 @@ import polars as pl
 
 from kstreamlike.backends.polars._aggregates import final_exprs
 from kstreamlike.backends.polars._columns import END, PART, SEQ, START, TIMESTAMP, TS
+from kstreamlike.backends.polars._due_order import emission_order
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME, first_reached, reaching_steps
 from kstreamlike.backends.polars._packing import sorting_rows
-from kstreamlike.backends.polars._sliding_closed_form import compiled_closed_form
 from kstreamlike.backends.polars._sliding_kernel import scan_stores
 from kstreamlike.backends.polars.kafka_sliding import (
     CREATED,
@@ -83,9 +86,6 @@ def _closed_form(
     aggregation = node.aggregation
     assert isinstance(window, KafkaSlidingWindow)
     assert isinstance(aggregation, DeclarativeAggregation)
-    compiled = compiled_closed_form(node, clean, stores)
-    if compiled is not None:
-        return compiled
     size = window.size
     values = final_exprs(aggregation.exprs, node.source.schema)
     names = [e.name for e in aggregation.exprs]
@@ -121,8 +121,8 @@ def _closed_form(
 
 def _steps(frame: pl.DataFrame) -> pl.DataFrame:
     """Where the stream time of each partition first reaches each value (the records with
-    ``TIME`` and their position in the whole input, ``GLOBAL``), for :func:`_placed`."""
-    progress = frame.lazy().select(PART, TIME, pl.col(GLOBAL).alias(SEQ))
+    ``TIME`` and their position in the whole input, ``SEQ``), for :func:`_placed`."""
+    progress = frame.lazy().select(PART, TIME, SEQ)
     return reaching_steps(progress, SEQ, [PART]).collect()
 
 
@@ -138,24 +138,28 @@ def _placed(due: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     return due.with_columns(first).filter(pl.col(FIRST).is_not_null())
 
 
-def _dirty_output(
+def _stores_output(
     node: KafkaWindowedAggregate,
-    dirty: pl.DataFrame,
+    records: pl.DataFrame,
     steps: pl.DataFrame,
     suppress_duration: int | None,
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """The dirty stores through the compiled scan (:func:`._sliding_kernel.scan_stores`),
-    or the full vectorized history when the aggregation does not take it: their rows
-    emitted where the stream time reaches their ``DUE``, their other rows with ``FIRST``
-    (the record after which each is emitted) and ``SUB`` (its forward there), and their
-    late records. Final results come straight from the settled windows
-    (:func:`.kafka_sliding._final_results`), and from the writes suppress may emit for
-    the others."""
-    local = dirty.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
+    compiled: bool,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame] | None:
+    """The stores of ``records`` through the compiled scan (``compiled``,
+    :func:`._sliding_kernel.scan_stores`; None when the aggregation does not take it), or
+    else the full vectorized history: their rows emitted where the stream time reaches
+    their ``DUE``, their other rows with ``FIRST`` (the record after which each is
+    emitted) and ``SUB`` (its forward there), and their late records. Final results come
+    straight from the settled windows (:func:`.kafka_sliding._final_results`), and from
+    the writes suppress may emit for the others."""
+    local = records.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
     local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
     positions = local[GLOBAL]
-    scanned = scan_stores(node, local, TIME, suppress_duration)
-    if scanned is None:
+    if compiled:
+        scanned = scan_stores(node, local, TIME, suppress_duration)
+        if scanned is None:
+            return None
+    else:
         emitted, late = run_sliding(node, local.lazy(), TIME, suppress_duration, place=False)
         scanned = emitted.collect(), late.collect()
     rows, late_rows = scanned
@@ -285,8 +289,9 @@ def in_grace_final_results(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame] | None:
     """Final results (on window close, or ``suppress(untilWindowCloses)``) of a declarative
     sliding-window aggregation, and its late records, as :func:`.kafka_sliding.run_sliding`
-    gives them; None when the plan does not take the split (:func:`takes_split`) or every
-    store needs the full algorithm (the caller then runs it).
+    gives them; None when the plan does not take the split (:func:`takes_split`), or when
+    the aggregation does not take the compiled scan and every store needs the full
+    algorithm (the caller then runs it).
 
     Args:
         node: the aggregation (sliding window).
@@ -301,20 +306,27 @@ def in_grace_final_results(
     frame = records.collect().with_columns(
         pl.col(SEQ).cast(pl.Int64), pl.col(stream_time).alias(TIME)
     )
-    clean, dirty, dropped = split_stores(node, frame, TIME)
-    if clean.height == 0:
-        return None
-    frame = frame.with_columns(pl.col(SEQ).alias(GLOBAL))
-    due = closed_form_candidates(node, clean, suppress_duration is not None)
-    if PART not in due.columns:
-        due = due.with_columns(pl.lit(0, dtype=frame.schema[PART]).alias(PART))
     steps = _steps(frame)
-    regular, irregular, late = [due], [], dropped
-    if dirty.height:
-        settled, others, dirty_late = _dirty_output(node, dirty, steps, suppress_duration)
-        regular.append(settled)
-        irregular.append(others)
-        late = pl.concat([late, dirty_late], how="diagonal").sort(SEQ)
+    # every store through the compiled scan, which gives the closed form where it holds
+    scanned = _stores_output(node, frame, steps, suppress_duration, compiled=True)
+    if scanned is not None:
+        settled, others, late = scanned
+        regular, irregular = [settled], [others]
+    else:
+        clean, dirty, dropped = split_stores(node, frame, TIME)
+        if clean.height == 0:
+            return None
+        due = closed_form_candidates(node, clean, suppress_duration is not None)
+        if PART not in due.columns:
+            due = due.with_columns(pl.lit(0, dtype=frame.schema[PART]).alias(PART))
+        regular, irregular, late = [due], [], dropped
+        if dirty.height:
+            output = _stores_output(node, dirty, steps, suppress_duration, compiled=False)
+            assert output is not None
+            settled, others, dirty_late = output
+            regular.append(settled)
+            irregular.append(others)
+            late = pl.concat([late, dirty_late], how="diagonal").sort(SEQ)
     emitted = _in_emission_order(
         node,
         pl.concat(regular, how="diagonal_relaxed"),
@@ -340,10 +352,11 @@ def _in_emission_order(
     partition never decreases, so its ``FIRST`` grows with its start: sorted by
     (partition, start, keys), the regular rows are in emission order (``FIRST`` is a
     position in the whole input, whose records are sorted by partition). That one sort
-    orders them, and the search of their ``FIRST`` reads their ``DUE`` in order. The
-    irregular rows (the writes suppress evicts before their window closes, or the whole
-    changelog) are merged in: they and the regular rows emitted at the same records are
-    sorted together, and inserted where their ``FIRST`` falls among the others.
+    orders them, and one merge with the partition's stream-time steps finds their
+    ``FIRST`` (:func:`._due_order.emission_order`). The irregular rows (the writes
+    suppress evicts before their window closes, or the whole changelog) are merged in:
+    they and the regular rows emitted at the same records are sorted together, and
+    inserted where their ``FIRST`` falls among the others.
     """
     partitioned = node.source.partition is not None
     window = node.window
@@ -358,21 +371,7 @@ def _in_emission_order(
     moved = [c for c in output if c not in (END, TOMBSTONE)]
     # (gathers from one chunk are several times faster)
     regular = regular.select(*dict.fromkeys([*moved, *parts, DUE])).rechunk()
-    order = sorting_rows(regular, [*parts, START, *node.keys])
-    by_due = regular.select(*parts, DUE).select(pl.all().gather(order))
-    # (first_reached would take the rows as sorted by DUE alone; they are sorted by DUE
-    # within each partition, which the search by partition needs)
-    first = by_due.join_asof(
-        steps if partitioned else steps.select(TIME, FIRST),
-        left_on=DUE,
-        right_on=TIME,
-        by=PART if partitioned else None,
-        strategy="forward",
-        check_sortedness=False,
-    )[FIRST]
-    # windows never closed are not emitted
-    reached = first.is_not_null()
-    order, first = order.filter(reached).cast(pl.Int64), first.filter(reached)
+    order, first = emission_order(regular, partitioned, node.keys, steps)
     if irregular is None or irregular.height == 0:
         emitted = regular.select(moved).select(pl.all().gather(order))
         return emitted.with_columns(*set_after).select(output)

@@ -1,12 +1,13 @@
-"""Kafka sliding windows (KIP-450) of the stores that records beyond grace disturb: a
-compiled per-store scan (``KStreamSlidingWindowAggregate#process``, spec 4.4 to 4.8).
+"""Final results of Kafka sliding windows (KIP-450), store by store: a compiled per-store
+scan (``KStreamSlidingWindowAggregate#process``, spec 4.4 to 4.8) where records beyond
+grace disturb a store, the closed form elsewhere.
 
-Final results split the stores (:mod:`._sliding_in_grace`): a store whose records all
-arrive in grace takes the closed form. In the others, a record that arrives after its left
-window has closed changes which windows Kafka creates and what they copy, and each later
-decision depends on the windows the earlier ones left: the semantics are sequential per
-store. Those stores take this scan, one pass over their records in arrival order with the
-store's windows kept sorted by start, exactly as the reference interpreter
+A store whose records all arrive in grace takes the closed form (:mod:`._sliding_in_grace`).
+In the others, a record that arrives after its left window has closed changes which
+windows Kafka creates and what they copy, and each later decision depends on the windows
+the earlier ones left: the semantics are sequential per store. Those stores take this
+scan, one pass over their records in arrival order with the store's windows kept sorted
+by start, exactly as the reference interpreter
 (:mod:`kstreamlike.reference.kafka_sliding`) takes its decisions, compiled with numba so
 that it runs at native speed. Windows hold *partial aggregates* (record count, first and
 last arrival, non-null counts, sums, minima, maxima), so only declarative aggregations
@@ -14,7 +15,8 @@ that decompose into them and whose columns are numeric, boolean or temporal take
 others run the vectorized history (:func:`.kafka_sliding.run_sliding`).
 
 A store's records before its first record beyond grace are themselves a store whose
-records all arrive in grace, so the scan begins at that record (:func:`_begins`): the
+records all arrive in grace, so the scan begins at that record (:func:`_begins`; a store
+without one takes the closed form whole, so every store can be given to the scan): the
 windows of the records before it are the closed form's
 (:mod:`._sliding_closed_form`, compiled into the scan), those the later records can read
 are the *seeds* the scan starts from, and those already final are output as they are. The

@@ -124,9 +124,11 @@ def _runner(agg: KafkaWindowedAggregate) -> Runner:
 def _kernel(agg: KafkaWindowedAggregate, duration: int | None) -> Kernel:
     """The per-key run of the Polars algorithm for ``agg``'s window (see the module
     docstring): emitted rows, then one row per late record (``LATE``). For final results
-    of sliding windows (``duration``: the suppression duration, if any) the stores whose
-    records all arrive in grace give their windows' final results with the stream time
-    that emits them (``DUE``) instead (:mod:`kstreamlike.backends.polars._sliding_in_grace`)."""
+    of sliding windows (``duration``: the suppression duration, if any) the compiled scan
+    gives every store's windows, the final results of those settled with the stream time
+    that emits them (``DUE``), when the aggregation decomposes into partials; otherwise
+    the stores whose records all arrive in grace give such final results
+    (:mod:`kstreamlike.backends.polars._sliding_in_grace`), and the others the full run."""
     shipped = shippable(agg)
     if not takes_split(shipped, duration):
         return _full_kernel(agg)
@@ -134,6 +136,10 @@ def _kernel(agg: KafkaWindowedAggregate, duration: int | None) -> Kernel:
     suppress = duration is not None
 
     def kernel(group: pl.DataFrame) -> pl.DataFrame:
+        # every store through the compiled scan, which gives the closed form where it holds
+        scanned = _scanned(shipped, group, duration)
+        if scanned is not None:
+            return scanned
         clean, dirty, dropped = split_stores(shipped, group, ST)
         parts: list[pl.DataFrame] = []
         if clean.height:
@@ -143,12 +149,10 @@ def _kernel(agg: KafkaWindowedAggregate, duration: int | None) -> Kernel:
         if dropped.height:
             parts.append(dropped.select(PART, SEQ).with_columns(pl.lit(True).alias(LATE)))
         if dirty.height:
-            rows = _scanned(shipped, dirty, duration)
-            if rows is None:
-                rows = full(dirty)
-                if suppress:  # number each record's forwards from 0
-                    rows = rows.with_columns(pl.col(SUB) - pl.col(SUB).min().over(SEQ))
-                    # (final results, SEQ null, are evicted at a record's first forward)
+            rows = full(dirty)
+            if suppress:  # number each record's forwards from 0
+                rows = rows.with_columns(pl.col(SUB) - pl.col(SUB).min().over(SEQ))
+                # (final results, SEQ null, are evicted at a record's first forward)
             parts.append(rows)
         return pl.concat(parts, how="diagonal_relaxed")
 
@@ -158,8 +162,8 @@ def _kernel(agg: KafkaWindowedAggregate, duration: int | None) -> Kernel:
 def _scanned(
     shipped: KafkaWindowedAggregate, group: pl.DataFrame, duration: int | None
 ) -> pl.DataFrame | None:
-    """The stores of ``group`` that records beyond grace disturb, through the compiled
-    scan (:func:`kstreamlike.backends.polars._sliding_kernel.scan_stores`), as
+    """The stores of ``group`` through the compiled scan
+    (:func:`kstreamlike.backends.polars._sliding_kernel.scan_stores`), as
     :func:`_full_kernel` gives them; None when the aggregation does not take the scan."""
     local = local_numbers(group, SEQ)
     scanned = scan_stores(shipped, local, ST, duration)
