@@ -586,3 +586,14 @@ def test_scan_holds_every_column_type(
     )
     windowed = _windowed(typed, size, grace, mode, "p")
     assert_same_as_reference(_finish(windowed.aggregate(*aggregations), mode), "polars")
+
+
+@pytest.mark.parametrize("aggregate", ["count", "min"])
+def test_every_window_written_where_it_closes(aggregate: str) -> None:
+    """Windows of 1, no grace: a record at stream time ``t`` is beyond grace (``t + 0 >
+    t`` fails), and writes its left window ``[t - 1, t]`` at the very stream time that
+    closes it, so suppress emits each window from its writes only; no window is settled."""
+    frame = pl.DataFrame({"o": range(4), "k": ["a"] * 4, "ts": [1, 1, 1, 3], "v": [0, None, 2, 5]})
+    windowed = _windowed(frame, 1, 0, "suppress", None, value="v")
+    table = windowed.aggregate(ks.agg.count() if aggregate == "count" else ks.agg.min("v"))
+    assert_same_as_reference(_finish(table, "suppress"), "polars")

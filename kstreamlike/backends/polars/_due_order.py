@@ -28,7 +28,7 @@ import polars as pl
 from kstreamlike.backends.polars._columns import PART
 from kstreamlike.backends.polars._emission import DUE, FIRST, TIME
 from kstreamlike.backends.polars._packing import sorting_rows
-from kstreamlike.backends.polars._partials import compiled
+from kstreamlike.backends.polars._partials import compiled, pooled
 
 __all__ = ["emission_order"]
 
@@ -41,7 +41,7 @@ _MOST_BITS = _HIGH + 32
 
 @compiled
 def _emitted(
-    offsets: Any,
+    values: Any,
     span: int,
     dues: Any,
     lowest: int,
@@ -52,44 +52,45 @@ def _emitted(
     step_parts: Any,
     step_times: Any,
     step_firsts: Any,
+    low: Any,
     rows: Any,
     order: Any,
 ) -> Any:  # pragma: no cover - compiled
     """The rows whose due a stream time reaches, by (partition, due), and for each the
     first record of its partition whose stream time reaches it.
 
-    A row's due is ``offsets[row] + lowest``, or ``dues[offsets[row]]`` when ``dues`` is
-    not empty (offsets below ``span``). ``bounds``: each run's first row, then the row
-    count; ``run_part``: each run's partition number; the runs are taken in the order
-    ``ranked`` (the sort is stable). ``step_*``: where each partition's stream time first
-    reaches each value, by partition number then time. A row's sort value is
+    A row's offset is ``values[row] - lowest``, below ``span``; its due is ``values[row]``,
+    or ``dues[offset]`` when ``dues`` is not empty (``values``: ranks among them).
+    ``bounds``: each run's first row, then the row count; ``run_part``: each run's
+    partition number; the runs are taken in the order ``ranked`` (the sort is stable).
+    ``step_*``: where each partition's stream time first reaches each value, by partition
+    number then time. A row's sort value is
     ``partition * span + offset``: its high bits pick a bucket (a counting sort), each
     bucket is then sorted by the low bits, and the sorted rows are merged with the steps.
-    ``rows`` and ``order``: room for a row number per row (unsigned 32 bits when they fit:
-    the sort moves little more than them), of which the results are the first ones.
+    ``low``, ``rows`` and ``order``: room for a row's low bits, and for a row number per
+    row (unsigned 32 bits when they fit: the sort moves little more than them), of which
+    the results are the first ones.
     """
-    n = offsets.shape[0]
     top = 0
     for g in range(ranked.shape[0]):
         top = max(top, run_part[g])
     buckets = ((top * span + span - 1) >> low_bits) + 1
     counts = np.zeros(buckets + 1, np.int64)
     for g in range(ranked.shape[0]):
-        base = run_part[g] * span
+        base = run_part[g] * span - lowest
         for r in range(bounds[g], bounds[g + 1]):
-            counts[((base + offsets[r]) >> low_bits) + 1] += 1
+            counts[((base + values[r]) >> low_bits) + 1] += 1
     largest = 0
     for b in range(buckets):
         largest = max(largest, counts[b + 1])
         counts[b + 1] += counts[b]
     firsts = counts.copy()
-    low = np.empty(n, np.uint32)
     mask = (1 << low_bits) - 1
     for q in range(ranked.shape[0]):
         g = ranked[q]
-        base = run_part[g] * span
+        base = run_part[g] * span - lowest
         for r in range(bounds[g], bounds[g + 1]):
-            v = base + offsets[r]
+            v = base + values[r]
             b = v >> low_bits
             at = counts[b]
             counts[b] = at + 1
@@ -176,14 +177,14 @@ def emission_order(
     runs = frame.select(stores)[bounds[:-1]] if stores else pl.DataFrame()
     due = frame[DUE].cast(pl.Int64).to_numpy()
     lowest = int(due.min())
-    offsets, span, dues = due - lowest, int(due.max()) - lowest + 1, np.zeros(0, np.int64)
+    values, span, dues = due, int(due.max()) - lowest + 1, np.zeros(0, np.int64)
     part_values = runs[PART].unique().sort().to_numpy() if partitioned else np.zeros(1)
     run_part = np.zeros(len(bounds) - 1, np.int64)
     if partitioned:
         run_part = np.searchsorted(part_values, runs[PART].to_numpy()).astype(np.int64)
     if (len(part_values) * span - 1).bit_length() > _MOST_BITS:  # (by rank)
-        dues, offsets = np.unique(due, return_inverse=True)
-        offsets, span = offsets.astype(np.int64).reshape(-1), len(dues)
+        dues, values = np.unique(due, return_inverse=True)
+        values, span, lowest = values.astype(np.int64).reshape(-1), len(dues), 0
     bits = (len(part_values) * span - 1).bit_length()
     ranked = (
         sorting_rows(runs, stores).cast(pl.Int64).to_numpy() if stores else np.zeros(1, np.int64)
@@ -199,9 +200,9 @@ def emission_order(
         by_part = np.argsort(at[known], kind="stable")
         step_part, times, firsts = (a[known][by_part] for a in (at, times, firsts))
     small = frame.height < 1 << 32 and int(firsts.max(initial=0)) < 1 << 32
-    room = [np.empty(frame.height, np.uint32 if small else np.int64) for _ in range(2)]
+    room = [pooled((frame.height,), np.uint32 if small else np.int64) for _ in range(2)]
     order, first = _emitted(
-        offsets,
+        values,
         span,
         dues,
         lowest,
@@ -212,6 +213,7 @@ def emission_order(
         step_part,
         times,
         firsts,
+        pooled((frame.height,), np.uint32),
         *room,
     )
     return pl.Series(order), pl.Series(first).cast(pl.Int64)

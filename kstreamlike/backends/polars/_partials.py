@@ -13,13 +13,14 @@ whole stores on every core (:func:`in_batches`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from kstreamlike.backends.polars._columns import SEQ
 from kstreamlike.backends.polars._sliding_contents import (
@@ -42,6 +43,7 @@ __all__ = [
     "grouped_rows",
     "in_batches",
     "inlined",
+    "pooled",
 ]
 
 _BATCH = 1 << 20  # records per call of a kernel (whole stores)
@@ -151,25 +153,56 @@ class Partials:
         """The names of the partial columns (:meth:`frame`)."""
         return [name for name, _ in self.names]
 
-    def frame(self, ints: Any, has: Any, floats: Any, float_has: Any) -> pl.DataFrame:
-        """The partials as columns: ``ints``/``floats`` hold the values, ``has`` and
-        ``float_has`` whether a minimum or maximum saw a value."""
+    def extremes(self) -> tuple[list[bool], list[bool]]:
+        """Whether each integer partial, and each float one, is a minimum or a maximum: the
+        partials whose "has a value" flags :meth:`frame` reads."""
+        flags: tuple[list[bool], list[bool]] = ([], [])
+        for name, is_float in self.names:
+            flags[is_float].append(name.startswith(("__ks_min_", "__ks_max_")))
+        return flags
+
+    def frame(
+        self,
+        ints: Sequence[Any],
+        has: Sequence[Any],
+        floats: Sequence[Any],
+        float_has: Sequence[Any],
+    ) -> pl.DataFrame:
+        """The partials as columns, from a 1-D array each: ``ints``/``floats`` hold the
+        values, ``has`` and ``float_has`` whether a minimum or maximum saw a value (read
+        only for those, :meth:`extremes`)."""
         columns: list[pl.Series] = []
         i = f = 0
         for name, is_float in self.names:
             if is_float:
-                values = pl.Series(name, floats[:, f], dtype=pl.Float64)
-                present = pl.Series(float_has[:, f] != 0)
+                values = pl.Series(name, floats[f], dtype=pl.Float64)
+                flags = float_has[f]
                 f += 1
             else:
-                values = pl.Series(name, ints[:, i], dtype=pl.Int64)
-                present = pl.Series(has[:, i] != 0)
+                values = pl.Series(name, ints[i], dtype=pl.Int64)
+                flags = has[i]
                 i += 1
-            dtype = self.dtypes[name]
             if name.startswith(("__ks_min_", "__ks_max_")):
-                values = values.set(~present, None)
-            columns.append(values.cast(dtype))
+                values = values.set(~pl.Series(flags != 0), None)
+            columns.append(values.cast(self.dtypes[name]))
         return pl.DataFrame(columns)
+
+
+def pooled(shape: tuple[int, ...], dtype: type[Any]) -> np.ndarray:
+    """An uninitialized array from Arrow's memory pool. The pool keeps the memory it is
+    given back for the next request, so the large tables the kernels write (hundreds of
+    megabytes) do not map fresh memory on every call, as NumPy's large arrays do (the
+    first write of each fresh page costs more than the write itself).
+
+    Example:
+        >>> table = pooled((2, 3), np.int64)
+        >>> table[:] = 7
+        >>> table.sum()
+        np.int64(42)
+    """
+    count = int(np.prod(shape))
+    buffer = pa.allocate_buffer(max(count, 1) * np.dtype(dtype).itemsize)
+    return np.frombuffer(buffer, dtype, count=count).reshape(shape)
 
 
 def in_batches(bounds: np.ndarray, rows: int, run: Callable[[int, int], _T]) -> list[_T]:

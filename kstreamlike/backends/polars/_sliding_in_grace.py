@@ -175,7 +175,7 @@ def _stores_output(
         # on window close: at the first record closing the window. A window is never
         # created closed: a record not dropped whole creates only windows ending after
         # ts + size >= stream time - grace (spec 4.4 steps 2, 5, 6)
-        return rows.drop(SEQ, CREATED), rows.head(0), late_rows
+        return rows.drop(SEQ, CREATED, strict=False), rows.head(0), late_rows
     return rows.head(0), _suppressed(node, rows, steps, positions, suppress_duration), late_rows
 
 
@@ -383,6 +383,8 @@ def _in_emission_order(
     types = both.select(moved).schema
     irregular_rows = irregular.select(moved).cast(types)
     irregular_rows = irregular_rows.select(pl.all().gather(rows[places] - regular.height))
+    if regular.height == 0:  # (nothing to gather the others from)
+        return irregular_rows.with_columns(*set_after).select(output)
     rows[places] = 0
     gathered = regular.select(moved).cast(types).select(pl.all().gather(pl.Series(rows)))
     columns = gathered.get_columns()

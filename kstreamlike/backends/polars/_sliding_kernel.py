@@ -55,6 +55,7 @@ from kstreamlike.backends.polars._partials import (
     grouped_rows,
     in_batches,
     inlined,
+    pooled,
 )
 from kstreamlike.backends.polars._sliding_closed_form import (
     scratch,
@@ -139,13 +140,15 @@ def _flush(
     xf: Any,
     nx: int,
     upto: int,
+    row0: int,
 ) -> Any:  # pragma: no cover - compiled
     """Store ``store``'s output rows from its windows starting up to ``upto`` (rows 2 to
     ``nw`` of ``wi``/``wf``) and its log of writes from DUE on (``li``/``lf``, ``nl`` rows,
     all of such windows), from column ``ns`` of the settled output ``si``/``sf`` and ``nx``
     of the others' ``xi``/``xf``: on window close (``final``) every window with its final
     value (settled); otherwise each window's last write before DUE (settled when no write
-    is logged) and every logged write. Returns the new ``ns`` and ``nx``."""
+    is logged) and every logged write (their records numbered from ``row0``). Returns the
+    new ``ns`` and ``nx``."""
     kf = lf.shape[1]
     ki = (wi.shape[1] - _FIXED - 2 * kf) // 4
     logged = np.zeros(nw, np.bool_)
@@ -159,7 +162,8 @@ def _flush(
         out, outf, n = (si, sf, ns) if settled else (xi, xf, nx)
         snapped = (not final) and wi[w, _SNAPPED] != 0
         stamp = wi[w, _PRE_TS] if snapped else wi[w, _TS]
-        _put(out, n, rec, wi[w, _PRE_SUB], wi[w, _START], stamp, wi[w, _CREATED], store)
+        creator = wi[w, _CREATED] + row0
+        _put(out, n, rec + row0, wi[w, _PRE_SUB], wi[w, _START], stamp, creator, store)
         at = _FIXED + (2 * ki if snapped else 0)
         for j in range(2 * ki):
             out[_OUT + j, n] = wi[w, at + j]
@@ -173,7 +177,8 @@ def _flush(
             nx += 1
     for q in range(0 if final else nl):
         w = li[q, 0]
-        _put(xi, nx, li[q, 1], li[q, 2], wi[w, _START], li[q, 3], wi[w, _CREATED], store)
+        creator = wi[w, _CREATED] + row0
+        _put(xi, nx, li[q, 1] + row0, li[q, 2], wi[w, _START], li[q, 3], creator, store)
         for j in range(2 * ki):
             xi[_OUT + j, nx] = li[q, _LOG_FIXED + j]
         for j in range(kf):
@@ -413,6 +418,10 @@ def _scan(
     begin: Any,
     grace: int,
     final: bool,
+    row0: int,
+    store0: int,
+    si: Any,
+    sf: Any,
 ) -> Any:  # pragma: no cover - compiled
     """Every store's records (``bounds``: each store's first row; rows in arrival order)
     through Kafka's decisions, from row ``begin`` of each store on, up to where the closed
@@ -420,7 +429,10 @@ def _scan(
     rows (:func:`_flush`; the windows of the rows before ``begin`` that the scan leaves to
     the closed form, :func:`_begins`, are settled rows of the store's first record), as
     the settled ones' integer and float tables, the others', and whether each record was
-    aggregated into a window (False: late)."""
+    aggregated into a window (False: late). The rows' records are numbered from ``row0``
+    and their stores from ``store0`` (the batch's first row and store among all). The
+    settled rows are written into ``si``/``sf`` while they have room (a column per row;
+    bigger tables replace them when they do not)."""
     n = ts.shape[0]
     ki = oi.shape[0]
     kf = of.shape[0]
@@ -435,8 +447,6 @@ def _scan(
     wf[:2] = 0
     li = np.empty((16, _LOG_FIXED + 2 * ki + kf), np.int64)
     lf = np.empty((16, kf), np.float64)
-    si = np.empty((_OUT + 2 * ki + kf, 2 * n + 16), np.int64)
-    sf = np.empty((kf, 2 * n + 16), np.float64)
     xi = np.empty((_OUT + 2 * ki + kf, 16), np.int64)
     xf = np.empty((kf, 16), np.float64)
     ns = 0
@@ -478,7 +488,7 @@ def _scan(
                     continue  # (its records are not all among those taken)
                 done = not scanned or s + size + grace < limit
                 if done and s > handed:  # output as it is
-                    _put(si, ns, first, 0, s, c_stamp[q], first, g)
+                    _put(si, ns, first + row0, 0, s, c_stamp[q], first + row0, g + store0)
                     for j in range(2 * ki):
                         si[_OUT + j, ns] = c_ints[q, j]
                     for j in range(kf):
@@ -692,7 +702,8 @@ def _scan(
             sf = _longer(sf, ns + nw)
             xi = _longer(xi, nx + nw + nl)
             xf = _longer(xf, nx + nw + nl)
-            ns, nx = _flush(g, wi, wf, nw, li, lf, nl, final, si, sf, ns, xi, xf, nx, upto)
+            out = (si, sf, ns, xi, xf, nx, upto, row0)
+            ns, nx = _flush(g + store0, wi, wf, nw, li, lf, nl, final, *out)
             if halt == past:
                 break
             # the closed form from ``halt`` to the next record beyond grace
@@ -707,38 +718,64 @@ def _scan(
     return si[:, :ns], sf[:, :ns], xi[:, :nx], xf[:, :nx], taken
 
 
-_RECORD, _CREATOR, _STORE = "__ks_record", "__ks_creator", "__ks_store"
+def _joined(tables: list[Any], rows: range | list[int]) -> list[np.ndarray]:
+    """Rows ``rows`` of the batches' output tables (a column per output row), each as one
+    contiguous array: the batches' pieces joined, or the one batch's row as it is."""
+    if len(tables) == 1:
+        return [tables[0][r] for r in rows]
+    joined = []
+    for r in rows:
+        pieces = [t[r] for t in tables]
+        out = pooled((sum(len(p) for p in pieces),), pieces[0].dtype.type)
+        joined.append(np.concatenate(pieces, out=out))
+    return joined
 
 
-def _batch_table(
-    ints: Any, floats: Any, lo: int, lo_store: int, partials: Partials
-) -> pl.DataFrame:
-    """A batch's output rows (:func:`_flush`; ``ints`` and ``floats`` have a column per
-    row) as a frame: the record and creating record (as rows of the stores' order, the
-    batch starting at ``lo``), forward, start, stored ts, store (the batch's first is
-    ``lo_store``) and the partials."""
-    ki = partials.ki
-    return pl.concat(
+def _output_rows(
+    node: KafkaWindowedAggregate,
+    ints: list[Any],
+    floats: list[Any],
+    partials: Partials,
+    keys: pl.DataFrame,
+    frame: pl.DataFrame,
+    placing: list[int],
+) -> tuple[pl.DataFrame, list[np.ndarray]]:
+    """The batches' output rows (:func:`_flush`: integer and float tables, a column per
+    row) as rows of the output (grouping columns from ``keys``, a row per store; bounds,
+    ``timestamp``, ``is_tombstone`` and the aggregates), and the rows ``placing`` of the
+    tables (record, forward or creating record, as rows of the stores' order)."""
+    window = node.window
+    assert isinstance(window, KafkaSlidingWindow)
+    ki, kf = partials.ki, partials.kf
+    start, stamp, store = _joined(ints, [_O_START, _O_TS, _O_STORE])
+    int_extremes, float_extremes = partials.extremes()
+    # (the flags of the other partials are not read)
+    flagged = [_OUT + ki + j for j in range(ki) if int_extremes[j]]
+    flagged += [_OUT + 2 * ki + j for j in range(kf) if float_extremes[j]]
+    values = dict(zip(flagged, _joined(ints, flagged), strict=True))
+    table = partials.frame(
+        _joined(ints, range(_OUT, _OUT + ki)),
+        [values.get(_OUT + ki + j) for j in range(ki)],
+        _joined(floats, range(kf)),
+        [values.get(_OUT + 2 * ki + j) for j in range(kf)],
+    )
+    start_column = pl.Series(START, start)
+    rows = pl.concat(
         [
+            keys[pl.Series(store)],
             pl.DataFrame(
-                {
-                    _RECORD: ints[_O_REC] + lo,
-                    SUB: ints[_O_SUB],
-                    START: ints[_O_START],
-                    TIMESTAMP: ints[_O_TS],
-                    _CREATOR: ints[_O_CREATOR] + lo,
-                    _STORE: ints[_O_STORE] + lo_store,
-                }
+                [
+                    start_column,
+                    (start_column + window.size).alias(END),
+                    pl.Series(TOMBSTONE, np.zeros(len(start), np.bool_)),
+                    pl.Series(TIMESTAMP, stamp),
+                ]
             ),
-            partials.frame(
-                ints[_OUT : _OUT + ki].T,
-                ints[_OUT + ki : _OUT + 2 * ki].T,
-                floats.T,
-                ints[_OUT + 2 * ki :].T,
-            ),
+            _finished(node, table, frame),
         ],
         how="horizontal",
     )
+    return rows, _joined(ints, placing)
 
 
 def _begins(
@@ -772,6 +809,8 @@ def scan_stores(
     records: pl.DataFrame,
     stream_time: str,
     suppress_duration: int | None,
+    *,
+    with_creation: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """The output rows and late records of some stores' final results, as
     :func:`.kafka_sliding.run_sliding` gives them with ``place=False``; None when the
@@ -788,7 +827,9 @@ def scan_stores(
             (none of its writes is at a stream time at or past ``DUE``: emitted with its
             last value where the stream time reaches ``DUE``, given in column ``DUE``),
             then the others' (``DUE`` null) in forward order. Otherwise (on window close)
-            every window once, with its creation (``CREATED``) and its final value.
+            every window once, with its final value, and its creation (``CREATED``)
+            when ``with_creation``.
+        with_creation: see ``suppress_duration``.
 
     Returns:
         The rows (grouping columns, window bounds, ``timestamp``, ``is_tombstone``,
@@ -824,11 +865,11 @@ def scan_stores(
     vf, vmf, of = partials.floats
     begin = _begins(bounds, ts, st, window)
 
-    def scanned(lo_store: int, hi_store: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The settled windows' rows of a batch of stores, and the others'."""
+    def scanned(lo_store: int, hi_store: int) -> tuple[Any, ...]:
+        """The settled windows' output tables of a batch of stores, and the others'."""
         lo, hi = bounds[lo_store], bounds[hi_store]
         batch = slice(lo, hi)
-        settled_i, settled_f, others_i, others_f, batch_taken = _scan(
+        *tables, batch_taken = _scan(
             bounds[lo_store : hi_store + 1] - lo,
             ts[batch],
             st[batch] - grace,
@@ -844,48 +885,43 @@ def scan_stores(
             begin[lo_store:hi_store] - lo,
             grace,
             final,
+            lo,
+            lo_store,
+            pooled((_OUT + 2 * partials.ki + partials.kf, 2 * (hi - lo) + 16), np.int64),
+            pooled((partials.kf, 2 * (hi - lo) + 16), np.float64),
         )
         taken[batch] = batch_taken
-        # (record indices in the stores' order)
-        settled = _batch_table(settled_i, settled_f, lo, lo_store, partials)
-        return settled, _batch_table(others_i, others_f, lo, lo_store, partials)
+        return tuple(tables)
 
     batches = in_batches(bounds, frame.height, scanned)
-    settled = [part for part, _ in batches]
-    others = [part for _, part in batches]
-    table = pl.concat([*settled, *others], rechunk=False)
-    count = sum(part.height for part in settled)
     seq = by_store[SEQ]
     # each store's keys, from its first record
     keys = frame.select(*dict.fromkeys([PART, *_group_columns(node)]))[seq.gather(bounds[:-1])]
-    rows = pl.concat(
-        [
-            keys[table[_STORE]],
-            table.select(
-                START,
-                (pl.col(START) + size).alias(END),
-                pl.lit(False).alias(TOMBSTONE),
-                TIMESTAMP,
-            ),
-            _finished(node, table.select(partials.columns()), frame),
-        ],
-        how="horizontal",
-    )
-    if final:
-        rows = rows.with_columns(
-            pl.lit(frame.height - 1, dtype=pl.Int64).alias(SEQ),
-            seq.gather(table[_CREATOR]).alias(CREATED),
-            (pl.col(START) + size + grace + 1).alias(DUE),
-        )
+
+    def output(first: int, placing: list[int]) -> tuple[pl.DataFrame, list[np.ndarray]]:
+        """The rows of the settled windows (``first`` 0) or the others' (2)."""
+        ints, floats = [b[first] for b in batches], [b[first + 1] for b in batches]
+        return _output_rows(node, ints, floats, partials, keys, frame, placing)
+
+    if final:  # every window is settled
+        rows, placed = output(0, [_O_CREATOR] if with_creation else [])
+        due = pl.col(START) + size + grace + 1
+        last = pl.lit(frame.height - 1, dtype=pl.Int64)
+        rows = rows.with_columns(last.alias(SEQ), due.alias(DUE))
+        if with_creation:
+            rows = rows.with_columns(seq.gather(placed[0]).alias(CREATED))
     else:
         # settled windows (no write from DUE on) are emitted where the stream time reaches
         # DUE; the others' writes go through suppress (their rows in forward order)
         due = pl.col(START) + size + suppress_duration
-        rows = rows.with_columns(
-            seq.gather(table[_RECORD]).alias(SEQ),
-            table[SUB],
-            pl.when(pl.int_range(pl.len()) < count).then(due).alias(DUE),
+        settled, _ = output(0, [])
+        settled = settled.with_columns(
+            pl.lit(None, pl.Int64).alias(SEQ), pl.lit(None, pl.Int64).alias(SUB), due.alias(DUE)
         )
-        rows = pl.concat([rows.slice(0, count), rows.slice(count).sort(SEQ, SUB)], rechunk=False)
+        others, (writers, subs) = output(2, [_O_REC, _O_SUB])
+        others = others.with_columns(
+            seq.gather(writers).alias(SEQ), pl.Series(SUB, subs), pl.lit(None, pl.Int64).alias(DUE)
+        )
+        rows = pl.concat([settled, others.sort(SEQ, SUB)], rechunk=False)
     late = frame.filter(~pl.Series(np.zeros(frame.height, np.bool_)).scatter(seq, taken))
     return rows, late

@@ -166,7 +166,7 @@ def _scanned(
     (:func:`kstreamlike.backends.polars._sliding_kernel.scan_stores`), as
     :func:`_full_kernel` gives them; None when the aggregation does not take the scan."""
     local = local_numbers(group, SEQ)
-    scanned = scan_stores(shipped, local, ST, duration)
+    scanned = scan_stores(shipped, local, ST, duration, with_creation=True)
     if scanned is None:
         return None
     rows, late = scanned
