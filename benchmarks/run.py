@@ -1,12 +1,13 @@
 """Run the benchmark cases side by side with their hand-written baselines.
 
-Usage: python -m benchmarks.run [--repeat 3] [--filter TEXT] [--json results.json]
+Usage: python -m benchmarks.run [--repeat 3] [--filter TEXT] [--json results.json] [--pause 10]
 
 Each case and each baseline runs in a fresh process (so peak memory is its own), ``repeat``
 times (Spark cases run with their baseline in one process and session; their peak memory is
 the Python driver's, not the JVM's); the table reports the median time, records per second,
 peak RSS and the ratio of the case's median to its baseline's median measured in the same
-run.
+run. Each child process starts ``pause`` seconds after the previous one ended, so that it
+does not pay for the reclaim of the memory the previous one gave back.
 """
 
 from __future__ import annotations
@@ -48,7 +49,11 @@ def _measure(name: str, which: str, repeat: int) -> dict[str, float]:
     return out
 
 
-def _child(name: str, which: str, repeat: int) -> dict[str, float]:
+def _child(name: str, which: str, repeat: int, pause: float) -> dict[str, float]:
+    # The memory a finished child gave back is reclaimed for a while after it exits (on
+    # the machines measured, several seconds for a few GiB), and a run started meanwhile
+    # pays for it: each child waits, the case's and the baseline's alike.
+    time.sleep(pause)
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--child", name, which, str(repeat)],
         check=True,
@@ -78,6 +83,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--filter", default="")
     parser.add_argument("--json", default="benchmarks/results.json")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=10.0,
+        help="seconds to wait before each child process (default 10)",
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -98,12 +109,12 @@ def main() -> None:
         if args.filter not in case.name:
             continue
         if case.prepare is not None:
-            both = _child(case.name, "both", args.repeat)
+            both = _child(case.name, "both", args.repeat, args.pause)
             ours = {"median_s": both["case_median_s"], "peak_mib": both["peak_mib"]}
             base = {"median_s": both["baseline_median_s"]}
         else:
-            ours = _child(case.name, "case", args.repeat)
-            base = _child(case.name, "baseline", args.repeat)
+            ours = _child(case.name, "case", args.repeat, args.pause)
+            base = _child(case.name, "baseline", args.repeat, args.pause)
         row = {
             "case": case.name,
             "events": case.events,
