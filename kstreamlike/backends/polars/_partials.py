@@ -158,7 +158,7 @@ class Partials:
         partials whose "has a value" flags :meth:`frame` reads."""
         flags: tuple[list[bool], list[bool]] = ([], [])
         for name, is_float in self.names:
-            flags[is_float].append(name.startswith(("__ks_min_", "__ks_max_")))
+            flags[is_float].append(_is_extreme(name))
         return flags
 
     def frame(
@@ -182,10 +182,15 @@ class Partials:
                 values = pl.Series(name, ints[i], dtype=pl.Int64)
                 flags = has[i]
                 i += 1
-            if name.startswith(("__ks_min_", "__ks_max_")):
+            if _is_extreme(name):
                 values = values.set(~pl.Series(flags != 0), None)
             columns.append(values.cast(self.dtypes[name]))
         return pl.DataFrame(columns)
+
+
+def _is_extreme(name: str) -> bool:
+    """Whether partial ``name`` is a minimum or a maximum (it may hold no value)."""
+    return name.startswith(("__ks_min_", "__ks_max_"))
 
 
 def pooled(shape: tuple[int, ...], dtype: type[Any]) -> np.ndarray:

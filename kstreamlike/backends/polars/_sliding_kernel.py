@@ -749,15 +749,16 @@ def _output_rows(
     ki, kf = partials.ki, partials.kf
     start, stamp, store = _joined(ints, [_O_START, _O_TS, _O_STORE])
     int_extremes, float_extremes = partials.extremes()
-    # (the flags of the other partials are not read)
-    flagged = [_OUT + ki + j for j in range(ki) if int_extremes[j]]
-    flagged += [_OUT + 2 * ki + j for j in range(kf) if float_extremes[j]]
-    values = dict(zip(flagged, _joined(ints, flagged), strict=True))
+
+    def flags(first: int, extremes: list[bool]) -> list[np.ndarray | None]:
+        """The "has a value" flags from row ``first`` on, of minima and maxima only."""
+        return [_joined(ints, [first + j])[0] if e else None for j, e in enumerate(extremes)]
+
     table = partials.frame(
         _joined(ints, range(_OUT, _OUT + ki)),
-        [values.get(_OUT + ki + j) for j in range(ki)],
+        flags(_OUT + ki, int_extremes),
         _joined(floats, range(kf)),
-        [values.get(_OUT + 2 * ki + j) for j in range(kf)],
+        flags(_OUT + 2 * ki, float_extremes),
     )
     start_column = pl.Series(START, start)
     rows = pl.concat(
@@ -869,6 +870,7 @@ def scan_stores(
         """The settled windows' output tables of a batch of stores, and the others'."""
         lo, hi = bounds[lo_store], bounds[hi_store]
         batch = slice(lo, hi)
+        room = 2 * (hi - lo) + 16  # settled rows the tables hold before they grow
         *tables, batch_taken = _scan(
             bounds[lo_store : hi_store + 1] - lo,
             ts[batch],
@@ -887,8 +889,8 @@ def scan_stores(
             final,
             lo,
             lo_store,
-            pooled((_OUT + 2 * partials.ki + partials.kf, 2 * (hi - lo) + 16), np.int64),
-            pooled((partials.kf, 2 * (hi - lo) + 16), np.float64),
+            pooled((_OUT + 2 * partials.ki + partials.kf, room), np.int64),
+            pooled((partials.kf, room), np.float64),
         )
         taken[batch] = batch_taken
         return tuple(tables)
