@@ -330,6 +330,11 @@ _LONG_MIN = -(2**63)
         # one record per position: neighbours, positions 64 apart, the ends of Int64
         ([0, 1, 63, 64, -1, -64, -65, 127], None),
         ([_LONG_MIN, _LONG_MIN + 1, _LONG_MAX, _LONG_MAX - 1, 0], None),
+        # as many records as integers from the first position to the last: dense offsets,
+        # and the same count with one position twice (another one missing)
+        ([3, 1, 0, 2, 4], None),
+        ([0, 1, 1, 3], "1"),
+        ([7, 9, 8, 9], "9"),
         # the same position twice, among neighbours or at the ends of Int64
         ([5, 6, 69, 5], "5"),
         ([-1, -65, 63, -65], "-65"),

@@ -161,9 +161,20 @@ def _late_stream_frame() -> pl.DataFrame:
     ],
     ids=["dense", "sparse", "string", "datetime", "input-order"],
 )
+@pytest.mark.parametrize("advance", [10, 4], ids=["tumbling", "hopping"])
+@pytest.mark.parametrize("driver", [True, False], ids=["arrival-table", "distributed"])
 def test_spark_late_records_stream_time_for_every_kind_of_position(
-    spark: Any, position: pl.Expr | None
+    spark: Any,
+    position: pl.Expr | None,
+    advance: int,
+    driver: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Where windows close and the late records' stream time come from the table of
+    # arrivals per event-time bucket when the driver can hold it, and from distributed
+    # scans when it cannot (here: a table of no rows is too large).
+    if not driver:
+        monkeypatch.setattr("kstreamlike.backends.spark._prepare._TABLE_ROWS", 0)
     frame = _late_stream_frame()
     frame = frame.sort("o") if position is None else frame.with_columns(position.alias("o"))
     stream = ks.stream(
@@ -171,7 +182,7 @@ def test_spark_late_records_stream_time_for_every_kind_of_position(
     )
     table = (
         stream.group_by_key()
-        .windowed_by(ks.TimeWindows.of_size_and_grace(10, 5))
+        .windowed_by(ks.TimeWindows.of_size_and_grace(10, 5).advance_by(advance))
         .emit_strategy(ks.EmitStrategy.on_window_close())
         .count()
     )

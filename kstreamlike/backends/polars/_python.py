@@ -87,6 +87,9 @@ def python_values(source: Source, frame: pl.DataFrame) -> list[Any]:
 
 
 def _keys(frame: pl.DataFrame, keys: Sequence[str]) -> list[Any]:
+    """Each row's key as user functions see it (None for a stream without keys)."""
+    if not keys:
+        return [None] * frame.height
     if len(keys) == 1:
         return frame[keys[0]].to_list()
     return list(frame.select(keys).iter_rows())

@@ -17,6 +17,7 @@ otherwise.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -151,9 +152,19 @@ def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
 
     spark = spark_session(agg.source.frame)
-    prepared = prepare(spark, agg)
     python = python_dtype(node)
     keyed = not isinstance(agg.window, KafkaTimeWindow) or python is not None
+    window = agg.window
+    # Kafka time windows with ks.agg close where a table of arrivals per event-time bucket
+    # says (:func:`.kafka.run_kafka`): buckets that divide size, advance and grace.
+    width = (
+        math.gcd(window.size, window.advance, window.grace)
+        if isinstance(agg, KafkaWindowedAggregate)
+        and isinstance(window, KafkaTimeWindow)
+        and not keyed
+        else None
+    )
+    prepared = prepare(spark, agg, width)
     if isinstance(agg, KafkaWindowedAggregate) and keyed:
         main, late = run_kafka_keyed(node, agg, prepared.valid, python)
     elif isinstance(agg, KafkaWindowedAggregate):

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from kstreamlike.backends.spark import _scan
-from kstreamlike.backends.spark._prepare import PART, TS
+from kstreamlike.backends.spark._prepare import BUCKET, PART, TS, Arrivals
 from kstreamlike.backends.spark._scan import asof, numbered, running_max, running_min
 
 if TYPE_CHECKING:
@@ -26,13 +28,14 @@ if TYPE_CHECKING:
 __all__ = [
     "BUCKET",
     "FIRST",
+    "closing_table",
     "first_arrivals",
     "floor_div",
     "stream_time_at",
     "stream_time_by_position",
+    "stream_time_from_arrivals",
 ]
 
-BUCKET = "__ks_bucket"
 FIRST = "__ks_first"
 _EARLIEST = "__ks_earliest"
 _DESC = "__ks_desc"
@@ -45,6 +48,10 @@ _BLOCK = "__ks_block"
 _BLOCK_MAX = "__ks_block_max"
 _EARLIER = "__ks_earlier"
 _OWN = "__ks_own"
+_CLOSES = "__ks_closes"
+_END = "__ks_end"
+_LOW = "__ks_low"
+_HIGH = "__ks_high"
 # Tables of up to this many rows are copied to every task (:func:`_small`).
 _BROADCAST_ROWS = 1_000_000
 
@@ -155,3 +162,130 @@ def stream_time_by_position(
         .withColumn(out, F.greatest(_EARLIER, _OWN))
         .drop(_AT, _BLOCK, _EARLIER, _OWN)
     )
+
+
+def _from_driver(records: DataFrame, table: pl.DataFrame) -> DataFrame:
+    """A table the driver computed as a Spark frame, its ``PART`` of the records' type."""
+    from pyspark.sql import functions as F
+
+    from kstreamlike.backends.spark._frames import from_polars
+
+    frame = from_polars(records.sparkSession, table)
+    return frame.withColumn(PART, F.col(PART).cast(records.schema[PART].dataType))
+
+
+def closing_table(
+    records: DataFrame,
+    arrivals: Arrivals,
+    size: int,
+    advance: int,
+    grace: int,
+) -> DataFrame:
+    """``(PART, BUCKET, FIRST)`` for the time windows ``[k * advance, k * advance + size)``
+    holding records (``BUCKET`` = k): ``FIRST`` is the arrival position where the window
+    closes, the first arrival of a record with event time ``>= end + grace`` (null: never).
+
+    Computed by the driver from the table of arrivals (:class:`._prepare.Arrivals`), whose
+    bucket width divides ``size``, ``advance`` and ``grace``: every record of a bucket then
+    lies in the same windows and closes the same ones. A window's ``FIRST`` is the smallest
+    first arrival of the buckets that close it or a later one (a suffix minimum).
+    """
+    from pyspark.sql import functions as F
+
+    width = arrivals.width
+    assert size % width == 0 and advance % width == 0 and grace % width == 0
+    start = pl.col(BUCKET) * width
+    buckets = arrivals.frame
+    last = start // advance
+    if size == advance:
+        earliest = last
+    else:
+        earliest = pl.max_horizontal(start - (size - advance), pl.lit(0)) // advance
+    windows = (
+        buckets.select(PART, pl.int_ranges(earliest, last + 1).alias(BUCKET))
+        .explode(BUCKET)
+        .drop_nulls(BUCKET)
+        .unique()
+        .sort(PART, BUCKET, nulls_last=True)
+    )
+    closes = (
+        buckets.group_by(PART, ((start - size - grace) // advance).alias(_CLOSES))
+        .agg(pl.col("first").min())
+        .sort(PART, _CLOSES, descending=[False, True], nulls_last=True)
+        .with_columns(pl.col("first").cum_min().over(PART).alias(FIRST))
+        .sort(PART, _CLOSES, nulls_last=True)
+    )
+    table = windows.join_asof(
+        closes.select(PART, _CLOSES, FIRST),
+        left_on=BUCKET,
+        right_on=_CLOSES,
+        by=PART,
+        strategy="forward",
+        check_sortedness=False,
+    ).select(PART, BUCKET, pl.col(FIRST).cast(pl.Int64))
+    return F.broadcast(_from_driver(records, table))
+
+
+def stream_time_from_arrivals(
+    records: DataFrame,
+    rows: DataFrame,
+    arrivals: Arrivals,
+    position: Column,
+    out: str,
+) -> DataFrame:
+    """:func:`stream_time_at` from the table of arrivals (``position``: the arrival position
+    of ``records`` and ``rows`` as :func:`._prepare.position_value` gives it).
+
+    Stream time at a row lies in the latest bucket whose first arrival is at or before the
+    row. The driver turns the table into the ranges of positions over which that bucket
+    stays the same, indexed by blocks of positions so that each row finds its range by an
+    equi-join; the exact time is the largest event time among that bucket's records
+    arriving up to the row.
+    """
+    from pyspark.sql import functions as F
+
+    ordered = arrivals.frame.sort(PART, "first", nulls_last=True).with_columns(
+        pl.col(BUCKET).cum_max().over(PART).alias(_FOUND),
+        pl.col("last").max().over(PART).alias(_END),
+    )
+    rising = ordered.filter(
+        pl.col(_FOUND).shift(1).over(PART).is_null()
+        | (pl.col(_FOUND) != pl.col(_FOUND).shift(1).over(PART))
+    )
+    steps = rising.select(
+        PART,
+        pl.col("first").alias(_LOW),
+        pl.col("first").shift(-1).over(PART).fill_null(pl.col(_END) + 1).alias(_HIGH),
+        _FOUND,
+    )
+    # Blocks about as many as the ranges, so that a block meets few ranges.
+    span = steps.select((pl.col(_HIGH).max() - pl.col(_LOW).min()).fill_null(1)).item()
+    bits = max(int(span) // max(steps.height, 1), 1).bit_length() - 1
+    blocks = steps.with_columns(
+        pl.int_ranges(pl.col(_LOW) // 2**bits, (pl.col(_HIGH) - 1) // 2**bits + 1).alias(_BLOCK)
+    ).explode(_BLOCK)
+    table = _from_driver(records, blocks)
+    asked = rows.withColumn(_AT, position).withColumn(_BLOCK, F.shiftright(F.col(_AT), bits))
+    located = (
+        asked.join(F.broadcast(table), [PART, _BLOCK])
+        .filter((F.col(_LOW) <= F.col(_AT)) & (F.col(_AT) < F.col(_HIGH)))
+        .drop(_BLOCK, _LOW, _HIGH)
+    )
+    if _scan.CHECKPOINT:
+        located = located.localCheckpoint(eager=True)
+    queries = located.select(PART, _FOUND, F.col(_AT).alias(_OTHER_ORDER))
+    if _small(located):
+        queries = F.broadcast(queries)
+    bucket_records = records.select(
+        PART,
+        floor_div(f"`{TS}`", arrivals.width).alias(_FOUND),
+        position.alias(_AT),
+        TS,
+    )
+    latest = (
+        bucket_records.join(queries, [PART, _FOUND])
+        .filter(F.col(_AT) <= F.col(_OTHER_ORDER))
+        .groupBy(PART, F.col(_OTHER_ORDER).alias(_AT))
+        .agg(F.max(TS).alias(out))
+    )
+    return located.drop(_FOUND).join(latest, [PART, _AT], "left").drop(_AT)

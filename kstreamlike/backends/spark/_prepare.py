@@ -9,9 +9,10 @@ one is in (``CHUNK``), which the prefix scans (:mod:`._scan`) use.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING
+from functools import cached_property, reduce
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 __all__ = [
+    "BUCKET",
     "CHUNK",
     "GAP",
     "PART",
@@ -43,6 +45,7 @@ __all__ = [
     "ROW",
     "SEQ",
     "TS",
+    "Arrivals",
     "Prepared",
     "position_value",
     "prepare",
@@ -63,6 +66,29 @@ _BIT = "__ks_bit"
 _BITS = "__ks_bits"
 _VALUE = "__ks_position"
 _BLOCK_BITS = 6  # blocks of 64 positions for dense ones
+BUCKET = "__ks_bucket"
+# Arrival tables of up to this many rows are summarized on the driver (:class:`Arrivals`).
+_TABLE_ROWS = 1_000_000
+# The bits of a 64-bit hash, summed in slices (shift, width) that cannot overflow a long.
+_SLICES = ((0, 22), (22, 21), (43, 21))
+# At most this many partitions have their positions checked by hashes (:func:`_summary`).
+_HASHED_PARTITIONS = 64
+
+
+@dataclass(frozen=True)
+class Arrivals:
+    """The valid records summarized per partition and event-time bucket of ``width`` ticks,
+    held by the driver.
+
+    Attributes:
+        width: the bucket width in ticks.
+        frame: one row per (``PART``, ``BUCKET`` = event time // width) holding records:
+            ``n`` records, event times ``low`` to ``high``, arrival positions ``first`` to
+            ``last`` (as :func:`position_value` gives them).
+    """
+
+    width: int
+    frame: pl.DataFrame
 
 
 @dataclass(frozen=True)
@@ -80,6 +106,8 @@ class Prepared:
         block_bits: for integer, date and time arrival positions (:func:`position_value`),
             the base-2 logarithm of a width of position ranges that hold about 64 records
             each on average (None for other types).
+        arrivals: the records per event-time bucket, when :func:`prepare` was asked for a
+            bucket width and the table is small enough for the driver (None otherwise).
     """
 
     records: DataFrame
@@ -88,6 +116,7 @@ class Prepared:
     count: int
     ticks: tuple[int, int] | None
     block_bits: int | None = None
+    arrivals: Arrivals | None = None
 
     @cached_property
     def valid(self) -> DataFrame:
@@ -251,8 +280,135 @@ def _unique_positions(valid: DataFrame, order: str) -> Row:
     return stats
 
 
-def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
-    """Classify, order and convert the input of ``node``."""
+def _hash_slices(value: Column, salt: int) -> list[Column]:
+    """Sums of the slices (:data:`_SLICES`) of a salted 64-bit hash of ``value``."""
+    from pyspark.sql import functions as F
+
+    hashed = F.xxhash64(F.lit(salt), value)
+    return [
+        F.sum(F.shiftrightunsigned(hashed, shift).bitwiseAND(F.lit((1 << width) - 1))).alias(
+            f"h{shift}"
+        )
+        for shift, width in _SLICES
+    ]
+
+
+def _hash_total(row: dict[str, Any]) -> int:
+    """A row's hash slice sums (:func:`_hash_slices`) added up modulo 2**64."""
+    return sum(int(row[f"h{shift}"]) << shift for shift, _ in _SLICES) % 2**64
+
+
+def _dense_and_distinct(spark: SparkSession, parts: pl.DataFrame, salt: int) -> bool:
+    """Whether each partition's positions (``parts``: per partition ``n`` records with
+    positions ``first`` to ``last`` and their hash sums) are exactly the integers from
+    ``first`` to ``last`` (dense and distinct).
+
+    A partition qualifies when it has as many records as integers in its range and its
+    records' positions hash (salted ``xxhash64``, added modulo 2**64) to the same total as
+    the range's integers do. A repeated position leaves another integer of the range out,
+    and the two totals then agree with probability 2**-64 for a salt drawn at random.
+    False when a partition is not dense (the exact check decides then).
+    """
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    rows = parts.to_dicts()
+    if not rows or len(rows) > _HASHED_PARTITIONS:
+        return not rows
+    if any(int(r["n"]) != int(r["last"]) - int(r["first"]) + 1 for r in rows):
+        return False
+    ranges = [
+        spark.range(int(r["first"]), int(r["last"]) + 1).withColumn("j", F.lit(j))
+        for j, r in enumerate(rows)
+    ]
+    expected = (
+        reduce(DataFrame.unionByName, ranges)
+        .groupBy("j")
+        .agg(*_hash_slices(F.col("id"), salt))
+        .collect()
+    )
+    totals = {int(e["j"]): _hash_total(e.asDict()) for e in expected}
+    return all(totals.get(j) == _hash_total(r) for j, r in enumerate(rows))
+
+
+def _summary(
+    spark: SparkSession, valid: DataFrame, order: str, width: int | None, check: bool
+) -> tuple[dict[str, Any], Arrivals | None]:
+    """The count, event-time and position range of the valid records, and the table of
+    arrivals per event-time bucket of ``width`` ticks (when asked for and small), in one
+    aggregation; with ``check``, that their positions are unique in each partition.
+
+    For integer and time positions the aggregation also sums salted hashes of the positions,
+    and dense positions (offsets) are confirmed unique by comparing them with the hashes of
+    their range (:func:`_dense_and_distinct`), without bringing equal positions together.
+    Other positions take the exact check (:func:`_unique_positions`), a shuffle.
+    """
+    from pyspark.sql import functions as F
+
+    from kstreamlike.backends.spark._arrivals import floor_div
+
+    value = position_value(valid, order)
+    if value is None:
+        return (_unique_positions(valid, order).asDict() if check else _counted(valid)), None
+    salt = secrets.randbits(31)
+    measures = [
+        F.count(F.lit(1)).alias("n"),
+        F.min(TS).alias("low"),
+        F.max(TS).alias("high"),
+        F.min(value).alias("first"),
+        F.max(value).alias("last"),
+        *_hash_slices(value, salt),
+    ]
+    arrivals = None
+    table = None
+    if width is not None:
+        buckets = valid.groupBy(PART, floor_div(f"`{TS}`", width).alias(BUCKET)).agg(*measures)
+        table = _on_driver(buckets.limit(_TABLE_ROWS + 1))
+        if table.height <= _TABLE_ROWS:
+            kept = table.select(PART, BUCKET, "n", "low", "high", "first", "last")
+            arrivals = Arrivals(width, kept)
+        else:
+            table = None
+    if table is None:
+        table = _on_driver(valid.groupBy(PART).agg(*measures))
+    hashes = [pl.col(f"h{shift}").sum() for shift, _ in _SLICES]
+    parts = table.group_by(PART).agg(
+        pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
+    )
+    if check and not _dense_and_distinct(spark, parts, salt):
+        _unique_positions(valid, order)
+    if table.is_empty():
+        return {"count": 0, "low": None, "high": None, "first": None, "last": None}, arrivals
+    stats = table.select(
+        pl.col("n").sum().alias("count"),
+        pl.col("low").min(),
+        pl.col("high").max(),
+        pl.col("first").min(),
+        pl.col("last").max(),
+    ).row(0, named=True)
+    return stats, arrivals
+
+
+def _on_driver(frame: DataFrame) -> pl.DataFrame:
+    """A (small) Spark frame's rows as a Polars frame on the driver."""
+    out = pl.from_arrow(frame.toArrow())
+    assert isinstance(out, pl.DataFrame)
+    return out
+
+
+def _counted(valid: DataFrame) -> dict[str, Any]:
+    """The count and event-time range of the valid records (one scan, no shuffle)."""
+    from pyspark.sql import functions as F
+
+    row = valid.agg(
+        F.count(F.lit(1)).alias("count"), F.min(TS).alias("low"), F.max(TS).alias("high")
+    ).collect()[0]
+    return {**row.asDict(), "first": None, "last": None}
+
+
+def prepare(spark: SparkSession, node: WindowedAggregate, width: int | None = None) -> Prepared:
+    """Classify, order and convert the input of ``node``; with ``width``, also summarize
+    the valid records per event-time bucket of that many ticks (:class:`Arrivals`)."""
     from pyspark.sql import functions as F
 
     source = node.source
@@ -267,20 +423,17 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
     invalid = frame.filter(F.col(REASON).isNotNull()).select(*columns, REASON, ROW)
     valid = frame.filter(F.col(REASON).isNull()).drop(REASON)
     order = source.order_by if source.order_by is not None else ROW
+    # Input positions (no order_by) are unique.
+    stats, arrivals = _summary(spark, valid, order, width, check=source.order_by is not None)
     if source.order_by is None:
-        # Input positions are unique: one scan (no shuffle) measures the valid records.
-        stats = valid.agg(
-            F.count(F.lit(1)).alias("count"), F.min(TS).alias("low"), F.max(TS).alias("high")
-        ).collect()[0]
         # Input positions number each Spark partition's rows consecutively.
         block_bits: int | None = _BLOCK_BITS
     else:
-        stats = _unique_positions(valid, source.order_by)
         block_bits = None
         if stats["first"] is not None:
             span = int(stats["last"]) - int(stats["first"]) + 1
-            width = span * 2**_BLOCK_BITS // int(stats["count"])
-            block_bits = min(max(width.bit_length() - 1, 0), 62)
+            width_ = span * 2**_BLOCK_BITS // int(stats["count"])
+            block_bits = min(max(width_.bit_length() - 1, 0), 62)
     ticks = None if stats["low"] is None else (int(stats["low"]), int(stats["high"]))
     return Prepared(
         records=valid,
@@ -289,4 +442,5 @@ def prepare(spark: SparkSession, node: WindowedAggregate) -> Prepared:
         count=int(stats["count"] or 0),
         ticks=ticks,
         block_bits=block_bits,
+        arrivals=arrivals,
     )

@@ -201,22 +201,29 @@ def first_position_reaching(
 
 
 def dense_index(frame: DataFrame, order: list[str], out: str) -> DataFrame:
-    """``frame`` sorted by ``order`` with ``out`` = 0, 1, 2, ... in that order."""
-    from pyspark.sql import Window
+    """``frame`` sorted by ``order`` with ``out`` = 0, 1, 2, ... in that order.
+
+    The sorted rows (:func:`numbered`) keep their blocks: a row's number is the count of
+    rows in the blocks before its own (one small table, the driver adds the counts up)
+    plus its place in its block, which ``monotonically_increasing_id`` already holds (its
+    low 33 bits). The result keeps the sort's partitions in order, as ``orderBy`` leaves
+    them (collecting or writing it reads the rows in that order); it is not sorted again.
+    """
     from pyspark.sql import functions as F
 
     rows = numbered(frame, order, _POS)
-    counts = rows.groupBy(CHUNK).agg(F.count(F.lit(1)).alias(_SUMMARY))
-    offsets = (
-        counts.alias("a")
-        .join(counts.alias("b"), F.col(f"b.{CHUNK}") < F.col(f"a.{CHUNK}"), "left")
-        .groupBy(F.col(f"a.{CHUNK}").alias(CHUNK))
-        .agg(F.coalesce(F.sum(f"b.{_SUMMARY}"), F.lit(0)).alias(_CARRY))
+    counts = sorted(
+        (int(r[CHUNK]), int(r[_SUMMARY]))
+        for r in rows.groupBy(CHUNK).agg(F.count(F.lit(1)).alias(_SUMMARY)).collect()
     )
-    within = Window.partitionBy(CHUNK).orderBy(_POS)
+    before, carried = 0, []
+    for chunk, count in counts:
+        carried.append((chunk, before))
+        before += count
+    offsets = rows.sparkSession.createDataFrame(carried, f"{CHUNK} int, {_CARRY} long")
+    place = F.col(_POS) - F.shiftleft(F.col(CHUNK).cast("long"), 33)
     return (
         rows.join(F.broadcast(offsets), CHUNK, "left")
-        .withColumn(out, (F.col(_CARRY) + F.row_number().over(within) - 1).cast("long"))
+        .withColumn(out, (F.col(_CARRY) + place).cast("long"))
         .drop(_CARRY, _POS, CHUNK)
-        .orderBy(out)
     )

@@ -20,10 +20,12 @@ from kstreamlike.backends.spark._aggregates import final_columns, running_column
 from kstreamlike.backends.spark._arrivals import (
     BUCKET,
     FIRST,
+    closing_table,
     first_arrivals,
     floor_div,
     stream_time_at,
     stream_time_by_position,
+    stream_time_from_arrivals,
 )
 from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
 from kstreamlike.backends.spark._output import finish_late, finish_main
@@ -92,12 +94,19 @@ def run_kafka(
     windows = records.withColumn(START, _starts(window)).withColumn(
         BUCKET, floor_div(f"`{START}`", window.advance)
     )
-    closes = first_arrivals(
-        records, _closing_bucket(window), order, windows.select(PART, BUCKET).distinct()
-    )
+    position = position_value(records, order)
+    arrivals = prepared.arrivals
+    if arrivals is not None and position is not None:
+        closes = closing_table(records, arrivals, window.size, window.advance, window.grace)
+        arrival = position
+    else:
+        closes = first_arrivals(
+            records, _closing_bucket(window), order, windows.select(PART, BUCKET).distinct()
+        )
+        arrival = F.col(order)
     contributions = (
         windows.join(closes, [PART, BUCKET])
-        .filter(F.col(FIRST).isNull() | (F.col(FIRST) > F.col(order)))
+        .filter(F.col(FIRST).isNull() | (F.col(FIRST) > arrival))
         .withColumn(END, F.col(START) + window.size)
     )
     group = _window_id(agg)
@@ -129,9 +138,10 @@ def run_kafka(
             emitted, output_order, group, agg.keys, table.duration, TOMBSTONE
         )
     last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
-    late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < F.col(order)).drop(BUCKET, FIRST)
-    position = position_value(records, order)
-    if prepared.block_bits is not None and position is not None:
+    late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < arrival).drop(BUCKET, FIRST)
+    if arrivals is not None and position is not None:
+        late = stream_time_from_arrivals(records, late, arrivals, position, ST)
+    elif prepared.block_bits is not None and position is not None:
         late = stream_time_by_position(records, late, position, prepared.block_bits, ST)
     else:
         late = stream_time_at(records, late, order, _granularity(prepared), ST)
