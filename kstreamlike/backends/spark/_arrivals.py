@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from kstreamlike.backends.spark import _scan
-from kstreamlike.backends.spark._prepare import BUCKET, PART, TS, Arrivals
+from kstreamlike.backends.spark._prepare import BLOCK, BUCKET, PART, TS, Arrivals
 from kstreamlike.backends.spark._scan import asof, numbered, running_max, running_min
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ __all__ = [
     "floor_div",
     "stream_time_at",
     "stream_time_by_position",
-    "stream_time_from_arrivals",
 ]
 
 FIRST = "__ks_first"
@@ -49,9 +48,6 @@ _BLOCK_MAX = "__ks_block_max"
 _EARLIER = "__ks_earlier"
 _OWN = "__ks_own"
 _CLOSES = "__ks_closes"
-_END = "__ks_end"
-_LOW = "__ks_low"
-_HIGH = "__ks_high"
 # Tables of up to this many rows are copied to every task (:func:`_small`).
 _BROADCAST_ROWS = 1_000_000
 
@@ -122,15 +118,34 @@ def stream_time_at(
     return located.drop(_FOUND).join(latest, [PART, order], "left")
 
 
+def _earlier_blocks(arrivals: Arrivals, records: DataFrame) -> DataFrame:
+    """``(PART, _BLOCK, _EARLIER)``: for each block of positions of the table of arrivals,
+    the largest event time in the partition's earlier blocks (computed by the driver)."""
+    table = (
+        arrivals.frame.group_by(PART, pl.col(BLOCK).alias(_BLOCK))
+        .agg(pl.col("high").max())
+        .sort(PART, _BLOCK, nulls_last=True)
+        .with_columns(pl.col("high").cum_max().shift(1).over(PART).alias(_EARLIER))
+        .select(PART, _BLOCK, _EARLIER)
+    )
+    return _from_driver(records, table)
+
+
 def stream_time_by_position(
-    records: DataFrame, rows: DataFrame, position: Column, block_bits: int, out: str
+    records: DataFrame,
+    rows: DataFrame,
+    position: Column,
+    block_bits: int,
+    out: str,
+    arrivals: Arrivals | None = None,
 ) -> DataFrame:
     """:func:`stream_time_at` for integer arrival positions (``position``, a long column of
     ``records`` and ``rows``), grouped in blocks of ``2 ** block_bits`` consecutive values.
 
     The stream time at a row is the larger of the largest event time in the partition's
-    earlier blocks (a running maximum over the table of blocks, in position order) and the
-    largest among the records of its own block arriving up to it (a join on the block).
+    earlier blocks (a running maximum over the table of blocks, in position order; the
+    driver's, from ``arrivals`` when given, whose blocks must be these) and the largest
+    among the records of its own block arriving up to it (a join on the block).
     """
     from pyspark.sql import functions as F
 
@@ -140,10 +155,14 @@ def stream_time_by_position(
         )
 
     positioned = blocked(records).select(PART, _BLOCK, _AT, TS)
-    table = positioned.groupBy(PART, _BLOCK).agg(F.max(TS).alias(_BLOCK_MAX))
-    earlier = running_max(
-        numbered(table, [PART, _BLOCK], _POS), _BLOCK_MAX, _EARLIER, _POS, inclusive=False
-    ).select(PART, _BLOCK, _EARLIER)
+    if arrivals is not None:
+        assert arrivals.block_bits == block_bits
+        earlier = _earlier_blocks(arrivals, records)
+    else:
+        table = positioned.groupBy(PART, _BLOCK).agg(F.max(TS).alias(_BLOCK_MAX))
+        earlier = running_max(
+            numbered(table, [PART, _BLOCK], _POS), _BLOCK_MAX, _EARLIER, _POS, inclusive=False
+        ).select(PART, _BLOCK, _EARLIER)
     asked = blocked(rows)
     if _scan.CHECKPOINT:
         asked = asked.localCheckpoint(eager=True)
@@ -165,13 +184,15 @@ def stream_time_by_position(
 
 
 def _from_driver(records: DataFrame, table: pl.DataFrame) -> DataFrame:
-    """A table the driver computed as a Spark frame, its ``PART`` of the records' type."""
+    """A table the driver computed as a Spark frame, its ``PART`` of the records' type
+    (copied to every task when small)."""
     from pyspark.sql import functions as F
 
     from kstreamlike.backends.spark._frames import from_polars
 
     frame = from_polars(records.sparkSession, table)
-    return frame.withColumn(PART, F.col(PART).cast(records.schema[PART].dataType))
+    frame = frame.withColumn(PART, F.col(PART).cast(records.schema[PART].dataType))
+    return F.broadcast(frame) if table.height <= _BROADCAST_ROWS else frame
 
 
 def closing_table(
@@ -190,12 +211,11 @@ def closing_table(
     lies in the same windows and closes the same ones. A window's ``FIRST`` is the smallest
     first arrival of the buckets that close it or a later one (a suffix minimum).
     """
-    from pyspark.sql import functions as F
 
     width = arrivals.width
     assert size % width == 0 and advance % width == 0 and grace % width == 0
     start = pl.col(BUCKET) * width
-    buckets = arrivals.frame
+    buckets = arrivals.frame.group_by(PART, BUCKET).agg(pl.col("first").min())
     last = start // advance
     if size == advance:
         earliest = last
@@ -223,69 +243,4 @@ def closing_table(
         strategy="forward",
         check_sortedness=False,
     ).select(PART, BUCKET, pl.col(FIRST).cast(pl.Int64))
-    return F.broadcast(_from_driver(records, table))
-
-
-def stream_time_from_arrivals(
-    records: DataFrame,
-    rows: DataFrame,
-    arrivals: Arrivals,
-    position: Column,
-    out: str,
-) -> DataFrame:
-    """:func:`stream_time_at` from the table of arrivals (``position``: the arrival position
-    of ``records`` and ``rows`` as :func:`._prepare.position_value` gives it).
-
-    Stream time at a row lies in the latest bucket whose first arrival is at or before the
-    row. The driver turns the table into the ranges of positions over which that bucket
-    stays the same, indexed by blocks of positions so that each row finds its range by an
-    equi-join; the exact time is the largest event time among that bucket's records
-    arriving up to the row.
-    """
-    from pyspark.sql import functions as F
-
-    ordered = arrivals.frame.sort(PART, "first", nulls_last=True).with_columns(
-        pl.col(BUCKET).cum_max().over(PART).alias(_FOUND),
-        pl.col("last").max().over(PART).alias(_END),
-    )
-    rising = ordered.filter(
-        pl.col(_FOUND).shift(1).over(PART).is_null()
-        | (pl.col(_FOUND) != pl.col(_FOUND).shift(1).over(PART))
-    )
-    steps = rising.select(
-        PART,
-        pl.col("first").alias(_LOW),
-        pl.col("first").shift(-1).over(PART).fill_null(pl.col(_END) + 1).alias(_HIGH),
-        _FOUND,
-    )
-    # Blocks about as many as the ranges, so that a block meets few ranges.
-    span = steps.select((pl.col(_HIGH).max() - pl.col(_LOW).min()).fill_null(1)).item()
-    bits = max(int(span) // max(steps.height, 1), 1).bit_length() - 1
-    blocks = steps.with_columns(
-        pl.int_ranges(pl.col(_LOW) // 2**bits, (pl.col(_HIGH) - 1) // 2**bits + 1).alias(_BLOCK)
-    ).explode(_BLOCK)
-    table = _from_driver(records, blocks)
-    asked = rows.withColumn(_AT, position).withColumn(_BLOCK, F.shiftright(F.col(_AT), bits))
-    located = (
-        asked.join(F.broadcast(table), [PART, _BLOCK])
-        .filter((F.col(_LOW) <= F.col(_AT)) & (F.col(_AT) < F.col(_HIGH)))
-        .drop(_BLOCK, _LOW, _HIGH)
-    )
-    if _scan.CHECKPOINT:
-        located = located.localCheckpoint(eager=True)
-    queries = located.select(PART, _FOUND, F.col(_AT).alias(_OTHER_ORDER))
-    if _small(located):
-        queries = F.broadcast(queries)
-    bucket_records = records.select(
-        PART,
-        floor_div(f"`{TS}`", arrivals.width).alias(_FOUND),
-        position.alias(_AT),
-        TS,
-    )
-    latest = (
-        bucket_records.join(queries, [PART, _FOUND])
-        .filter(F.col(_AT) <= F.col(_OTHER_ORDER))
-        .groupBy(PART, F.col(_OTHER_ORDER).alias(_AT))
-        .agg(F.max(TS).alias(out))
-    )
-    return located.drop(_FOUND).join(latest, [PART, _AT], "left").drop(_AT)
+    return _from_driver(records, table)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 __all__ = [
+    "BLOCK",
     "BUCKET",
     "CHUNK",
     "GAP",
@@ -66,7 +67,11 @@ _BIT = "__ks_bit"
 _BITS = "__ks_bits"
 _VALUE = "__ks_position"
 _BLOCK_BITS = 6  # blocks of 64 positions for dense ones
+# The table of arrivals has blocks of 256 positions: few rows per bucket for dense positions,
+# few records for a late record's own block (:func:`._arrivals.stream_time_by_position`).
+_ARRIVAL_BLOCK_BITS = 8
 BUCKET = "__ks_bucket"
+BLOCK = "__ks_block"
 # Arrival tables of up to this many rows are summarized on the driver (:class:`Arrivals`).
 _TABLE_ROWS = 1_000_000
 # The bits of a 64-bit hash, summed in slices (shift, width) that cannot overflow a long.
@@ -77,17 +82,20 @@ _HASHED_PARTITIONS = 64
 
 @dataclass(frozen=True)
 class Arrivals:
-    """The valid records summarized per partition and event-time bucket of ``width`` ticks,
-    held by the driver.
+    """The valid records summarized per partition, event-time bucket of ``width`` ticks and
+    block of ``2 ** block_bits`` arrival positions, held by the driver.
 
     Attributes:
         width: the bucket width in ticks.
-        frame: one row per (``PART``, ``BUCKET`` = event time // width) holding records:
-            ``n`` records, event times ``low`` to ``high``, arrival positions ``first`` to
-            ``last`` (as :func:`position_value` gives them).
+        block_bits: the base-2 logarithm of the block width in positions.
+        frame: one row per (``PART``, ``BUCKET`` = event time // width, ``BLOCK`` =
+            position >> block_bits) holding records: ``n`` records, event times ``low``
+            to ``high``, arrival positions ``first`` to ``last`` (as :func:`position_value`
+            gives them).
     """
 
     width: int
+    block_bits: int
     frame: pl.DataFrame
 
 
@@ -362,11 +370,13 @@ def _summary(
     arrivals = None
     table = None
     if width is not None:
-        buckets = valid.groupBy(PART, floor_div(f"`{TS}`", width).alias(BUCKET)).agg(*measures)
+        bucket = floor_div(f"`{TS}`", width).alias(BUCKET)
+        block = F.shiftright(value, _ARRIVAL_BLOCK_BITS).alias(BLOCK)
+        buckets = valid.groupBy(PART, bucket, block).agg(*measures)
         table = _on_driver(buckets.limit(_TABLE_ROWS + 1))
         if table.height <= _TABLE_ROWS:
-            kept = table.select(PART, BUCKET, "n", "low", "high", "first", "last")
-            arrivals = Arrivals(width, kept)
+            kept = table.select(PART, BUCKET, BLOCK, "n", "low", "high", "first", "last")
+            arrivals = Arrivals(width, _ARRIVAL_BLOCK_BITS, kept)
         else:
             table = None
     if table is None:

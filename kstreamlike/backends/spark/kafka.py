@@ -25,7 +25,6 @@ from kstreamlike.backends.spark._arrivals import (
     floor_div,
     stream_time_at,
     stream_time_by_position,
-    stream_time_from_arrivals,
 )
 from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
 from kstreamlike.backends.spark._output import finish_late, finish_main
@@ -140,7 +139,7 @@ def run_kafka(
     last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
     late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < arrival).drop(BUCKET, FIRST)
     if arrivals is not None and position is not None:
-        late = stream_time_from_arrivals(records, late, arrivals, position, ST)
+        late = stream_time_by_position(records, late, position, arrivals.block_bits, ST, arrivals)
     elif prepared.block_bits is not None and position is not None:
         late = stream_time_by_position(records, late, position, prepared.block_bits, ST)
     else:
