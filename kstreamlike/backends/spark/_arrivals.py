@@ -10,6 +10,11 @@ bucket, the first arrival of a record in that bucket or a later one. With the bu
 time window's closing times, that is where each window closes, and whether a record arrived
 after its window closed. The exact stream time at a given record (the late side output
 shows it) is a search in a table of finer buckets, then a look at the records of one bucket.
+
+When :func:`._prepare.prepare` could summarize the records per (partition, event-time bucket,
+block of positions) in a table small enough for the driver (:class:`._prepare.Arrivals`),
+the driver answers the same questions from it instead (:func:`closing_table`, and the
+earlier blocks' stream time in :func:`stream_time_by_position`).
 """
 
 from __future__ import annotations
@@ -211,7 +216,6 @@ def closing_table(
     lies in the same windows and closes the same ones. A window's ``FIRST`` is the smallest
     first arrival of the buckets that close it or a later one (a suffix minimum).
     """
-
     width = arrivals.width
     assert size % width == 0 and advance % width == 0 and grace % width == 0
     start = pl.col(BUCKET) * width
