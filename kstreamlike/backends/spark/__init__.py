@@ -17,7 +17,6 @@ otherwise.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -143,6 +142,7 @@ def execute(node: PlanNode) -> Outputs:
 
 def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
     from kstreamlike.backends.polars._output import infer_python_columns
+    from kstreamlike.backends.spark._arrivals import bucket_width
     from kstreamlike.backends.spark._frames import is_spark_frame, to_polars
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
@@ -154,16 +154,9 @@ def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
     spark = spark_session(agg.source.frame)
     python = python_dtype(node)
     keyed = not isinstance(agg.window, KafkaTimeWindow) or python is not None
+    # Kafka time windows with ks.agg close where a table of arrivals says (.kafka.run_kafka).
     window = agg.window
-    # Kafka time windows with ks.agg close where a table of arrivals per event-time bucket
-    # says (:func:`.kafka.run_kafka`): buckets that divide size, advance and grace.
-    width = (
-        math.gcd(window.size, window.advance, window.grace)
-        if isinstance(agg, KafkaWindowedAggregate)
-        and isinstance(window, KafkaTimeWindow)
-        and not keyed
-        else None
-    )
+    width = bucket_width(window) if isinstance(window, KafkaTimeWindow) and not keyed else None
     prepared = prepare(spark, agg, width)
     if isinstance(agg, KafkaWindowedAggregate) and keyed:
         main, late = run_kafka_keyed(node, agg, prepared.valid, python)

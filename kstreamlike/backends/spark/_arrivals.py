@@ -19,6 +19,7 @@ earlier blocks' stream time in :func:`stream_time_by_position`).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -30,9 +31,12 @@ from kstreamlike.backends.spark._scan import asof, numbered, running_max, runnin
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from kstreamlike.plan.windows import KafkaTimeWindow
+
 __all__ = [
     "BUCKET",
     "FIRST",
+    "bucket_width",
     "closing_table",
     "first_arrivals",
     "floor_div",
@@ -200,13 +204,13 @@ def _from_driver(records: DataFrame, table: pl.DataFrame) -> DataFrame:
     return F.broadcast(frame) if table.height <= _BROADCAST_ROWS else frame
 
 
-def closing_table(
-    records: DataFrame,
-    arrivals: Arrivals,
-    size: int,
-    advance: int,
-    grace: int,
-) -> DataFrame:
+def bucket_width(window: KafkaTimeWindow) -> int:
+    """The width of the event-time buckets of the table of arrivals for ``window``
+    (:func:`closing_table`): the largest that divides its size, advance and grace."""
+    return math.gcd(window.size, window.advance, window.grace)
+
+
+def closing_table(records: DataFrame, arrivals: Arrivals, window: KafkaTimeWindow) -> DataFrame:
     """``(PART, BUCKET, FIRST)`` for the time windows ``[k * advance, k * advance + size)``
     holding records (``BUCKET`` = k): ``FIRST`` is the arrival position where the window
     closes, the first arrival of a record with event time ``>= end + grace`` (null: never).
@@ -217,7 +221,8 @@ def closing_table(
     first arrival of the buckets that close it or a later one (a suffix minimum).
     """
     width = arrivals.width
-    assert size % width == 0 and advance % width == 0 and grace % width == 0
+    assert width == bucket_width(window)
+    size, advance, grace = window.size, window.advance, window.grace
     start = pl.col(BUCKET) * width
     buckets = arrivals.frame.group_by(PART, BUCKET).agg(pl.col("first").min())
     last = start // advance

@@ -365,7 +365,7 @@ def _summary(
         F.max(TS).alias("high"),
         F.min(value).alias("first"),
         F.max(value).alias("last"),
-        *_hash_slices(value, salt),
+        *(_hash_slices(value, salt) if check else []),
     ]
     arrivals = None
     table = None
@@ -381,12 +381,13 @@ def _summary(
             table = None
     if table is None:
         table = _on_driver(valid.groupBy(PART).agg(*measures))
-    hashes = [pl.col(f"h{shift}").sum() for shift, _ in _SLICES]
-    parts = table.group_by(PART).agg(
-        pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
-    )
-    if check and not _dense_and_distinct(spark, parts, salt):
-        _unique_positions(valid, order)
+    if check:
+        hashes = [pl.col(f"h{shift}").sum() for shift, _ in _SLICES]
+        parts = table.group_by(PART).agg(
+            pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
+        )
+        if not _dense_and_distinct(spark, parts, salt):
+            _unique_positions(valid, order)
     if table.is_empty():
         return {"count": 0, "low": None, "high": None, "first": None, "last": None}, arrivals
     stats = table.select(
@@ -416,9 +417,11 @@ def _counted(valid: DataFrame) -> dict[str, Any]:
     return {**row.asDict(), "first": None, "last": None}
 
 
-def prepare(spark: SparkSession, node: WindowedAggregate, width: int | None = None) -> Prepared:
-    """Classify, order and convert the input of ``node``; with ``width``, also summarize
-    the valid records per event-time bucket of that many ticks (:class:`Arrivals`)."""
+def prepare(
+    spark: SparkSession, node: WindowedAggregate, bucket_width: int | None = None
+) -> Prepared:
+    """Classify, order and convert the input of ``node``; with ``bucket_width``, also
+    summarize the valid records per event-time bucket of that many ticks (:class:`Arrivals`)."""
     from pyspark.sql import functions as F
 
     source = node.source
@@ -434,7 +437,8 @@ def prepare(spark: SparkSession, node: WindowedAggregate, width: int | None = No
     valid = frame.filter(F.col(REASON).isNull()).drop(REASON)
     order = source.order_by if source.order_by is not None else ROW
     # Input positions (no order_by) are unique.
-    stats, arrivals = _summary(spark, valid, order, width, check=source.order_by is not None)
+    check = source.order_by is not None
+    stats, arrivals = _summary(spark, valid, order, bucket_width, check=check)
     if source.order_by is None:
         # Input positions number each Spark partition's rows consecutively.
         block_bits: int | None = _BLOCK_BITS
@@ -442,8 +446,8 @@ def prepare(spark: SparkSession, node: WindowedAggregate, width: int | None = No
         block_bits = None
         if stats["first"] is not None:
             span = int(stats["last"]) - int(stats["first"]) + 1
-            width_ = span * 2**_BLOCK_BITS // int(stats["count"])
-            block_bits = min(max(width_.bit_length() - 1, 0), 62)
+            width = span * 2**_BLOCK_BITS // int(stats["count"])
+            block_bits = min(max(width.bit_length() - 1, 0), 62)
     ticks = None if stats["low"] is None else (int(stats["low"]), int(stats["high"]))
     return Prepared(
         records=valid,

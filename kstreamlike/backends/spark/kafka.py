@@ -96,7 +96,7 @@ def run_kafka(
     position = position_value(records, order)
     arrivals = prepared.arrivals
     if arrivals is not None and position is not None:
-        closes = closing_table(records, arrivals, window.size, window.advance, window.grace)
+        closes = closing_table(records, arrivals, window)
         arrival = position
     else:
         closes = first_arrivals(
