@@ -14,6 +14,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.api.result import StreamResult
 from kstreamlike.errors import InvalidSpecError
+from kstreamlike.frames import to_polars
 from kstreamlike.plan.nodes import (
     ExplicitWatermarks,
     FlinkWindowedAggregate,
@@ -97,18 +98,6 @@ class TimelineData:
     kafka: bool
     tumbling: bool
     inclusive: bool
-
-
-def _as_polars(frame: object) -> pl.DataFrame:
-    """A side output or main output as a Polars DataFrame, whatever the backend returned."""
-    if isinstance(frame, pl.DataFrame):
-        return frame
-    to_arrow = getattr(frame, "toArrow", None) or getattr(frame, "to_arrow", None)
-    if to_arrow is not None:
-        converted = pl.from_arrow(to_arrow())
-        assert isinstance(converted, pl.DataFrame)
-        return converted
-    raise TypeError(f"cannot read a {type(frame).__name__} as a polars DataFrame")
 
 
 def _key_label(keys: tuple[str, ...]) -> pl.Expr:
@@ -285,8 +274,8 @@ def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
             f"timeline draws small streams: the input has {height} rows, more than "
             f"max_records={max_records}; filter the input first, or raise max_records"
         )
-    late = _as_polars(result.late_records())
-    invalid = _as_polars(result.invalid_records())
+    late = to_polars(result.late_records())
+    invalid = to_polars(result.invalid_records())
     records = _records(agg, late, invalid)
     kafka = isinstance(agg, KafkaWindowedAggregate)
     bound = agg.window.grace if isinstance(agg, KafkaWindowedAggregate) else agg.allowed_lateness
@@ -298,7 +287,7 @@ def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
         records=records,
         progression=_progression(agg, records),
         bound=bound,
-        windows=_windows(node, _as_polars(result.to_polars())),
+        windows=_windows(node, to_polars(result.to_polars())),
         kafka=kafka,
         tumbling=tumbling,
         inclusive=isinstance(window, (KafkaSlidingWindow, KafkaSessionWindow)),

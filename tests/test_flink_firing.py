@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from kstreamlike.backends import resolve_backend
+from kstreamlike.plan.lower import lower
 
 LONG_MAX = 2**63 - 1
 
@@ -511,7 +512,10 @@ def test_explicit_polars_backend_runs_delta_evictors_and_unbounded_sessions() ->
 def test_spark_backend_runs_the_firing_model() -> None:
     """Spark runs every Flink plan; a window function must say what it returns (the output
     schema of a Spark query is fixed before it runs)."""
-    from kstreamlike.backends.spark import unsupported
+    from kstreamlike.backends.spark import BACKEND
+
+    def unsupported(plan: object) -> str | None:
+        return BACKEND.unsupported(lower(plan))  # type: ignore[arg-type]
 
     s = _stream(_rows([(1, 1)]), monotonous=True)
     w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from kstreamlike.backends import BACKENDS
+from kstreamlike.plan.lower import lower
 from tests.strategies import kafka_windows, spark_examples
 
 SPARK_EXAMPLES = spark_examples(12)
@@ -88,7 +89,7 @@ def _on_backend(result: Any, backend: str) -> Any:
     """``result`` (built on the reference backend) rebuilt on ``backend``. Examples that the
     backend cannot run yet are rejected and counted as a Hypothesis event naming the gap, so
     the rest of the examples still run."""
-    reason = BACKENDS[backend].unsupported(result.plan)
+    reason = BACKENDS[backend].unsupported(lower(result.plan))
     if reason is not None:
         event(f"UnsupportedPlanError on {backend}: {reason}")
         reject()

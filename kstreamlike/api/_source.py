@@ -10,8 +10,8 @@ import polars as pl
 import pyarrow as pa
 
 from kstreamlike._time import EventTimeUnit
-from kstreamlike.backends.spark._frames import is_spark_frame
 from kstreamlike.errors import InvalidSpecError, SchemaError
+from kstreamlike.frames import native_frame, schema_of
 from kstreamlike.plan.nodes import ExplicitWatermarks, GeneratedWatermarks, Source, WatermarkPlan
 from kstreamlike.watermarks import WatermarkStrategy
 
@@ -40,35 +40,6 @@ def require_columns(schema: pl.Schema, columns: Sequence[str], role: str) -> Non
             raise SchemaError(
                 f"{role} column {column!r} is not in the input; columns are: {list(schema)}"
             )
-
-
-def _frame(data: StreamData) -> object:
-    if isinstance(data, (pl.DataFrame, pl.LazyFrame)) or is_spark_frame(data):
-        return data
-    if isinstance(data, pa.Table):
-        frame = pl.from_arrow(data)
-        assert isinstance(frame, pl.DataFrame)
-        return frame
-    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-        rows = list(data)
-        if not all(isinstance(r, Mapping) for r in rows):
-            raise SchemaError("data must be a list of dicts (one per row)")
-        return pl.DataFrame(rows)
-    raise SchemaError(
-        "data must be a polars DataFrame or LazyFrame, a pyarrow Table, a Spark DataFrame or "
-        "a list of dicts, "
-        f"got {type(data).__name__}"
-    )
-
-
-def _schema(frame: object) -> pl.Schema:
-    if isinstance(frame, pl.LazyFrame):
-        return frame.collect_schema()
-    if isinstance(frame, pl.DataFrame):
-        return frame.schema
-    from kstreamlike.backends.spark._frames import polars_schema
-
-    return polars_schema(frame)  # type: ignore[arg-type]
 
 
 def _time_unit(schema: pl.Schema, timestamp: str) -> EventTimeUnit:
@@ -113,8 +84,8 @@ def build_source(
     bounded: bool = True,
 ) -> Source:
     """Validate the roles of the columns and build the plan's source node."""
-    frame = _frame(data)
-    schema = _schema(frame)
+    frame = native_frame(data)
+    schema = schema_of(frame)
     if not isinstance(timestamp, str):
         raise InvalidSpecError(f"timestamp must be a column name, got {timestamp!r}")
     require_columns(schema, [timestamp], "timestamp")

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar, cast
+from typing import Generic
 
 import polars as pl
 
 from kstreamlike.backends import Outputs, check_supported, execute, resolve_backend
+from kstreamlike.backends.base import FrameT
+from kstreamlike.frames import to_polars
 from kstreamlike.plan.explain import explain
+from kstreamlike.plan.lower import lower
 from kstreamlike.plan.nodes import PlanNode
 from kstreamlike.plan.schema import output_schema
 
 __all__ = ["FrameT", "StreamResult"]
-
-FrameT = TypeVar("FrameT")
 
 
 class StreamResult(Generic[FrameT]):
@@ -42,7 +43,7 @@ class StreamResult(Generic[FrameT]):
         check_supported(node, backend)
         self._node = node
         self._backend = backend
-        self._cache: Outputs | None = None
+        self._cache: Outputs[FrameT] | None = None
 
     @property
     def plan(self) -> PlanNode:
@@ -56,7 +57,7 @@ class StreamResult(Generic[FrameT]):
         """
         return self._node
 
-    def _outputs(self) -> Outputs:
+    def _outputs(self) -> Outputs[FrameT]:
         if self._cache is None:
             self._cache = execute(self._node, self._backend)
         return self._cache
@@ -77,7 +78,7 @@ class StreamResult(Generic[FrameT]):
             >>> out.select("window_start", "window_end", "n", "timestamp", "emit_order").rows()
             [(0, 10, 2, 5, 0), (0, 10, 5, 7, 1)]
         """
-        return cast(FrameT, self._outputs().main)
+        return self._outputs().main
 
     def to_polars(self) -> pl.DataFrame:
         """The main output as a ``polars.DataFrame``, whatever the backend.
@@ -92,9 +93,7 @@ class StreamResult(Generic[FrameT]):
         main = self._outputs().main
         if isinstance(main, pl.DataFrame):
             return main
-        from kstreamlike.backends.spark._frames import to_polars
-
-        return to_polars(main, output_schema(self._node))
+        return to_polars(main, output_schema(lower(self._node).aggregate))
 
     def late_records(self) -> FrameT:
         """Input rows dropped as late: all input columns, ``reason`` and the stream time
@@ -108,7 +107,7 @@ class StreamResult(Generic[FrameT]):
             >>> late.rows()
             [('a', 3, 'late', 50)]
         """
-        return cast(FrameT, self._outputs().late)
+        return self._outputs().late
 
     def invalid_records(self) -> FrameT:
         """Input rows that cannot be processed (null event time, null key, a negative event
@@ -121,7 +120,7 @@ class StreamResult(Generic[FrameT]):
             >>> t.windowed_by(ks.TimeWindows.of(10)).count().invalid_records().rows()
             [('a', None, 'null timestamp'), (None, 4, 'null key')]
         """
-        return cast(FrameT, self._outputs().invalid)
+        return self._outputs().invalid
 
     def explain(self) -> None:
         """Print the logical plan.

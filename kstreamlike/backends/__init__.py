@@ -1,17 +1,23 @@
-"""Backends: the engines a plan runs on.
+"""Backends: the engines a plan runs on, registered in one table.
 
 ``reference`` is the record-at-a-time interpreter (the executable specification); ``polars``
-compiles plans to vectorized Polars queries; ``spark`` to PySpark DataFrame operations.
+compiles plans to vectorized Polars queries; ``spark`` to PySpark DataFrame operations. Each
+is a module exposing ``BACKEND``, an object of the :class:`~kstreamlike.backends.base.Backend`
+protocol; the table below names the module, which is imported on first use (PySpark only
+when a plan runs on Spark). Adding a backend is adding a module and a row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
 
-from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.base import Backend, Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
-from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
+from kstreamlike.frames import is_spark_frame
+from kstreamlike.plan.lower import LoweredPlan, lower
+from kstreamlike.plan.nodes import PlanNode
 
 __all__ = [
     "BACKENDS",
@@ -25,58 +31,46 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Backend:
-    """A backend: how it runs a plan, and which plans it cannot run (a reason, or None)."""
+class _Registered:
+    """A row of the table: a backend's name and the module that holds it."""
 
-    run: Callable[[PlanNode], Outputs]
-    unsupported: Callable[[PlanNode], str | None]
+    name: str
+    module: str
 
+    def _backend(self) -> Backend[Any]:
+        backend: Backend[Any] = import_module(self.module).BACKEND
+        return backend
 
-def _reference(node: PlanNode) -> Outputs:
-    from kstreamlike.reference import execute as run
+    def unsupported(self, plan: LoweredPlan) -> str | None:
+        return self._backend().unsupported(plan)
 
-    return run(node)
-
-
-def _polars(node: PlanNode) -> Outputs:
-    from kstreamlike.backends.polars import execute as run
-
-    return run(node)
+    def execute(self, plan: LoweredPlan) -> Outputs[Any]:
+        return self._backend().execute(plan)
 
 
-def _polars_unsupported(node: PlanNode) -> str | None:
-    from kstreamlike.backends.polars import unsupported
-
-    return unsupported(node)
-
-
-def _spark(node: PlanNode) -> Outputs:
-    from kstreamlike.backends.spark import execute as run
-
-    return run(node)
-
-
-def _spark_unsupported(node: PlanNode) -> str | None:
-    from kstreamlike.backends.spark import unsupported
-
-    return unsupported(node)
-
-
-BACKENDS: dict[str, Backend] = {
-    "reference": Backend(_reference, lambda node: None),
-    "polars": Backend(_polars, _polars_unsupported),
-    "spark": Backend(_spark, _spark_unsupported),
+BACKENDS: dict[str, Backend[Any]] = {
+    row.name: row
+    for row in (
+        _Registered("reference", "kstreamlike.reference"),
+        _Registered("polars", "kstreamlike.backends.polars"),
+        _Registered("spark", "kstreamlike.backends.spark"),
+    )
 }
 
 
 def validate_backend(backend: str | None) -> str | None:
-    """``backend`` if it names a backend (or is None, the default), else an error."""
+    """``backend`` if it names a backend (or is None, the default), else an error.
+
+    Example:
+        >>> validate_backend("polars")
+        'polars'
+    """
     if backend is not None and backend not in BACKENDS:
         raise InvalidSpecError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     return backend
 
 
-def resolve_backend(backend: str | None, node: PlanNode) -> str:
+def resolve_backend(backend: str | None, node: PlanNode | LoweredPlan) -> str:
     """The backend that runs ``node``: the one named, or else the default for the input.
 
     The default is ``"spark"`` for a Spark input frame and ``"polars"`` otherwise. When the
@@ -84,21 +78,32 @@ def resolve_backend(backend: str | None, node: PlanNode) -> str:
     as a custom trigger), the default is ``"reference"``. An explicit choice is kept as is
     (and fails in :func:`check_supported` if the backend cannot run the plan); so is the
     Spark default, which must not pull a distributed input onto one machine unasked.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> table = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> resolve_backend(None, table.windowed_by(ks.TimeWindows.of(10)).count().plan)
+        'polars'
     """
     if backend is not None:
         return backend
-    from kstreamlike.backends.spark._frames import is_spark_frame
-
-    if is_spark_frame(windowed_aggregate(node).source.frame):
+    plan = lower(node)
+    if is_spark_frame(plan.source.frame):
         return "spark"
-    if BACKENDS["polars"].unsupported(node) is not None:
+    if BACKENDS["polars"].unsupported(plan) is not None:
         return "reference"
     return "polars"
 
 
-def check_supported(node: PlanNode, backend: str) -> None:
-    """Raise :class:`UnsupportedPlanError` if ``backend`` cannot run ``node``."""
-    reason = BACKENDS[backend].unsupported(node)
+def check_supported(node: PlanNode | LoweredPlan, backend: str) -> None:
+    """Raise :class:`UnsupportedPlanError` if ``backend`` cannot run ``node``.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> table = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> check_supported(table.windowed_by(ks.TimeWindows.of(10)).count().plan, "spark")
+    """
+    reason = BACKENDS[backend].unsupported(lower(node))
     if reason is not None:
         raise UnsupportedPlanError(
             f"the {backend} backend cannot run this pipeline: {reason}; "
@@ -106,6 +111,13 @@ def check_supported(node: PlanNode, backend: str) -> None:
         )
 
 
-def execute(node: PlanNode, backend: str) -> Outputs:
-    """Run ``node`` on ``backend``."""
-    return BACKENDS[backend].run(node)
+def execute(node: PlanNode | LoweredPlan, backend: str) -> Outputs[Any]:
+    """Run ``node`` on ``backend``.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> table = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> execute(table.windowed_by(ks.TimeWindows.of(10)).count().plan, "reference").main.height
+        1
+    """
+    return BACKENDS[backend].execute(lower(node))

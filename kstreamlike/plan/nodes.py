@@ -107,14 +107,9 @@ class Source:
 
     def polars(self) -> pl.DataFrame:
         """The input rows as a Polars DataFrame (a Spark frame converts through Arrow)."""
-        frame = self.frame
-        if isinstance(frame, pl.LazyFrame):
-            return frame.collect()
-        if isinstance(frame, pl.DataFrame):
-            return frame
-        converted = pl.from_arrow(frame.toArrow())  # type: ignore[attr-defined]
-        assert isinstance(converted, pl.DataFrame)
-        return converted
+        from kstreamlike.frames import to_polars
+
+        return to_polars(self.frame)
 
 
 @dataclass(frozen=True)

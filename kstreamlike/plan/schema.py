@@ -16,9 +16,8 @@ from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
-    PlanNode,
     Source,
-    windowed_aggregate,
+    WindowedAggregate,
 )
 
 __all__ = [
@@ -127,9 +126,8 @@ def _group_columns(node: KafkaWindowedAggregate | FlinkWindowedAggregate) -> lis
     return columns
 
 
-def output_schema(node: PlanNode) -> dict[str, pl.DataType | None]:
+def output_schema(agg: WindowedAggregate) -> dict[str, pl.DataType | None]:
     """Main output columns, in order: partition, keys, window bounds, aggregates, metadata."""
-    agg = windowed_aggregate(node)
     source = agg.source
     time_dtype = event_time_dtype(source)
     out: dict[str, pl.DataType | None] = {c: source.schema[c] for c in _group_columns(agg)}
@@ -146,10 +144,9 @@ def output_schema(node: PlanNode) -> dict[str, pl.DataType | None]:
     return out
 
 
-def late_schema(node: PlanNode) -> dict[str, pl.DataType]:
+def late_schema(agg: WindowedAggregate) -> dict[str, pl.DataType]:
     """Late side output: every input column, ``reason`` and the time it was judged against
     (``stream_time`` in the Kafka profile, ``watermark`` in the Flink profile)."""
-    agg = windowed_aggregate(node)
     out: dict[str, pl.DataType] = dict(agg.source.schema)
     out["reason"] = pl.String()
     judged = "stream_time" if isinstance(agg, KafkaWindowedAggregate) else "watermark"
@@ -157,8 +154,8 @@ def late_schema(node: PlanNode) -> dict[str, pl.DataType]:
     return out
 
 
-def invalid_schema(node: PlanNode) -> dict[str, pl.DataType]:
+def invalid_schema(agg: WindowedAggregate) -> dict[str, pl.DataType]:
     """Invalid-records side output: every input column and ``reason``."""
-    out: dict[str, pl.DataType] = dict(windowed_aggregate(node).source.schema)
+    out: dict[str, pl.DataType] = dict(agg.source.schema)
     out["reason"] = pl.String()
     return out

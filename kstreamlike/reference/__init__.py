@@ -10,15 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 from kstreamlike.backends.base import Outputs
-from kstreamlike.plan.nodes import (
-    FlinkWindowedAggregate,
-    KafkaWindowedAggregate,
-    PlanNode,
-    Suppress,
-    ToStream,
-    windowed_aggregate,
-)
+from kstreamlike.plan.lower import EmitMode, LoweredPlan
+from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
 from kstreamlike.reference._input import Partition, read_input
 from kstreamlike.reference._output import main_frame, side_frame
@@ -27,24 +23,24 @@ from kstreamlike.reference.flink import run_flink_partition
 from kstreamlike.reference.kafka import run_kafka_partition
 from kstreamlike.reference.suppress import suppress_partition
 
-__all__ = ["execute"]
+__all__ = ["BACKEND", "ReferenceBackend", "execute"]
 
 
-def _run_partition(node: PlanNode, part: Partition) -> tuple[list[Emission], list[Late]]:
-    if isinstance(node, ToStream):
-        node = node.table
-    if isinstance(node, Suppress):
-        changelog, late = run_kafka_partition(node.table, part)
-        return suppress_partition(changelog, node.duration), late
-    if isinstance(node, KafkaWindowedAggregate):
-        return run_kafka_partition(node, part)
-    assert isinstance(node, FlinkWindowedAggregate)
-    return run_flink_partition(node, part)
+def _run_partition(plan: LoweredPlan, part: Partition) -> tuple[list[Emission], list[Late]]:
+    match plan.aggregate:
+        case KafkaWindowedAggregate() as agg:
+            on_close = plan.emit is EmitMode.ON_WINDOW_CLOSE
+            emissions, late = run_kafka_partition(agg, on_close, part)
+            if plan.suppress is not None:
+                emissions = suppress_partition(emissions, plan.suppress)
+            return emissions, late
+        case FlinkWindowedAggregate() as agg:
+            return run_flink_partition(agg, part)
 
 
-def execute(node: PlanNode) -> Outputs:
-    """Run ``node`` record by record and return its outputs."""
-    agg = windowed_aggregate(node)
+def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+    """Run ``plan`` record by record and return its outputs."""
+    agg = plan.aggregate
     partitions, invalid = read_input(agg)
     agg_columns = list(aggregate_columns(agg.aggregation, agg.source.schema))
     judged = "stream_time" if isinstance(agg, KafkaWindowedAggregate) else "watermark"
@@ -52,7 +48,7 @@ def execute(node: PlanNode) -> Outputs:
     main_rows: list[dict[str, Any]] = []
     late_rows: list[dict[str, Any]] = []
     for part in partitions:
-        emissions, late = _run_partition(node, part)
+        emissions, late = _run_partition(plan, part)
         for e in emissions:
             row: dict[str, Any] = dict(zip(agg.keys, e.key, strict=False))
             if agg.source.partition is not None:
@@ -70,7 +66,30 @@ def execute(node: PlanNode) -> Outputs:
             late_rows.append({**item.record.row, "reason": "late", judged: item.judged})
     invalid_rows = [{**row, "reason": reason} for row, reason in invalid]
     return Outputs(
-        main=main_frame(node, main_rows),
-        late=side_frame(node, late_rows, late=True),
-        invalid=side_frame(node, invalid_rows, late=False),
+        main=main_frame(agg, main_rows),
+        late=side_frame(agg, late_rows, late=True),
+        invalid=side_frame(agg, invalid_rows, late=False),
     )
+
+
+class ReferenceBackend:
+    """The reference interpreter as a :class:`~kstreamlike.backends.base.Backend`: it runs
+    every plan.
+
+    Example:
+        >>> BACKEND.name
+        'reference'
+    """
+
+    name = "reference"
+
+    def unsupported(self, plan: LoweredPlan) -> str | None:
+        """None: the reference interpreter runs every plan."""
+        return None
+
+    def execute(self, plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+        """Run ``plan`` record by record."""
+        return execute(plan)
+
+
+BACKEND = ReferenceBackend()

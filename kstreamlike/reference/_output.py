@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN, EventTimeUnit
-from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
+from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
 __all__ = ["main_frame", "side_frame"]
@@ -35,12 +35,12 @@ def _series(name: str, values: list[Any], dtype: pl.DataType | None) -> pl.Serie
 
 
 def _frame(
-    node: PlanNode,
+    agg: WindowedAggregate,
     rows: list[dict[str, Any]],
     schema: dict[str, pl.DataType | None],
     tick_columns: tuple[str, ...],
 ) -> pl.DataFrame:
-    unit = windowed_aggregate(node).source.time_unit
+    unit = agg.source.time_unit
     return pl.DataFrame(
         [
             _ticks_series(name, [r[name] for r in rows], unit)
@@ -51,16 +51,16 @@ def _frame(
     )
 
 
-def main_frame(node: PlanNode, rows: list[dict[str, Any]]) -> pl.DataFrame:
+def main_frame(agg: WindowedAggregate, rows: list[dict[str, Any]]) -> pl.DataFrame:
     """The main output from ``rows`` (dicts keyed by output column, window bounds and
     ``timestamp`` in ticks, in emission order); ``emit_order`` is assigned here."""
     for i, row in enumerate(rows):
         row["emit_order"] = i
-    return _frame(node, rows, output_schema(node), ("window_start", "window_end", "timestamp"))
+    return _frame(agg, rows, output_schema(agg), ("window_start", "window_end", "timestamp"))
 
 
-def side_frame(node: PlanNode, rows: list[dict[str, Any]], late: bool) -> pl.DataFrame:
+def side_frame(agg: WindowedAggregate, rows: list[dict[str, Any]], late: bool) -> pl.DataFrame:
     """A side output from input rows extended with ``reason`` (and, for late rows,
     ``stream_time`` or ``watermark`` in ticks)."""
-    schema = late_schema(node) if late else invalid_schema(node)
-    return _frame(node, rows, dict(schema), ("stream_time", "watermark"))
+    schema = late_schema(agg) if late else invalid_schema(agg)
+    return _frame(agg, rows, dict(schema), ("stream_time", "watermark"))

@@ -113,12 +113,13 @@ class _CloseEmitter:
 
 
 def run_kafka_partition(
-    node: KafkaWindowedAggregate, part: Partition
+    node: KafkaWindowedAggregate, on_close: bool, part: Partition
 ) -> tuple[list[Emission], list[Late]]:
     """Process one partition's records in arrival order.
 
     Args:
         node: the Kafka-profile windowed aggregation.
+        on_close: emit each window once, when it closes (else every update).
         part: the partition's valid records, in arrival order.
 
     Returns:
@@ -127,7 +128,7 @@ def run_kafka_partition(
         with the stream time it was judged against.
     """
     processor = _processor_for(node.window, folding_for(node.aggregation))
-    closer = _CloseEmitter(node.window) if node.emit_on_close else None
+    closer = _CloseEmitter(node.window) if on_close else None
     emissions: list[Emission] = []
     late: list[Late] = []
     stream_time = -1  # ConsumerRecord.NO_TIMESTAMP

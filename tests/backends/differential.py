@@ -10,6 +10,7 @@ from polars.testing import assert_frame_equal
 
 from kstreamlike.backends import BACKENDS
 from kstreamlike.errors import UnsupportedPlanError
+from kstreamlike.plan.lower import lower
 
 __all__ = ["assert_same_as_reference"]
 
@@ -23,7 +24,7 @@ def assert_same_as_reference(result: Any, backend: str) -> None:
     plans it rejects when they are built, and inputs it finds it cannot run while running
     (``UnsupportedPlanError`` raised by the run).
     """
-    reason = BACKENDS[backend].unsupported(result.plan)
+    reason = BACKENDS[backend].unsupported(lower(result.plan))
     if reason is not None:
         event(f"UnsupportedPlanError on {backend}: {reason}")
         reject()

@@ -16,46 +16,64 @@ from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.polars._output import finish_invalid, infer_python_columns
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
-from kstreamlike.plan.nodes import (
-    FlinkWindowedAggregate,
-    KafkaWindowedAggregate,
-    PlanNode,
-    windowed_aggregate,
-)
+from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 
-__all__ = ["execute", "unsupported"]
+__all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported"]
 
 
-def unsupported(node: PlanNode) -> str | None:
-    """Why the Polars backend cannot run ``node``, or None when it can (see
+def unsupported(plan: LoweredPlan) -> str | None:
+    """Why the Polars backend cannot run ``plan``, or None when it can (see
     :mod:`._support` for the parts of Flink's firing model it runs)."""
-    return polars_gap(node)
+    return polars_gap(plan.aggregate)
 
 
-def execute(node: PlanNode) -> Outputs:
-    """Run ``node`` with Polars."""
-    agg = windowed_aggregate(node)
+def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+    """Run ``plan`` with Polars."""
+    agg = plan.aggregate
     prepared = prepare(agg)
-    if isinstance(agg, KafkaWindowedAggregate):
-        from kstreamlike.backends.polars._python import WindowDeleted
-        from kstreamlike.backends.polars.kafka import run_kafka
+    match agg:
+        case KafkaWindowedAggregate():
+            from kstreamlike.backends.polars._python import WindowDeleted
+            from kstreamlike.backends.polars.kafka import run_kafka
 
-        try:
-            main, late = run_kafka(node, prepared.valid.lazy())
-        except WindowDeleted:
-            # A Python aggregation deleted a window: what later records find depends on
-            # the user's function, so this plan runs record by record.
-            from kstreamlike.reference import execute as run_reference
+            try:
+                main, late = run_kafka(plan, agg, prepared.valid.lazy())
+            except WindowDeleted:
+                # A Python aggregation deleted a window: what later records find depends on
+                # the user's function, so this plan runs record by record.
+                from kstreamlike.reference import execute as run_reference
 
-            return run_reference(node)
-    else:
-        assert isinstance(agg, FlinkWindowedAggregate)
-        from kstreamlike.backends.polars.flink import run_flink
+                return run_reference(plan)
+        case FlinkWindowedAggregate():
+            from kstreamlike.backends.polars.flink import run_flink
 
-        main, late = run_flink(agg, prepared.valid.lazy())
+            main, late = run_flink(agg, prepared.valid.lazy())
     main_df, late_df = pl.collect_all([main, late])
     return Outputs(
-        main=infer_python_columns(node, main_df),
+        main=infer_python_columns(agg, main_df),
         late=late_df,
-        invalid=finish_invalid(node, prepared.invalid),
+        invalid=finish_invalid(agg, prepared.invalid),
     )
+
+
+class PolarsBackend:
+    """The Polars backend as a :class:`~kstreamlike.backends.base.Backend`.
+
+    Example:
+        >>> BACKEND.name
+        'polars'
+    """
+
+    name = "polars"
+
+    def unsupported(self, plan: LoweredPlan) -> str | None:
+        """Why the Polars backend cannot run ``plan``, or None when it can."""
+        return unsupported(plan)
+
+    def execute(self, plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+        """Run ``plan`` with Polars."""
+        return execute(plan)
+
+
+BACKEND = PolarsBackend()

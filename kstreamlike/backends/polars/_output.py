@@ -6,7 +6,7 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.polars._columns import EMIT_ORDER, REASON
-from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
+from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
 __all__ = [
@@ -19,11 +19,11 @@ __all__ = [
 ]
 
 
-def ticks_to_time(expr: pl.Expr, node: PlanNode) -> pl.Expr:
+def ticks_to_time(expr: pl.Expr, agg: WindowedAggregate) -> pl.Expr:
     """Event-time ticks (Int64) back to the event-time column's dtype; for a datetime, the
     ends of time (``Long.MIN_VALUE``, ``Long.MAX_VALUE``: a global window's timestamp) are
     null, as no datetime shows them."""
-    unit = windowed_aggregate(node).source.time_unit
+    unit = agg.source.time_unit
     if not unit.is_datetime:
         return expr.cast(pl.Int64)
     out = (
@@ -34,16 +34,16 @@ def ticks_to_time(expr: pl.Expr, node: PlanNode) -> pl.Expr:
     return out
 
 
-def finish_main(node: PlanNode, emitted: pl.LazyFrame) -> pl.LazyFrame:
+def finish_main(agg: WindowedAggregate, emitted: pl.LazyFrame) -> pl.LazyFrame:
     """The main output from ``emitted``, which is in emission order and has every output
     column except ``emit_order`` (window bounds and ``timestamp`` in ticks)."""
-    schema = output_schema(node)
+    schema = output_schema(agg)
     columns: list[pl.Expr] = []
     for name, dtype in schema.items():
         if name == EMIT_ORDER:
             columns.append(pl.int_range(pl.len(), dtype=pl.Int64).alias(EMIT_ORDER))
         elif name in ("window_start", "window_end", "timestamp"):
-            columns.append(ticks_to_time(pl.col(name), node).alias(name))
+            columns.append(ticks_to_time(pl.col(name), agg).alias(name))
         elif dtype is None:
             columns.append(pl.col(name))
         else:
@@ -51,29 +51,29 @@ def finish_main(node: PlanNode, emitted: pl.LazyFrame) -> pl.LazyFrame:
     return emitted.select(columns)
 
 
-def finish_late(node: PlanNode, late: pl.LazyFrame, judged: pl.Expr) -> pl.LazyFrame:
+def finish_late(agg: WindowedAggregate, late: pl.LazyFrame, judged: pl.Expr) -> pl.LazyFrame:
     """The late side output: input columns, ``reason`` and the judged time (``judged``, in
     ticks), in input order of the rows (``late`` must carry the row position column)."""
-    schema = late_schema(node)
+    schema = late_schema(agg)
     judged_name = list(schema)[-1]
     source_columns = [c for c in schema if c not in (REASON, judged_name)]
     return late.select(
         *source_columns,
         pl.lit("late").alias(REASON),
-        ticks_to_time(judged, node).alias(judged_name),
+        ticks_to_time(judged, agg).alias(judged_name),
     )
 
 
-def finish_invalid(node: PlanNode, invalid: pl.DataFrame) -> pl.DataFrame:
+def finish_invalid(agg: WindowedAggregate, invalid: pl.DataFrame) -> pl.DataFrame:
     """The invalid side output (already in the right shape; cast defensively)."""
-    schema = invalid_schema(node)
+    schema = invalid_schema(agg)
     return invalid.select([pl.col(c).cast(t) for c, t in schema.items()])
 
 
-def infer_python_columns(node: PlanNode, main: pl.DataFrame) -> pl.DataFrame:
+def infer_python_columns(agg: WindowedAggregate, main: pl.DataFrame) -> pl.DataFrame:
     """Give the ``value`` column of a Python aggregation the dtype Polars infers from the
     emitted values (the rule every backend follows)."""
-    inferred = [name for name, dtype in output_schema(node).items() if dtype is None]
+    inferred = [name for name, dtype in output_schema(agg).items() if dtype is None]
     return main.with_columns([python_series(name, main[name].to_list()) for name in inferred])
 
 

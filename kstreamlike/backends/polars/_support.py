@@ -21,26 +21,27 @@ from kstreamlike.plan.firing import (
 )
 from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
-    PlanNode,
-    windowed_aggregate,
+    KafkaWindowedAggregate,
+    WindowedAggregate,
 )
 from kstreamlike.plan.windows import FlinkGlobalWindow, FlinkSessionWindow
 
 __all__ = ["polars_gap"]
 
 
-def polars_gap(node: PlanNode) -> str | None:
-    """Why the Polars backend cannot run ``node``, or None when it can."""
-    agg = windowed_aggregate(node)
-    if not isinstance(agg, FlinkWindowedAggregate):
-        return None
-    if isinstance(agg.window, FlinkGlobalWindow):
-        from kstreamlike.backends.polars.flink_global import global_window_gap
+def polars_gap(agg: WindowedAggregate) -> str | None:
+    """Why the Polars backend cannot run ``agg``, or None when it can."""
+    match agg:
+        case KafkaWindowedAggregate():
+            return None
+        case FlinkWindowedAggregate(window=FlinkGlobalWindow()):
+            from kstreamlike.backends.polars.flink_global import global_window_gap
 
-        return global_window_gap(agg)
-    if isinstance(agg.window, FlinkSessionWindow):
-        return _session_window_gap(agg)
-    return _time_window_gap(agg)
+            return global_window_gap(agg)
+        case FlinkWindowedAggregate(window=FlinkSessionWindow()):
+            return _session_window_gap(agg)
+        case FlinkWindowedAggregate():
+            return _time_window_gap(agg)
 
 
 def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:

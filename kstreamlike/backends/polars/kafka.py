@@ -27,13 +27,8 @@ from kstreamlike.backends.polars._python import (
     running_python_values,
 )
 from kstreamlike.backends.polars._suppress import suppress
-from kstreamlike.plan.nodes import (
-    DeclarativeAggregation,
-    KafkaWindowedAggregate,
-    PlanNode,
-    Suppress,
-    ToStream,
-)
+from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
 __all__ = ["run_kafka", "run_time"]
@@ -276,31 +271,27 @@ def run_time(
     return emitted, records.filter(_is_late(window, stream_time))
 
 
-def run_kafka(node: PlanNode, valid: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+def run_kafka(
+    plan: LoweredPlan, agg: KafkaWindowedAggregate, valid: pl.LazyFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(main output, late records) of a Kafka-profile plan over arrival-ordered records."""
-    table = node.table if isinstance(node, ToStream) else node
-    agg = table.table if isinstance(table, Suppress) else table
-    assert isinstance(agg, KafkaWindowedAggregate)
-    window = agg.window
     stream_time = pl.col(TS).cum_max()
     if agg.source.partition is not None:
         stream_time = stream_time.over(agg.source.partition)
     records = valid.with_columns(stream_time.alias(ST))
-    if isinstance(window, KafkaSessionWindow):
-        from kstreamlike.backends.polars.kafka_session import run_session
+    match agg.window:
+        case KafkaSessionWindow():
+            from kstreamlike.backends.polars.kafka_session import run_session
 
-        duration = table.duration if isinstance(table, Suppress) else None
-        emitted, late = run_session(agg, records, ST, duration)
-        return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
-    if isinstance(window, KafkaSlidingWindow):
-        from kstreamlike.backends.polars._sliding_in_grace import in_grace_final_results
-        from kstreamlike.backends.polars.kafka_sliding import run_sliding
+            emitted, late = run_session(agg, records, ST, plan.suppress)
+        case KafkaSlidingWindow():
+            from kstreamlike.backends.polars._sliding_in_grace import in_grace_final_results
+            from kstreamlike.backends.polars.kafka_sliding import run_sliding
 
-        duration = table.duration if isinstance(table, Suppress) else None
-        split = in_grace_final_results(agg, records, ST, duration)
-        emitted, late = split if split is not None else run_sliding(agg, records, ST, duration)
-        return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
-    assert isinstance(window, KafkaTimeWindow)
-    duration = table.duration if isinstance(table, Suppress) else None
-    emitted, late = run_time(agg, records, ST, duration)
-    return finish_main(node, emitted), finish_late(node, late, pl.col(ST))
+            split = in_grace_final_results(agg, records, ST, plan.suppress)
+            emitted, late = (
+                split if split is not None else run_sliding(agg, records, ST, plan.suppress)
+            )
+        case KafkaTimeWindow():
+            emitted, late = run_time(agg, records, ST, plan.suppress)
+    return finish_main(agg, emitted), finish_late(agg, late, pl.col(ST))

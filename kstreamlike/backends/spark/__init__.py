@@ -23,14 +23,14 @@ import polars as pl
 
 from kstreamlike.backends.base import Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
+from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
+from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
-    PlanNode,
     WindowedAggregate,
-    windowed_aggregate,
 )
 from kstreamlike.plan.python_dtype import python_value_dtype, window_function_dtype
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
@@ -43,13 +43,12 @@ from kstreamlike.plan.windows import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["execute", "spark_session", "unsupported", "vectorized"]
+__all__ = ["BACKEND", "SparkBackend", "execute", "spark_session", "unsupported", "vectorized"]
 
 
-def python_dtype(node: PlanNode) -> pl.DataType | None:
+def python_dtype(agg: WindowedAggregate) -> pl.DataType | None:
     """The dtype of the ``value`` column of a Python aggregation or window function (None
     for ``ks.agg`` aggregations), by the rule of :mod:`kstreamlike.plan.python_dtype`."""
-    agg = windowed_aggregate(node)
     if isinstance(agg, FlinkWindowedAggregate) and agg.window_function is not None:
         return window_function_dtype(agg.window_function)
     if isinstance(agg.aggregation, DeclarativeAggregation):
@@ -58,30 +57,31 @@ def python_dtype(node: PlanNode) -> pl.DataType | None:
     return python_value_dtype(agg.aggregation, source.schema, source.value, source.value_is_row)
 
 
-def unsupported(node: PlanNode) -> str | None:
-    """Why the Spark backend cannot run ``node``, or None when it can. It runs every plan
+def unsupported(plan: LoweredPlan) -> str | None:
+    """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
     the reference interpreter runs, except Python aggregations and window functions whose
     value dtype is unknown before the query runs (see :func:`python_dtype`).
 
     Example:
         >>> import polars as pl
         >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
         >>> frame = pl.DataFrame({"k": ["a"], "ts": [1], "v": [2]})
         >>> stream = ks.stream(frame, key="k", value="v", timestamp="ts")
         >>> sessions = ks.SessionWindows.of_inactivity_gap_and_grace(5, 0)
         >>> windowed = stream.group_by_key().windowed_by(sessions)
-        >>> unsupported(windowed.reduce(lambda a, b: a + b).plan) is None
+        >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
         >>> counted = stream.key_by("k").count_window(3).trigger(ks.CountTrigger.of(2))
-        >>> unsupported(counted.reduce(lambda a, b: a + b).plan) is None
+        >>> unsupported(lower(counted.reduce(lambda a, b: a + b).plan)) is None
         True
         >>> hopping = ks.TimeWindows.of_size_with_no_grace(10).advance_by(5)
         >>> windowed = stream.group_by_key().windowed_by(hopping)
-        >>> unsupported(windowed.reduce(lambda a, b: a + b).plan) is None
+        >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
     """
     try:
-        python_dtype(node)
+        python_dtype(plan.aggregate)
     except InvalidSpecError as error:
         return str(error)
     return None
@@ -118,8 +118,6 @@ def spark_session(frame: object) -> SparkSession:
     """The session of a Spark input frame, else the active (or a new default) session."""
     from pyspark.sql import SparkSession
 
-    from kstreamlike.backends.spark._frames import is_spark_frame
-
     if is_spark_frame(frame):
         session: SparkSession = frame.sparkSession  # type: ignore[attr-defined]
         return session
@@ -127,12 +125,12 @@ def spark_session(frame: object) -> SparkSession:
     return active if active is not None else SparkSession.builder.getOrCreate()
 
 
-def execute(node: PlanNode) -> Outputs:
-    """Run ``node`` with Spark."""
+def execute(plan: LoweredPlan) -> Outputs[Any]:
+    """Run ``plan`` with Spark: Spark frames for a Spark input, else Polars frames."""
     from kstreamlike.backends.spark._kernels import KERNEL_FAILED, kernel_message
 
     try:
-        return _run(node, windowed_aggregate(node))
+        return _run(plan)
     except Exception as error:
         # A per-key kernel's failure arrives wrapped in Spark's error.
         if KERNEL_FAILED in str(error):
@@ -140,10 +138,9 @@ def execute(node: PlanNode) -> Outputs:
         raise
 
 
-def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
+def _run(plan: LoweredPlan) -> Outputs[Any]:
     from kstreamlike.backends.polars._output import infer_python_columns
     from kstreamlike.backends.spark._arrivals import bucket_width
-    from kstreamlike.backends.spark._frames import is_spark_frame, to_polars
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
     from kstreamlike.backends.spark.flink import run_flink
@@ -151,29 +148,51 @@ def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
     from kstreamlike.backends.spark.kafka import run_kafka
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
 
+    agg = plan.aggregate
     spark = spark_session(agg.source.frame)
-    python = python_dtype(node)
-    keyed = not isinstance(agg.window, KafkaTimeWindow) or python is not None
-    # Kafka time windows with ks.agg close where a table of arrivals says (.kafka.run_kafka).
-    window = agg.window
-    width = bucket_width(window) if isinstance(window, KafkaTimeWindow) and not keyed else None
-    prepared = prepare(spark, agg, width)
-    if isinstance(agg, KafkaWindowedAggregate) and keyed:
-        main, late = run_kafka_keyed(node, agg, prepared.valid, python)
-    elif isinstance(agg, KafkaWindowedAggregate):
-        main, late = run_kafka(node, agg, prepared)
-    elif isinstance(agg, FlinkWindowedAggregate) and vectorized(agg):
-        main, late = run_flink(node, agg, prepared.valid)
-    else:
-        assert isinstance(agg, FlinkWindowedAggregate)
-        main, late = run_flink_keyed(node, agg, prepared.valid, python)
-    invalid = finish_invalid(node, prepared.invalid)
+    python = python_dtype(agg)
+    match agg:
+        case KafkaWindowedAggregate(window=KafkaTimeWindow() as window) if python is None:
+            # Kafka time windows with ks.agg close where a table of arrivals says.
+            prepared = prepare(spark, agg, bucket_width(window))
+            main, late = run_kafka(agg, plan.suppress, prepared)
+        case KafkaWindowedAggregate():
+            prepared = prepare(spark, agg, None)
+            main, late = run_kafka_keyed(agg, plan.suppress, prepared.valid, python)
+        case FlinkWindowedAggregate() if vectorized(agg):
+            prepared = prepare(spark, agg, None)
+            main, late = run_flink(agg, prepared.valid)
+        case FlinkWindowedAggregate():
+            prepared = prepare(spark, agg, None)
+            main, late = run_flink_keyed(agg, prepared.valid, python)
+    invalid = finish_invalid(agg, prepared.invalid)
     if is_spark_frame(agg.source.frame):
-        frames: tuple[Any, Any, Any] = (main, late, invalid)
-        return Outputs(*frames)
+        return Outputs(main, late, invalid)
     return Outputs(
         # A Python value's dtype as Polars infers it, as on the other backends.
-        main=infer_python_columns(node, to_polars(main, output_schema(node))),
-        late=to_polars(late, dict(late_schema(node))),
-        invalid=to_polars(invalid, dict(invalid_schema(node))),
+        main=infer_python_columns(agg, to_polars(main, output_schema(agg))),
+        late=to_polars(late, late_schema(agg)),
+        invalid=to_polars(invalid, invalid_schema(agg)),
     )
+
+
+class SparkBackend:
+    """The Spark backend as a :class:`~kstreamlike.backends.base.Backend`.
+
+    Example:
+        >>> BACKEND.name
+        'spark'
+    """
+
+    name = "spark"
+
+    def unsupported(self, plan: LoweredPlan) -> str | None:
+        """Why the Spark backend cannot run ``plan``, or None when it can."""
+        return unsupported(plan)
+
+    def execute(self, plan: LoweredPlan) -> Outputs[Any]:
+        """Run ``plan`` with Spark."""
+        return execute(plan)
+
+
+BACKEND = SparkBackend()

@@ -1,4 +1,5 @@
-"""Spark frames: recognising them, their schema in Polars terms, and conversions.
+"""Spark frames: Spark types of Polars dtypes, local date-times, and frames from Polars
+(recognising frames and reading them back is :mod:`kstreamlike.frames`).
 
 PySpark is imported lazily, so the package works without the ``spark`` extra until a Spark
 frame or ``backend="spark"`` is used.
@@ -6,7 +7,7 @@ frame or ``backend="spark"`` is used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
@@ -17,30 +18,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "from_polars",
-    "is_spark_frame",
     "local_epoch",
     "local_from_micros",
     "local_micros",
-    "polars_schema",
     "spark_type",
-    "to_polars",
 ]
-
-
-def is_spark_frame(data: object) -> bool:
-    """Whether ``data`` is a PySpark ``DataFrame`` (without importing PySpark)."""
-    module = type(data).__module__
-    return module.startswith("pyspark.sql") and hasattr(data, "sparkSession")
-
-
-def polars_schema(frame: DataFrame) -> pl.Schema:
-    """The Polars schema of a Spark frame (through Arrow, as ``to_polars`` converts)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    arrow = to_arrow_schema(frame.schema)
-    empty = pl.from_arrow(arrow.empty_table())
-    assert isinstance(empty, pl.DataFrame)
-    return empty.schema
 
 
 def spark_type(dtype: pl.DataType) -> DataType:
@@ -112,12 +94,3 @@ def from_polars(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
 def frame_rows_inline(rows: int) -> bool:
     """Whether a frame of ``rows`` rows stays a local relation (small inputs plan fastest)."""
     return rows <= 10_000
-
-
-def to_polars(frame: DataFrame, schema: dict[str, Any]) -> pl.DataFrame:
-    """A Spark frame's rows as Polars, cast to ``schema`` (column name to Polars dtype, or
-    None to keep the converted dtype)."""
-    table = frame.toArrow()
-    out = pl.from_arrow(table)
-    assert isinstance(out, pl.DataFrame)
-    return out.select([pl.col(n) if t is None else pl.col(n).cast(t) for n, t in schema.items()])

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.spark._frames import local_from_micros, spark_type
 from kstreamlike.backends.spark._prepare import REASON, ROW, SEQ
-from kstreamlike.plan.nodes import PlanNode, windowed_aggregate
+from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
 if TYPE_CHECKING:
@@ -20,12 +20,12 @@ EMIT_ORDER = "emit_order"
 _MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
 
 
-def ticks_to_time(ticks: Column, node: PlanNode) -> Column:
+def ticks_to_time(ticks: Column, agg: WindowedAggregate) -> Column:
     """Event-time ticks back to the event-time column's type; for a timestamp, the ends of
     time (``Long.MIN_VALUE``, ``Long.MAX_VALUE``: a global window's timestamp) are null."""
     from pyspark.sql import functions as F
 
-    unit = windowed_aggregate(node).source.time_unit
+    unit = agg.source.time_unit
     if not unit.is_datetime:
         return ticks.cast("long")
     ticks = F.when(ticks.between(LONG_MIN + 1, LONG_MAX - 1), ticks)
@@ -36,7 +36,7 @@ def ticks_to_time(ticks: Column, node: PlanNode) -> Column:
     return F.timestamp_micros(micros) if unit.time_zone else local_from_micros(micros)
 
 
-def finish_main(node: PlanNode, emitted: DataFrame, order: list[str]) -> DataFrame:
+def finish_main(agg: WindowedAggregate, emitted: DataFrame, order: list[str]) -> DataFrame:
     """The main output: ``emitted`` (every output column except ``emit_order``; bounds and
     ``timestamp`` in ticks) numbered and sorted by ``order``."""
     from pyspark.sql import functions as F
@@ -45,9 +45,9 @@ def finish_main(node: PlanNode, emitted: DataFrame, order: list[str]) -> DataFra
 
     numbered = dense_index(emitted, order, EMIT_ORDER)
     columns: list[Column] = []
-    for name, dtype in output_schema(node).items():
+    for name, dtype in output_schema(agg).items():
         if name in ("window_start", "window_end", "timestamp"):
-            columns.append(ticks_to_time(F.col(name), node).alias(name))
+            columns.append(ticks_to_time(F.col(name), agg).alias(name))
         elif dtype is None or name == EMIT_ORDER:
             columns.append(F.col(name))
         else:
@@ -56,20 +56,20 @@ def finish_main(node: PlanNode, emitted: DataFrame, order: list[str]) -> DataFra
 
 
 def finish_late(
-    node: PlanNode, late: DataFrame, judged: Column, order: Sequence[str] = (SEQ,)
+    agg: WindowedAggregate, late: DataFrame, judged: Column, order: Sequence[str] = (SEQ,)
 ) -> DataFrame:
     """The late side output in arrival order (``order``: partition-major, as every
     backend): input columns, ``reason``, the judged time."""
     from pyspark.sql import functions as F
 
-    schema = late_schema(node)
+    schema = late_schema(agg)
     judged_name = list(schema)[-1]
     source = [c for c in schema if c not in (REASON, judged_name)]
     return late.orderBy(*order).select(
-        *source, F.lit("late").alias(REASON), ticks_to_time(judged, node).alias(judged_name)
+        *source, F.lit("late").alias(REASON), ticks_to_time(judged, agg).alias(judged_name)
     )
 
 
-def finish_invalid(node: PlanNode, invalid: DataFrame) -> DataFrame:
+def finish_invalid(agg: WindowedAggregate, invalid: DataFrame) -> DataFrame:
     """The invalid side output in input order."""
-    return invalid.orderBy(ROW).select(list(invalid_schema(node)))
+    return invalid.orderBy(ROW).select(list(invalid_schema(agg)))

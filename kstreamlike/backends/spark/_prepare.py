@@ -205,7 +205,8 @@ def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
     """The input as a Spark frame with ``ROW`` (input order)."""
     from pyspark.sql import functions as F
 
-    from kstreamlike.backends.spark._frames import from_polars, is_spark_frame
+    from kstreamlike.backends.spark._frames import from_polars
+    from kstreamlike.frames import is_spark_frame
 
     frame = node.source.frame
     if is_spark_frame(frame):

@@ -33,7 +33,6 @@ from kstreamlike.plan.nodes import (
     ExplicitWatermarks,
     FlinkWindowedAggregate,
     GeneratedWatermarks,
-    PlanNode,
 )
 from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
 
@@ -298,9 +297,7 @@ def _late(node: FlinkWindowedAggregate, pairs: DataFrame) -> DataFrame:
     )
 
 
-def run_flink(
-    node: PlanNode, agg: FlinkWindowedAggregate, valid: DataFrame
-) -> tuple[DataFrame, DataFrame]:
+def run_flink(agg: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
     """(main output, late records) of a Flink tumbling or sliding window aggregation of
     ``ks.agg`` aggregations with the default trigger, without evictor."""
     from pyspark.sql import functions as F
@@ -323,6 +320,6 @@ def run_flink(
         }
     )
     order = [POS, TIE, *agg.keys, WSTART]
-    return finish_main(node, emitted, order), finish_late(
-        node, records.filter(_is_late(agg)), F.col(WM)
+    return finish_main(agg, emitted, order), finish_late(
+        agg, records.filter(_is_late(agg)), F.col(WM)
     )

@@ -73,7 +73,6 @@ from kstreamlike.backends.spark._flink_kernels import (
     reads_processing_time,
     vectorized_key,
 )
-from kstreamlike.backends.spark._frames import polars_schema
 from kstreamlike.backends.spark._kernels import per_key, shippable
 from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._prepare import CHUNK, GAP, PART, PROCESSING, SEQ, TS
@@ -100,13 +99,14 @@ from kstreamlike.backends.spark.flink import (
     flink_watermarks,
     window_pairs,
 )
+from kstreamlike.frames import schema_of
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
     nested_trigger,
     uses_processing_time,
 )
-from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate, PlanNode
+from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 from kstreamlike.plan.schema import output_schema
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
@@ -373,12 +373,12 @@ def _input_columns(node: FlinkWindowedAggregate, records: DataFrame) -> list[str
 
 
 def _schema(
-    node: PlanNode, agg: FlinkWindowedAggregate, records: DataFrame, python: pl.DataType | None
+    agg: FlinkWindowedAggregate, records: DataFrame, python: pl.DataType | None
 ) -> dict[str, pl.DataType]:
     """A kernel's output: the panes (as the output shows them, bounds in ticks), where they
     go, and late markers."""
-    schema: dict[str, pl.DataType] = {PART: polars_schema(records.select(PART))[PART]}
-    for name, dtype in output_schema(node).items():
+    schema: dict[str, pl.DataType] = {PART: schema_of(records.select(PART))[PART]}
+    for name, dtype in output_schema(agg).items():
         if name in (START, END_COLUMN, TIMESTAMP):
             schema[name] = pl.Int64()
         elif name != "emit_order":
@@ -456,7 +456,6 @@ def _place(emitted: DataFrame, advances: DataFrame, partitions: DataFrame) -> Da
 
 
 def run_flink_keyed(
-    node: PlanNode,
     agg: FlinkWindowedAggregate,
     valid: DataFrame,
     python: pl.DataType | None,
@@ -487,7 +486,7 @@ def run_flink_keyed(
         events = _events(agg, records, advances)
         inputs = inputs.unionByName(events, allowMissingColumns=True)
     inputs = inputs.join(F.broadcast(partitions), PART)
-    schema = _schema(node, agg, records, python)
+    schema = _schema(agg, records, python)
     out = per_key(inputs, PART, agg.keys, _kernel(agg), schema)
     if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
         out = out.localCheckpoint(eager=True)
@@ -496,4 +495,4 @@ def run_flink_keyed(
     if not exact_events(agg):
         emitted = _place(emitted, advances, partitions)
     order = [POS, TIE, *agg.keys, START, LOCAL]
-    return finish_main(node, emitted, order), finish_late(node, late, F.col(WM))
+    return finish_main(agg, emitted, order), finish_late(agg, late, F.col(WM))

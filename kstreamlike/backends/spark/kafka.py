@@ -33,9 +33,6 @@ from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     KafkaWindowedAggregate,
-    PlanNode,
-    Suppress,
-    ToStream,
 )
 from kstreamlike.plan.windows import KafkaTimeWindow
 
@@ -79,9 +76,10 @@ def _granularity(prepared: Prepared) -> int:
 
 
 def run_kafka(
-    node: PlanNode, agg: KafkaWindowedAggregate, prepared: Prepared
+    agg: KafkaWindowedAggregate, duration: int | None, prepared: Prepared
 ) -> tuple[DataFrame, DataFrame]:
-    """(main output, late records) of a Kafka time-window plan over prepared records."""
+    """(main output, late records) of a Kafka time-window plan over prepared records
+    (``duration``: how long ``suppress`` holds results, if it does)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -131,10 +129,9 @@ def run_kafka(
             }
         )
         output_order = [PART, order, START]
-    table = node.table if isinstance(node, ToStream) else node
-    if isinstance(table, Suppress):
+    if duration is not None:
         emitted, output_order = suppress(
-            emitted, output_order, group, agg.keys, table.duration, TOMBSTONE
+            emitted, output_order, group, agg.keys, duration, TOMBSTONE
         )
     last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
     late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < arrival).drop(BUCKET, FIRST)
@@ -145,6 +142,6 @@ def run_kafka(
     else:
         late = stream_time_at(records, late, order, _granularity(prepared), ST)
     return (
-        finish_main(node, emitted, output_order),
-        finish_late(node, late, F.col(ST), [PART, order]),
+        finish_main(agg, emitted, output_order),
+        finish_late(agg, late, F.col(ST), [PART, order]),
     )

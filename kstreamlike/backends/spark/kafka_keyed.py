@@ -33,7 +33,6 @@ from kstreamlike.backends.polars.kafka_session import CONSUMER, SUB, run_session
 from kstreamlike.backends.polars.kafka_sliding import CREATED, run_sliding
 from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
-from kstreamlike.backends.spark._frames import polars_schema
 from kstreamlike.backends.spark._kernels import (
     KernelFailed,
     local_numbers,
@@ -45,12 +44,10 @@ from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._prepare import PART, SEQ, TS
 from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark._suppress import suppress
+from kstreamlike.frames import schema_of
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     KafkaWindowedAggregate,
-    PlanNode,
-    Suppress,
-    ToStream,
 )
 from kstreamlike.plan.schema import output_schema
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow
@@ -85,9 +82,9 @@ def _group(node: KafkaWindowedAggregate) -> list[str]:
     return list(dict.fromkeys([*([partition] if partition else []), *node.keys]))
 
 
-def _values(node: PlanNode, python: pl.DataType | None) -> dict[str, pl.DataType]:
+def _values(agg: KafkaWindowedAggregate, python: pl.DataType | None) -> dict[str, pl.DataType]:
     """The aggregate columns and their dtypes (``python``: a Python aggregation's)."""
-    schema = output_schema(node)
+    schema = output_schema(agg)
     names = list(schema)
     out: dict[str, pl.DataType] = {}
     for name in names[names.index(END) + 1 : names.index(TIMESTAMP)]:
@@ -102,7 +99,7 @@ def _schema(
 ) -> dict[str, pl.DataType]:
     """The kernel's output: the window's rows (partition, keys, bounds, aggregates,
     timestamp, tombstone), what places them, and late markers."""
-    schema: dict[str, pl.DataType] = {PART: polars_schema(records.select(PART))[PART]}
+    schema: dict[str, pl.DataType] = {PART: schema_of(records.select(PART))[PART]}
     schema.update({c: agg.source.schema[c] for c in _group(agg)})
     schema.update({START: pl.Int64(), END: pl.Int64(), **values})
     schema.update({TIMESTAMP: pl.Int64(), TOMBSTONE: pl.Boolean()})
@@ -282,22 +279,21 @@ def _suppress_placed(
 
 
 def run_kafka_keyed(
-    node: PlanNode,
     agg: KafkaWindowedAggregate,
+    duration: int | None,
     valid: DataFrame,
     python: pl.DataType | None,
 ) -> tuple[DataFrame, DataFrame]:
     """(main output, late records) of a Kafka session or sliding window plan, or a time
-    window plan with a Python aggregation, over prepared records (``python``: the dtype of
-    a Python aggregation's value)."""
+    window plan with a Python aggregation, over prepared records (``duration``: how long
+    ``suppress`` holds results, if it does; ``python``: the dtype of a Python aggregation's
+    value)."""
     from pyspark.sql import functions as F
 
     records = running_max(valid, TS, ST)
-    schema = _schema(agg, records, _values(node, python))
+    schema = _schema(agg, records, _values(agg, python))
     needed = [SEQ, TS, PART, ST, *_group(agg), *agg.source.value, *_aggregated(agg)]
     inputs = records.select(*dict.fromkeys(needed))
-    table = node.table if isinstance(node, ToStream) else node
-    duration = table.duration if isinstance(table, Suppress) else None
     out = per_key(inputs, PART, agg.keys, _kernel(agg, duration), schema)
     if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
         out = out.localCheckpoint(eager=True)
@@ -305,14 +301,14 @@ def run_kafka_keyed(
     emitted = out.filter(~F.col(LATE))
     if duration is not None and takes_split(agg, duration):
         emitted, order = _suppress_placed(agg, emitted, records, duration)
-        return finish_main(node, emitted, order), finish_late(node, late, F.col(ST))
+        return finish_main(agg, emitted, order), finish_late(agg, late, F.col(ST))
     if agg.emit_on_close:
         emitted = _place(agg, emitted, records)
         first_end = [END, START] if isinstance(agg.window, KafkaSessionWindow) else [START]
         order = [FIRST, *first_end, *agg.keys]
     else:
         order = [SEQ, SUB]
-    if isinstance(table, Suppress):
+    if duration is not None:
         window = [PART, *_group(agg), START, END]
-        emitted, order = suppress(emitted, order, window, agg.keys, table.duration, TOMBSTONE)
-    return finish_main(node, emitted, order), finish_late(node, late, F.col(ST))
+        emitted, order = suppress(emitted, order, window, agg.keys, duration, TOMBSTONE)
+    return finish_main(agg, emitted, order), finish_late(agg, late, F.col(ST))
