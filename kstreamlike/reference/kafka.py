@@ -1,7 +1,8 @@
 """Kafka-profile windowed aggregation over one partition, record by record.
 
 The per-window-type algorithms live in :mod:`.kafka_time` (``KStreamWindowAggregate``),
-:mod:`.kafka_sliding` (``KStreamSlidingWindowAggregate``) and :mod:`.kafka_session`
+:mod:`kstreamlike.kernels.kafka.sliding.windows` (``KStreamSlidingWindowAggregate``) and
+:mod:`kstreamlike.kernels.kafka.session.windows`
 (``KStreamSessionWindowAggregate``). This module holds what they share: the partition's
 stream time (spec 1.1), late-record accounting, and the two emit strategies (spec 6.2, 6.4).
 

@@ -1,4 +1,4 @@
-"""The emission order of final results (``backends/polars/_due_order.py``) against a
+"""The emission order of final results (``kernels/due_order.py``) against a
 general sort by (partition, due, keys) and an as-of search of the stream-time steps."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kstreamlike.backends.polars._columns import PART
-from kstreamlike.backends.polars._due_order import emission_order
-from kstreamlike.backends.polars._emission import DUE, FIRST, TIME
+from kstreamlike.kernels.columns import PART
+from kstreamlike.kernels.due_order import emission_order
+from kstreamlike.kernels.emission import DUE, FIRST, TIME
 
 # dues close together (a counting sort per bucket), spread over many low values for few
 # rows (a merge sort per bucket), and too far apart for the radix sort (their ranks)

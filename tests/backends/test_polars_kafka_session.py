@@ -100,7 +100,7 @@ def test_sessions_python_aggregations(
 def test_sessions_on_the_general_path(frame: pl.DataFrame, mode: str) -> None:
     # Without a budget for pairs, acceptance and on-close emission take the general path
     # (what very dense keys do).
-    with patch("kstreamlike.backends.polars._session_local._budget", lambda records: -1):
+    with patch("kstreamlike.kernels.kafka.session.local._budget", lambda records: -1):
         table = _sessions(frame, 6, 3, mode, "p", list(AGGREGATIONS))
         assert_same_as_reference(table, "polars")
 

@@ -18,14 +18,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
-from kstreamlike.backends.polars import (
-    _partials,
-    _sliding_in_grace,
-    _sliding_kernel,
-    kafka_sliding,
-)
-from kstreamlike.backends.polars._columns import GROUP, SEQ, TS
-from kstreamlike.backends.polars._sliding_contents import (
+from kstreamlike.kernels import partials as _partials
+from kstreamlike.kernels.columns import GROUP, SEQ, TS
+from kstreamlike.kernels.kafka.sliding import in_grace as _sliding_in_grace
+from kstreamlike.kernels.kafka.sliding import scan as _sliding_kernel
+from kstreamlike.kernels.kafka.sliding import windows as kafka_sliding
+from kstreamlike.kernels.kafka.sliding.contents import (
     CLOSE,
     COUNT,
     FIRST_SEQ,

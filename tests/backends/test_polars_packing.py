@@ -1,4 +1,4 @@
-"""Sorting by packed keys (``backends/polars/_packing.py``) against Polars' own sort."""
+"""Sorting by packed keys (``kernels/packing.py``) against Polars' own sort."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kstreamlike.backends.polars._packing import sorting_rows
+from kstreamlike.kernels.packing import sorting_rows
 
 _SMALL = st.integers(-3, 3)
 _WIDE = st.integers(-(2**62), 2**62)  # two such columns do not fit in one Int64

@@ -6,7 +6,7 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kstreamlike.backends.polars._ranges import INF, MinTable, stabbing_min
+from kstreamlike.kernels.ranges import INF, MinTable, stabbing_min
 
 
 @st.composite

@@ -1,9 +1,11 @@
-"""The Polars backend (``backend="polars"``): plans compiled to vectorized Polars queries.
+"""The Polars backend (``backend="polars"``): a lowered plan run on one machine.
 
-Each window type has a module that turns the prepared input into the emitted rows with
-columnar operations only (no Python loop over rows, except around calls of the user's
-Python functions, and, on Flink session windows, one loop following the state a count or
-continuous trigger carries across merges, :mod:`._session_firings`). One case is replayed
+It reads the input (validity, arrival order, event-time ticks: :mod:`._prepare`), derives
+stream time or replays the watermarks over the whole input, runs the window family's
+kernel (:mod:`kstreamlike.kernels`) once over every valid record, and shapes the results
+into the output schemas (:mod:`._output`). The kernels are columnar (no Python loop over
+rows, except around calls of the user's Python functions, and one loop following the state
+a count or continuous trigger carries across Flink session merges). One case is replayed
 record by record: a Python aggregation that deletes a session or sliding window (returns
 None), because what later records find then depends on the user's function.
 """
@@ -13,11 +15,24 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
-from kstreamlike.backends.polars._output import finish_invalid, infer_python_columns
+from kstreamlike.backends.polars._output import (
+    finish_invalid,
+    finish_late,
+    finish_main,
+)
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
+from kstreamlike.kernels.columns import TS
+from kstreamlike.kernels.flink.time import flink_panes
+from kstreamlike.kernels.flink.watermarks import WM, replay_watermarks
+from kstreamlike.kernels.kafka.session.windows import run_session
+from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
+from kstreamlike.kernels.kafka.sliding.windows import run_sliding
+from kstreamlike.kernels.kafka.time import ST, run_time
+from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
+from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
 __all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported"]
 
@@ -34,11 +49,8 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
     prepared = prepare(agg)
     match agg:
         case KafkaWindowedAggregate():
-            from kstreamlike.backends.polars._python import WindowDeleted
-            from kstreamlike.backends.polars.kafka import run_kafka
-
             try:
-                main, late = run_kafka(plan, agg, prepared.valid.lazy())
+                main, late = _run_kafka(plan, agg, prepared.valid.lazy())
             except WindowDeleted:
                 # A Python aggregation deleted a window: what later records find depends on
                 # the user's function, so this plan runs record by record.
@@ -46,15 +58,44 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
 
                 return run_reference(plan)
         case FlinkWindowedAggregate():
-            from kstreamlike.backends.polars.flink import run_flink
-
-            main, late = run_flink(agg, prepared.valid.lazy())
+            main, late = _run_flink(agg, prepared.valid.lazy())
     main_df, late_df = pl.collect_all([main, late])
     return Outputs(
         main=infer_python_columns(agg, main_df),
         late=late_df,
         invalid=finish_invalid(agg, prepared.invalid),
     )
+
+
+def _run_kafka(
+    plan: LoweredPlan, agg: KafkaWindowedAggregate, valid: pl.LazyFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(main output, late records) of a Kafka-profile plan over arrival-ordered records."""
+    stream_time = pl.col(TS).cum_max()
+    if agg.source.partition is not None:
+        stream_time = stream_time.over(agg.source.partition)
+    records = valid.with_columns(stream_time.alias(ST))
+    match agg.window:
+        case KafkaSessionWindow():
+            emitted, late = run_session(agg, records, ST, plan.suppress)
+        case KafkaSlidingWindow():
+            split = in_grace_final_results(agg, records, ST, plan.suppress)
+            emitted, late = (
+                split if split is not None else run_sliding(agg, records, ST, plan.suppress)
+            )
+        case KafkaTimeWindow():
+            emitted, late = run_time(agg, records, ST, plan.suppress)
+    return finish_main(agg, emitted), finish_late(agg, late, pl.col(ST))
+
+
+def _run_flink(
+    agg: FlinkWindowedAggregate, valid: pl.LazyFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(main output, late records) of a Flink-profile plan over arrival-ordered records
+    (with the ``ROW``, ``SEQ``, ``PART`` and ``TS`` columns)."""
+    records, advances, bounds = replay_watermarks(agg, valid)
+    panes, late = flink_panes(agg, records, advances, bounds)
+    return finish_main(agg, panes), finish_late(agg, late, pl.col(WM))
 
 
 class PolarsBackend:

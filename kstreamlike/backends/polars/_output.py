@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
-from kstreamlike.backends.polars._columns import EMIT_ORDER, REASON
+from kstreamlike.kernels.columns import EMIT_ORDER, REASON
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
@@ -13,8 +13,6 @@ __all__ = [
     "finish_invalid",
     "finish_late",
     "finish_main",
-    "infer_python_columns",
-    "python_series",
     "ticks_to_time",
 ]
 
@@ -68,18 +66,3 @@ def finish_invalid(agg: WindowedAggregate, invalid: pl.DataFrame) -> pl.DataFram
     """The invalid side output (already in the right shape; cast defensively)."""
     schema = invalid_schema(agg)
     return invalid.select([pl.col(c).cast(t) for c, t in schema.items()])
-
-
-def infer_python_columns(agg: WindowedAggregate, main: pl.DataFrame) -> pl.DataFrame:
-    """Give the ``value`` column of a Python aggregation the dtype Polars infers from the
-    emitted values (the rule every backend follows)."""
-    inferred = [name for name, dtype in output_schema(agg).items() if dtype is None]
-    return main.with_columns([python_series(name, main[name].to_list()) for name in inferred])
-
-
-def python_series(name: str, values: list[object]) -> pl.Series:
-    """A column of Python objects, typed as Polars infers it (Object when it cannot)."""
-    try:
-        return pl.Series(name, values)
-    except (TypeError, ValueError, pl.exceptions.PolarsError):
-        return pl.Series(name, values, dtype=pl.Object)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kstreamlike.backends.polars._columns import GAP, PART, PROC, REASON, ROW, SEQ, TS
 from kstreamlike.errors import DuplicateArrivalOrderError
+from kstreamlike.kernels.columns import GAP, PART, PROC, REASON, ROW, SEQ, TS
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.validity import (
     Above,

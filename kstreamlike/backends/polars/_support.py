@@ -35,7 +35,7 @@ def polars_gap(agg: WindowedAggregate) -> str | None:
         case KafkaWindowedAggregate():
             return None
         case FlinkWindowedAggregate(window=FlinkGlobalWindow()):
-            from kstreamlike.backends.polars.flink_global import global_window_gap
+            from kstreamlike.kernels.flink.global_ import global_window_gap
 
             return global_window_gap(agg)
         case FlinkWindowedAggregate(window=FlinkSessionWindow()):

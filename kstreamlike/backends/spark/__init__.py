@@ -88,7 +88,8 @@ def unsupported(plan: LoweredPlan) -> str | None:
 
 
 def vectorized(agg: FlinkWindowedAggregate) -> bool:
-    """Whether a Flink plan runs vectorized on Spark (:mod:`.flink`): tumbling or sliding
+    """Whether a Flink plan runs vectorized on Spark (:mod:`kstreamlike.kernels.flink.time`):
+    tumbling or sliding
     windows, the default ``EventTimeTrigger``, no evictor, ``ks.agg`` aggregations without
     window function. Every other Flink plan runs per key (:mod:`.flink_keyed`).
 
@@ -139,7 +140,6 @@ def execute(plan: LoweredPlan) -> Outputs[Any]:
 
 
 def _run(plan: LoweredPlan) -> Outputs[Any]:
-    from kstreamlike.backends.polars._output import infer_python_columns
     from kstreamlike.backends.spark._arrivals import bucket_width
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
@@ -147,6 +147,7 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
     from kstreamlike.backends.spark.flink_keyed import run_flink_keyed
     from kstreamlike.backends.spark.kafka import run_kafka
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
+    from kstreamlike.kernels.python import infer_python_columns
 
     agg = plan.aggregate
     spark = spark_session(agg.source.frame)

@@ -4,7 +4,7 @@
 (``KIND``, ``EV_POS``, ``EV_WM``, ``EV_PT``, sorted by position).
 
 * :func:`vectorized_key` hands the key to the Polars backend
-  (:func:`kstreamlike.backends.polars.flink.flink_panes`), with the watermarks as given: the
+  (:func:`kstreamlike.kernels.flink.time.flink_panes`), with the watermarks as given: the
   advances are the key's events plus, before each record, the advance to its watermark, and
   at the end the partition's last watermark.
 * :func:`clocked_key`, for the plans that read the partition's processing-time clock,
@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
-from kstreamlike.backends.polars._columns import PROC, STAND_IN
-from kstreamlike.backends.polars._watermarks import ADVANCE, FIRST, LAST, POS, SLOT, WM
-from kstreamlike.backends.polars.flink import TIE, flink_panes
 from kstreamlike.backends.spark._kernels import GLOBAL, local_numbers
 from kstreamlike.backends.spark._prepare import PART, SEQ
 from kstreamlike.backends.spark.flink import PROCESSING
+from kstreamlike.kernels.columns import PROC, STAND_IN
+from kstreamlike.kernels.flink.time import TIE, flink_panes
+from kstreamlike.kernels.flink.watermarks import ADVANCE, FIRST, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 
@@ -161,7 +161,7 @@ def vectorized_key(
     events: pl.DataFrame | None,
     end: PartitionEnd,
 ) -> tuple[pl.DataFrame, list[int]]:
-    """The key's panes and late records by :func:`~kstreamlike.backends.polars.flink.flink_panes`.
+    """The key's panes and late records by :func:`~kstreamlike.kernels.flink.time.flink_panes`.
 
     The key's advances are, before each record, the advance to its watermark, the
     partition's last watermark after the last record, and its watermark events if it has
@@ -280,7 +280,7 @@ def clocked_key(
     events: pl.DataFrame,
     end: PartitionEnd,
 ) -> tuple[pl.DataFrame, list[int]]:
-    """The key's panes and late records by :func:`~kstreamlike.backends.polars.flink.flink_panes`,
+    """The key's panes and late records by :func:`~kstreamlike.kernels.flink.time.flink_panes`,
     for the plans that read the partition's processing-time clock (:func:`reads_processing_time`).
 
     The key runs in a *skeleton* of its partition: its records, in position order with the

@@ -1,6 +1,6 @@
 """``suppress(until_window_closes())`` over a Kafka changelog on Spark.
 
-The rule of the Polars backend (:mod:`kstreamlike.backends.polars._suppress`): an update at
+The rule of the Polars backend (:mod:`kstreamlike.kernels.suppress`): an update at
 changelog position ``p`` of a window that first becomes evictable at position ``E`` (suppress
 stream time, the running maximum of the changelog's timestamps, reaches the window's end
 plus the duration) is evicted at ``max(p, E)``, and emitted then unless the window's next

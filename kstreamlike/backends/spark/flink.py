@@ -1,7 +1,7 @@
 """Flink-profile tumbling and sliding event-time windows on Spark, vectorized; and the
 watermarks every Flink plan on Spark starts from.
 
-The strategy of the Polars backend (:mod:`kstreamlike.backends.polars.flink`), with the
+The strategy of the Polars backend (:mod:`kstreamlike.kernels.flink.time`), with the
 scans made distributed: the watermark before each record is a running maximum over the
 partition's earlier records (a parallel prefix), the advance that first reaches a window's
 ``maxTimestamp`` is found by :func:`._scan.first_position_reaching`, and late panes are

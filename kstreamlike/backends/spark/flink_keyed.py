@@ -1,13 +1,15 @@
-"""Flink's firing model on Spark: every plan :mod:`.flink` does not vectorize, per key.
+"""Flink's firing model on Spark: every plan :mod:`kstreamlike.kernels.flink.time` does not
+vectorize, per key.
 
 Session windows, triggers, evictors, global and count windows, Python aggregations, window
 functions and unbounded replays all keep per-window state that only the key's own records
-change. Once Spark has computed, with its distributed scans (:mod:`.flink`, :mod:`._scan`),
+change. Once Spark has computed, with its distributed scans (:mod:`kstreamlike.kernels.flink.time`,
+:mod:`._scan`),
 the watermark before every record (``WM``), the partition's watermark advances and, with a
 ``processing_time`` column, the partition's processing-time clock at every record, each
 (partition, key) is an independent problem, solved on the executors
 (:func:`._kernels.per_key`, in buckets of keys) by the Polars backend's algorithm
-(:func:`kstreamlike.backends.polars.flink.flink_panes`). The plans that read the
+(:func:`kstreamlike.kernels.flink.time.flink_panes`). The plans that read the
 partition's processing-time clock (:func:`._flink_kernels.reads_processing_time`: the
 Polars backend builds that clock from the rows it is given) run the key among rows that
 stand for the partition's events (:func:`._flink_kernels.clocked_key`).
@@ -38,7 +40,8 @@ with their records in position order and place every firing themselves. Nothing 
 the partition reaches a kernel, so its work stays proportional to the key's records and
 firings.
 
-**Emission order.** Positions are those of :mod:`.flink` (records, the advances after
+**Emission order.** Positions are those of :mod:`kstreamlike.kernels.flink.time` (records, the
+advances after
 them, processing-time advances as records arrive; the end of a bounded input after the
 partition's last advance). A firing during a record's processing is at that record's; a
 firing by a timer at the advance that fired it, with the timer's timestamp as ``TIE``.

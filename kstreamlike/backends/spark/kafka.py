@@ -1,7 +1,7 @@
 """Kafka-profile ``TimeWindows`` (tumbling, hopping) with ``ks.agg`` aggregations on Spark
 (Python aggregations run through per-key kernels, :mod:`.kafka_keyed`).
 
-The rules of the Polars backend (:mod:`kstreamlike.backends.polars.kafka`), answered
+The rules of the Polars backend (:mod:`kstreamlike.kernels.kafka.time`), answered
 without sorting the records (:mod:`._arrivals`). A window ``[s, s + size)`` closes at the
 first arrival of a record with event time ``>= s + size + grace`` (stream time reaches its
 end plus grace there): the first arrival among the records whose closing-time bucket

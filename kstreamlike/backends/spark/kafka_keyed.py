@@ -4,14 +4,14 @@ through per-key kernels: ``SessionWindows`` and ``SlidingWindows``, and ``TimeWi
 
 Stream time is a running maximum per partition (a parallel prefix, :func:`._scan.running_max`).
 With it, each (partition, key) is an independent problem, solved on the executors by the
-Polars algorithm for the window type (:func:`kstreamlike.backends.polars.kafka_session.run_session`,
-:func:`kstreamlike.backends.polars.kafka_sliding.run_sliding`,
-:func:`kstreamlike.backends.polars.kafka.run_time`, all with ``place=False``): which records
+Polars algorithm for the window type (:func:`kstreamlike.kernels.kafka.session.windows.run_session`,
+:func:`kstreamlike.kernels.kafka.sliding.windows.run_sliding`,
+:func:`kstreamlike.kernels.kafka.time.run_time`, all with ``place=False``): which records
 are late and either the changelog of every update (with the record that forwards it and its
 order within the record), or, on window close, each candidate window with the stream time
 that closes it. Candidates are then placed at the first arrival of the partition whose
 stream time closes them (:func:`._scan.first_position_reaching`), and ``suppress`` runs over
-the changelog as for declarative time windows (:func:`._suppress.suppress`).
+the changelog as for declarative time windows (:func:`kstreamlike.kernels.suppress.suppress`).
 """
 
 from __future__ import annotations
@@ -21,16 +21,6 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from kstreamlike.backends.polars._python import WindowDeleted
-from kstreamlike.backends.polars._sliding_in_grace import (
-    closed_form_candidates,
-    split_stores,
-    takes_split,
-)
-from kstreamlike.backends.polars._sliding_kernel import scan_stores
-from kstreamlike.backends.polars.kafka import run_time
-from kstreamlike.backends.polars.kafka_session import CONSUMER, SUB, run_session
-from kstreamlike.backends.polars.kafka_sliding import CREATED, run_sliding
 from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
 from kstreamlike.backends.spark._kernels import (
@@ -45,6 +35,16 @@ from kstreamlike.backends.spark._prepare import PART, SEQ, TS
 from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.frames import schema_of
+from kstreamlike.kernels.kafka.session.windows import CONSUMER, SUB, run_session
+from kstreamlike.kernels.kafka.sliding.in_grace import (
+    closed_form_candidates,
+    split_stores,
+    takes_split,
+)
+from kstreamlike.kernels.kafka.sliding.scan import scan_stores
+from kstreamlike.kernels.kafka.sliding.windows import CREATED, run_sliding
+from kstreamlike.kernels.kafka.time import run_time
+from kstreamlike.kernels.python import WindowDeleted
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     KafkaWindowedAggregate,
@@ -125,7 +125,7 @@ def _kernel(agg: KafkaWindowedAggregate, duration: int | None) -> Kernel:
     gives every store's windows, the final results of those settled with the stream time
     that emits them (``DUE``), when the aggregation decomposes into partials; otherwise
     the stores whose records all arrive in grace give such final results
-    (:mod:`kstreamlike.backends.polars._sliding_in_grace`), and the others the full run."""
+    (:mod:`kstreamlike.kernels.kafka.sliding.in_grace`), and the others the full run."""
     shipped = shippable(agg)
     if not takes_split(shipped, duration):
         return _full_kernel(agg)
@@ -160,7 +160,7 @@ def _scanned(
     shipped: KafkaWindowedAggregate, group: pl.DataFrame, duration: int | None
 ) -> pl.DataFrame | None:
     """The stores of ``group`` through the compiled scan
-    (:func:`kstreamlike.backends.polars._sliding_kernel.scan_stores`), as
+    (:func:`kstreamlike.kernels.kafka.sliding.scan.scan_stores`), as
     :func:`_full_kernel` gives them; None when the aggregation does not take the scan."""
     local = local_numbers(group, SEQ)
     scanned = scan_stores(shipped, local, ST, duration, with_creation=True)
@@ -242,7 +242,7 @@ def _suppress_placed(
     with the partition's stream time, and their emission order.
 
     Suppress stream time reaches a record's stream time at the record's first forward
-    (:func:`kstreamlike.backends.polars.kafka_sliding._final_results`). A final result is
+    (:func:`kstreamlike.kernels.kafka.sliding.windows._final_results`). A final result is
     evicted at the first forward of the first record whose stream time reaches its
     ``DUE``; an update at forward ``(SEQ, SUB)`` at the later of that and itself, and
     emitted unless the window's next update comes first.

@@ -1,0 +1,221 @@
+"""The per-firing path: Python functions evaluated at firings computed with columnar
+operations.
+
+When a window's firings and the range of elements each reads are known (a frame of
+firings with the ranks ``[LO, HI]`` of their contents), the contents are gathered with an
+explode and a join; only the user's functions then run in Python: the ``reduce`` or
+``AggregateFunction`` folds once per (firing, element), and a ``ProcessWindowFunction``
+once per firing, in emission order, with per-window and per-key state as Flink keeps it
+(one operator instance per partition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX
+from kstreamlike.functions import ProcessWindowContext
+from kstreamlike.kernels.python import (
+    RUNNING_VALUE,
+    empty_result,
+    python_values,
+    running_python_values,
+)
+from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
+
+__all__ = [
+    "CLEAR",
+    "FID",
+    "HI",
+    "LO",
+    "PROCESSING",
+    "WATERMARK",
+    "firing_results",
+    "listed_panes",
+    "python_panes",
+    "window_function_panes",
+]
+
+FID = "__ks_fid"  # a firing's number, in emission order
+LO = "__ks_lo"  # the rank of the first element a firing reads
+HI = "__ks_hi"  # the rank of the last element a firing reads
+WATERMARK = "__ks_fire_wm"  # the watermark when the window fires
+PROCESSING = "__ks_fire_clock"  # the processing time then (streams with processing_time)
+CLEAR = "__ks_clear"  # a window's cleanup (the function's clear), not a firing
+_RANK = "__ks_fire_rank"
+
+
+def python_panes(
+    node: FlinkWindowedAggregate,
+    fires: pl.DataFrame,
+    elements: pl.DataFrame,
+    group: Sequence[str],
+    rank: str,
+    bounds: tuple[str, str, str] | None,
+) -> pl.DataFrame:
+    """The rows the firings emit, through the plan's Python functions.
+
+    Args:
+        node: the plan node (a Python aggregation or a window function).
+        fires: one row per firing, in emission order: ``group``, ``LO``, ``HI``,
+            ``WATERMARK`` and what the output needs; with a ``CLEAR`` column, the rows
+            where it is true are cleanups of their window (``ProcessWindowFunction#clear``,
+            then the window's state is dropped) and emit nothing.
+        elements: the windows' elements: ``group``, ``rank`` (position in the window in
+            arrival order), ``TS``, the key and value columns.
+        group: the window identity columns (partition first).
+        rank: the rank column of ``elements``.
+        bounds: the columns of ``fires`` holding the window's start, end and
+            ``maxTimestamp`` for the function's context; None for global windows.
+
+    Returns:
+        ``fires`` without ``LO``/``HI``, one row per emitted value (column ``value``, Python
+        objects), in emission order.
+    """
+    over = list(group)
+    fires = fires.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(FID))
+    contents = (
+        fires.select(*over, FID, pl.int_ranges(LO, pl.col(HI) + 1, dtype=pl.Int64).alias(_RANK))
+        .explode(_RANK)
+        .join(
+            elements.rename({rank: _RANK}),
+            on=[*over, _RANK],
+            how="inner",
+            nulls_equal=True,
+        )
+        .sort(FID, _RANK)
+    )
+    return listed_panes(node, fires.drop(LO, HI), contents, group, bounds)
+
+
+def listed_panes(
+    node: FlinkWindowedAggregate,
+    fires: pl.DataFrame,
+    contents: pl.DataFrame,
+    group: Sequence[str],
+    bounds: tuple[str, str, str] | None,
+) -> pl.DataFrame:
+    """The rows the firings emit, given what each reads.
+
+    Args:
+        node: the plan node (a Python aggregation or a window function).
+        fires: one row per firing (or cleanup), in emission order, numbered by ``FID``
+            (``0, 1, ...``): as for :func:`python_panes`, without ``LO``/``HI``.
+        contents: the elements each firing reads (``FID``, ``TS``, the key and value
+            columns), in the order the firing reads them.
+        group: the window identity columns (partition first).
+        bounds: as for :func:`python_panes`.
+
+    Returns:
+        ``fires`` without ``FID``, one row per emitted value, in emission order.
+    """
+    results = firing_results(node, fires.height, contents)
+    return window_function_panes(node, fires, results, group, bounds)
+
+
+def window_function_panes(
+    node: FlinkWindowedAggregate,
+    fires: pl.DataFrame,
+    results: list[Any],
+    group: Sequence[str],
+    bounds: tuple[str, str, str] | None,
+) -> pl.DataFrame:
+    """The rows the firings emit, given each firing's aggregate: the elements it reads
+    (``process``) or the aggregation's result, which the ``ProcessWindowFunction``, if
+    any, turns into rows (``results[fid]`` for the firing ``FID``).
+
+    Args:
+        node: the plan node.
+        fires: as for :func:`listed_panes`.
+        results: per firing, in ``FID`` order.
+        group: the window identity columns (partition first).
+        bounds: as for :func:`python_panes`.
+
+    Returns:
+        ``fires`` without ``FID``, one row per emitted value, in emission order.
+    """
+    over = list(group)
+    function = node.window_function
+    if function is None:
+        return fires.drop(FID, CLEAR, strict=False).with_columns(
+            pl.Series(RUNNING_VALUE, results, dtype=pl.Object)
+        )
+    window_state: dict[tuple[Any, ...], dict[str, Any]] = {}
+    global_state: dict[tuple[Any, ...], dict[str, Any]] = {}
+    emitted: list[int] = []
+    values: list[Any] = []
+    keys = list(node.keys)
+    names = ("__ks_start", "__ks_end", "__ks_max_timestamp")
+    if bounds is None:
+        window = [pl.lit(None).alias(names[0]), pl.lit(None).alias(names[1])]
+        window.append(pl.lit(LONG_MAX, dtype=pl.Int64).alias(names[2]))
+    else:
+        window = [pl.col(c).alias(n) for c, n in zip(bounds, names, strict=True)]
+    clears = pl.col(CLEAR) if CLEAR in fires.columns else pl.lit(value=False).alias(CLEAR)
+    clock = (
+        pl.col(PROCESSING)
+        if PROCESSING in fires.columns
+        else pl.lit(None, dtype=pl.Int64).alias(PROCESSING)
+    )
+    rows = fires.select(*over, *window, WATERMARK, clears, clock)
+    width = len(over)
+    for fid, row in enumerate(rows.iter_rows()):
+        state_key = tuple(row[:width])
+        key = tuple(row[over.index(k)] for k in keys)
+        start, end, max_timestamp, watermark, clear, processing_time = row[width:]
+        context = ProcessWindowContext(
+            window_start=start,
+            window_end=end,
+            max_timestamp=max_timestamp,
+            current_watermark=watermark,
+            current_processing_time=processing_time,
+            window_state=window_state.setdefault(state_key, {}),
+            global_state=global_state.setdefault(state_key[:1] + key, {}),
+        )
+        if clear:
+            # WindowOperator#clearAllState: the function's clear, then its window state
+            function.clear(context)
+            window_state.pop(state_key, None)
+            continue
+        user_key = key[0] if len(key) == 1 else key
+        elements_in = results[fid] if _lists(node) else [results[fid]]
+        for out in function.process(user_key, context, elements_in):
+            emitted.append(fid)
+            values.append(out)
+    picked = fires.drop(CLEAR, strict=False).join(
+        pl.DataFrame({FID: emitted}, schema={FID: pl.Int64}).with_row_index("__ks_out"),
+        on=FID,
+        how="inner",
+    )
+    order = picked.sort("__ks_out")
+    return order.drop(FID, "__ks_out").with_columns(
+        pl.Series(RUNNING_VALUE, values, dtype=pl.Object)
+    )
+
+
+def _lists(node: FlinkWindowedAggregate) -> bool:
+    """Whether the window function receives every element (``process``)."""
+    return isinstance(node.aggregation, ElementsAggregation)
+
+
+def firing_results(node: FlinkWindowedAggregate, firings: int, contents: pl.DataFrame) -> list[Any]:
+    """Per firing: the elements' values (``process``) or the aggregation's result."""
+    if _lists(node):
+        ids = contents[FID].to_list()
+        values = python_values(node.source, contents)
+        lists: list[list[Any]] = [[] for _ in range(firings)]
+        for fid, value in zip(ids, values, strict=True):
+            lists[fid].append(value)
+        return list(lists)
+    running = running_python_values(
+        contents, [FID], node.keys, node.source, node.aggregation, kafka=False
+    )
+    last = running.filter(pl.col(FID).is_last_distinct())
+    # a firing that reads nothing (an evictor left nothing) evaluates an empty accumulator
+    out: list[Any] = [empty_result(node.aggregation)] * firings
+    for fid, value in zip(last[FID].to_list(), last[RUNNING_VALUE].to_list(), strict=True):
+        out[fid] = value
+    return out

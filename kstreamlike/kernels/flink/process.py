@@ -1,0 +1,157 @@
+"""``ProcessWindowFunction`` (``process``, ``window_function=``) on Flink tumbling and
+sliding windows with ``EventTimeTrigger``, purging or not.
+
+The firings are those of :mod:`.time` (the ``ON_TIME`` pane at the first watermark
+advance reaching a window's ``maxTimestamp``, then a ``LATE`` pane per record the window
+takes after that), each reading a range of the window's ranks: ``[0, r]`` without purging;
+with ``PurgingTrigger`` the late record alone. A user's function may keep state across the
+windows of a key (``global_state``), so its calls follow Flink's order exactly, cleanups
+included: ``WindowOperator#clearAllState`` runs ``clear`` at a window's cleanup timer
+(``maxTimestamp + allowedLateness``, at the first advance reaching it), after the window's
+own firing when both are the same timer. Firings and cleanups are computed with columnar
+operations and sorted into emission order; then only the user's functions run, per firing
+(:mod:`.firing_functions`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX
+from kstreamlike.kernels.columns import PART, SEQ, TS
+from kstreamlike.kernels.flink.firing_functions import (
+    CLEAR,
+    HI,
+    LO,
+    WATERMARK,
+    python_panes,
+)
+from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.plan.firing import FlinkPurgingTrigger
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
+
+__all__ = ["process_window_panes"]
+
+_RANK = "__ks_rank"  # position of the record in its window, in arrival order
+_TIME = "__ks_timer"  # a timer's timestamp
+_WEND = "__ks_wend"  # window end
+_STEP = "__ks_step"  # within one timer: the firing (0) before the cleanup (1)
+
+
+def process_window_panes(
+    node: FlinkWindowedAggregate,
+    pairs: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    *,
+    group: list[str],
+    size: int,
+    names: tuple[str, str, str, str, str, str],
+) -> pl.LazyFrame:
+    """The rows a window function emits, in emission order.
+
+    Args:
+        node: the plan node.
+        pairs: one row per (record, window) from :mod:`.time`, in arrival order.
+        advances: the watermark advances.
+        bounds: the partitions' arrival bounds.
+        group: the window identity columns (partition, keys, window start).
+        size: the window size.
+        names: :mod:`.time`'s columns: window start, ``maxTimestamp``, cleanup time,
+            assigner index, tie and pane index.
+
+    Returns:
+        ``group``, ``POS``, the tie, ``pane_timing``, ``pane_index`` and ``value``.
+    """
+    wstart, wmax, cleanup, windex, tie, pane = names
+    accepted = pairs.filter(pl.col(cleanup) > pl.col(WM)).with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(_RANK)
+    )
+    on_time = _at_timers(
+        node,
+        accepted.filter(pl.col(WM) < pl.col(wmax))
+        .group_by(group)
+        .agg(pl.col(_RANK).max().alias(HI), pl.col(wmax).first().alias(_TIME)),
+        advances,
+        bounds,
+    ).with_columns(
+        pl.lit(0, dtype=pl.Int64).alias(LO),
+        pl.lit("ON_TIME").alias("pane_timing"),
+        pl.lit(0, dtype=pl.Int64).alias(pane),
+        pl.lit(value=False).alias(CLEAR),
+        pl.lit(0).alias(_STEP),
+    )
+    had_on_time = (pl.col(WM) < pl.col(wmax)).any().over(group).cast(pl.Int64)
+    late_before = (pl.col(wmax) <= pl.col(WM)).cast(pl.Int64).cum_sum().over(group) - 1
+    purging = isinstance(node.trigger, FlinkPurgingTrigger)
+    late = (
+        accepted.with_columns((had_on_time + late_before).alias(pane))
+        .filter(pl.col(wmax) <= pl.col(WM))
+        .select(
+            *group,
+            pl.col(_RANK).alias(HI),
+            (pl.col(_RANK) if purging else pl.lit(0, dtype=pl.Int64)).alias(LO),
+            (2 * pl.col(SEQ) + 1).alias(POS),
+            pl.col(windex).alias(_TIME),
+            pl.col(WM).alias(WATERMARK),
+            pl.lit("LATE").alias("pane_timing"),
+            pl.col(pane),
+            pl.lit(value=False).alias(CLEAR),
+            pl.lit(0).alias(_STEP),
+        )
+    )
+    cleanups = _at_timers(
+        node,
+        accepted.group_by(group)
+        .agg(pl.col(cleanup).first().alias(_TIME))
+        .filter(pl.col(_TIME) < LONG_MAX),
+        advances,
+        bounds,
+    ).with_columns(pl.lit(value=True).alias(CLEAR), pl.lit(1).alias(_STEP))
+    keys = list(node.keys)
+    events = (
+        pl.concat([on_time, late, cleanups], how="diagonal_relaxed")
+        .with_columns(
+            (pl.col(wstart) + size).alias(_WEND),
+            (pl.col(wstart) + (size - 1)).alias(wmax),
+        )
+        .sort([PART, POS, _TIME, *keys, wstart, _STEP], nulls_last=True)
+        .drop(_STEP)
+    )
+    columns = [*group, _RANK, TS, *node.source.value]
+    elements = accepted.select(list(dict.fromkeys(columns)))
+    fires, contents = pl.collect_all([events, elements])
+    panes = python_panes(node, fires, contents, group, _RANK, (wstart, _WEND, wmax))
+    return panes.lazy().rename({_TIME: tie}).drop(_WEND, wmax)
+
+
+def _at_timers(
+    node: FlinkWindowedAggregate,
+    timers: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """Each timer (``_TIME``) with the position (``POS``) and watermark (``WATERMARK``)
+    of the first advance reaching it: a recorded one, or the end of a bounded input."""
+    reached = (
+        timers.sort(_TIME)
+        .join_asof(
+            advances,
+            left_on=_TIME,
+            right_on=ADVANCE,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .join(bounds, on=PART)
+    )
+    position = pl.col(SLOT)
+    watermark = pl.col(ADVANCE)
+    if node.source.bounded:
+        position = position.fill_null(2 * pl.col(LAST) + 2)
+        watermark = watermark.fill_null(LONG_MAX)
+    return (
+        reached.with_columns(position.alias(POS), watermark.alias(WATERMARK))
+        .filter(pl.col(POS).is_not_null())
+        .drop(SLOT, ADVANCE, *bounds.collect_schema().names()[1:])
+    )

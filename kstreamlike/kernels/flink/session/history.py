@@ -1,0 +1,136 @@
+"""The history of Flink session windows, as :mod:`.windows` derives it, in the shapes
+its firing and contents modules read.
+
+* :func:`record_windows` (*versions*): every accepted record with the window it was
+  added to (its merged window at its arrival), a window being identified by its bounds
+  within its group (partition, key and the arrival at which its lineage is cleaned up,
+  so the bounds never repeat).
+* ``found``: per record, the live windows it merged (``MergingWindowSet#addWindow``), in
+  ascending start order.
+* :func:`window_table`: one row per window, with the record that created it and the one that
+  merged it into a larger window (``SUPERSEDED``: the merge deletes its timers, and its
+  state moves to the larger window).
+* :func:`with_writers`: for each found window, the last record added to it before the finder;
+  those records are the finder's *children*: a record's contents are its children's plus
+  itself, so the versions form a forest whose subtrees are the windows' contents.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike.kernels.columns import GROUP, PART, SEQ, TS
+from kstreamlike.kernels.flink.watermarks import WM
+
+__all__ = [
+    "FIRST_SEQ",
+    "FIRED_WM",
+    "FIRST_WM",
+    "FOUND_AT",
+    "HI",
+    "LO",
+    "PANE",
+    "POSITION",
+    "SUPERSEDED",
+    "TIE",
+    "TIMING",
+    "UPDATE",
+    "WEND",
+    "WID",
+    "WMAX",
+    "WRITER",
+    "WSTART",
+    "record_windows",
+    "superseding",
+    "window_table",
+    "with_writers",
+]
+
+FOUND_AT = "__ks_found_at"  # the record that found a window
+LO = "__ks_lo"  # first position of a found window
+HI = "__ks_hi"  # last position of a found window
+WSTART = "__ks_wstart"  # window start
+WEND = "__ks_wend"  # window end (exclusive)
+WMAX = "__ks_wmax"  # window maxTimestamp
+WID = "__ks_wid"  # an Int64 id of a window (its group and bounds)
+FIRST_SEQ = "__ks_first_seq"  # the record that created a window
+FIRST_WM = "__ks_first_wm"  # the watermark then
+SUPERSEDED = "__ks_superseded"  # the record that merged a window into a larger one
+POSITION = "__ks_emit_pos"  # emission position of a pane
+TIE = "__ks_tie"  # order within a position: the timer's timestamp
+PANE = "pane_index"
+TIMING = "pane_timing"
+UPDATE = "__ks_update"  # the record after which a firing reads its window
+FIRED_WM = "__ks_fired_wm"  # the watermark when a window fires
+WRITER = "__ks_writer"  # the record whose window a found window was
+
+
+def record_windows(frame: pl.DataFrame) -> pl.DataFrame:
+    """Every accepted record with the window it was added to (its merged window), from
+    the fixpoint's records (``SEQ``, ``GROUP``, ``PART``, ``WM``, ``TS``, ``WSTART``,
+    ``WEND``); in position order."""
+    return frame.select(
+        pl.col(SEQ).cast(pl.Int64),
+        GROUP,
+        PART,
+        WM,
+        TS,
+        WSTART,
+        WEND,
+        (pl.col(WEND) - 1).alias(WMAX),
+    )
+
+
+def superseding(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
+    """Per window, the first record that merges it into a larger window (the merge deletes
+    its timers): a record that found it and whose own window differs."""
+    merged = versions.select(
+        pl.col(SEQ).alias(FOUND_AT), pl.col(WSTART).alias("__ks_ms"), pl.col(WEND).alias("__ks_me")
+    )
+    return (
+        found.join(merged, on=FOUND_AT)
+        .filter((pl.col(WSTART) != pl.col("__ks_ms")) | (pl.col(WEND) != pl.col("__ks_me")))
+        .group_by(GROUP, WSTART, WEND)
+        .agg(pl.col(FOUND_AT).min().alias(SUPERSEDED))
+    )
+
+
+def with_writers(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
+    """``found`` with ``WRITER``: the last record before the finder whose window was the
+    found window (the one whose accumulator it holds)."""
+    stores = versions.select(GROUP, WSTART, WEND, pl.col(SEQ).alias(WRITER)).sort(WRITER)
+    return (
+        found.sort(FOUND_AT)
+        .join_asof(
+            stores,
+            left_on=FOUND_AT,
+            right_on=WRITER,
+            by=[GROUP, WSTART, WEND],
+            strategy="backward",
+            allow_exact_matches=False,
+            check_sortedness=False,
+        )
+        .sort(FOUND_AT, LO)
+    )
+
+
+def window_table(versions: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
+    """One row per window (``WID``, ``GROUP``, ``PART``, ``WSTART``, ``WEND``, ``WMAX``),
+    in creation order: the record that created it (``FIRST_SEQ``, its timestamp ``TS``
+    and the watermark before it, ``FIRST_WM``) and the one that merged it into a larger
+    window (``SUPERSEDED``, null if none)."""
+    window = [GROUP, WSTART, WEND]
+    return (
+        versions.sort(SEQ)
+        .group_by(window, maintain_order=True)
+        .agg(
+            pl.col(SEQ).first().alias(FIRST_SEQ),
+            pl.col(WM).first().alias(FIRST_WM),
+            pl.col(TS).first(),
+            pl.col(PART).first(),
+            pl.col(WMAX).first(),
+        )
+        .join(superseding(found, versions), on=window, how="left", maintain_order="left")
+        .with_row_index(WID)
+        .with_columns(pl.col(WID).cast(pl.Int64))
+    )

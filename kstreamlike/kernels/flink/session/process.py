@@ -1,0 +1,244 @@
+"""``ProcessWindowFunction`` (``process``, ``window_function=``) on Flink session windows,
+under any trigger that merges, with or without evictor: the per-firing path.
+
+The firings and what each reads come from :mod:`.windows` (the windows' history,
+their firings, purged and evicted contents); a window's elements are read in its list
+order (its merge tree in post-order, :mod:`.contents`), and a ``reduce`` or
+``AggregateFunction`` before the window function folds as the reference does (merging
+accumulators when windows merge, or over what an evictor leaves). A firing that finds its
+window empty (purged, or emptied by an evictor after the function) calls nothing.
+
+A user's function may keep state across the windows of a key (``global_state``), so its
+calls follow Flink's order, cleanups included: ``WindowOperator#clearAllState`` runs the
+function's ``clear`` at the cleanup timer of every window that is not merged away
+(``maxTimestamp + allowedLateness``, at the first watermark advance reaching it), after
+the window's own firing when both are the same timer. The firings and cleanups are sorted
+into emission order with columnar operations; only the user's functions run in Python
+(:mod:`kstreamlike.kernels.flink.firing_functions`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX
+from kstreamlike.kernels.columns import GROUP, PART, SEQ, TS
+from kstreamlike.kernels.flink.evictors import KEEP
+from kstreamlike.kernels.flink.firing_functions import (
+    CLEAR,
+    PROCESSING,
+    WATERMARK,
+    firing_results,
+    window_function_panes,
+)
+from kstreamlike.kernels.flink.processing_time import clock_at
+from kstreamlike.kernels.flink.session.contents import FID, ORDER, purged_reads
+from kstreamlike.kernels.flink.session.history import (
+    FIRED_WM,
+    FIRST_SEQ,
+    PANE,
+    POSITION,
+    SUPERSEDED,
+    TIE,
+    UPDATE,
+    WEND,
+    WMAX,
+    WSTART,
+    window_table,
+)
+from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, SLOT
+from kstreamlike.kernels.python import RUNNING_VALUE
+from kstreamlike.plan.firing import uses_processing_time
+from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
+
+__all__ = ["session_process_panes"]
+
+_STEP = "__ks_step"  # within one timer: the firing (0) before the cleanup (1)
+_DOMAIN = "__ks_domain"  # at one position: event-time timers (0) before processing-time ones (1)
+_EMITTED = "__ks_emitted"  # a firing's number among those that read something
+
+
+def session_process_panes(
+    node: FlinkWindowedAggregate,
+    world: Any,
+    versions: pl.DataFrame,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+    advances: pl.DataFrame,
+    bounds: pl.DataFrame,
+    *,
+    purging: bool,
+    clocks: pl.Series | None = None,
+) -> pl.DataFrame:
+    """The rows the window function emits, in emission order.
+
+    Args:
+        node: the plan node (a session window with a window function).
+        world: :mod:`.windows`'s records in position order (``_World``).
+        versions: every accepted record with its window.
+        found: the windows each record merged.
+        frame: every valid record, row ``i`` at arrival position ``i``.
+        firings: every firing, in emission order (:data:`.firings.FIRING_COLUMNS`
+            and the key columns).
+        advances: the watermark advances.
+        bounds: the partitions' arrival bounds.
+        purging: whether every firing clears its window.
+        clocks: on a stream with ``processing_time``, the processing-time clock at each
+            record (by arrival position), whose time the function's context shows.
+
+    Returns:
+        The firings' output rows: ``PART``, the keys, the window bounds, ``pane_timing``,
+        ``pane_index`` and ``value``, in emission order.
+    """
+    from kstreamlike.kernels.flink.session import windows as sessions
+
+    firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
+    # what each firing reads, in its window's list order, and which firings read anything
+    order = versions.select(SEQ, pl.col(WEND).alias(ORDER))
+    if node.evictor is not None:
+        reads = sessions._evicted_reads(node, world, versions, frame, firings, purging=purging)
+        emitting = reads[FID].unique()
+        reads = reads.filter(pl.col(KEEP)).drop(KEEP)
+    elif purging:
+        reads = purged_reads(versions, window_table(versions, found), firings)
+        emitting = reads[FID].unique()
+    else:
+        listed = sessions._listed(world, firings[UPDATE].unique())
+        reads = firings.select(FID, UPDATE).join(listed, on=UPDATE).select(FID, SEQ)
+        emitting = firings[FID]
+    reads = reads.join(order, on=SEQ).sort(FID, ORDER, SEQ)
+    emitted = (
+        firings.filter(pl.col(FID).is_in(emitting.implode()))
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(GROUP, WSTART, WEND).alias(PANE))
+        .with_row_index(_EMITTED)
+        .with_columns(pl.col(_EMITTED).cast(pl.Int64))
+    )
+    results = _results(
+        node, sessions, world, versions, found, frame, firings, emitted, reads, purging
+    )
+    # at one position, a watermark advance's event-time timers (cleanups too) run before
+    # the processing-time timers of the clock advance there
+    processing = uses_processing_time(node.trigger)
+    events = pl.concat(
+        [
+            emitted.rename({FIRED_WM: WATERMARK}).with_columns(
+                pl.lit(value=False).alias(CLEAR),
+                pl.lit(0).alias(_STEP),
+                pl.lit(1 if processing else 0).alias(_DOMAIN),
+            ),
+            _cleanups(node, versions, found, frame, advances, bounds).with_columns(
+                pl.lit(0).alias(_DOMAIN)
+            ),
+        ],
+        how="diagonal_relaxed",
+    ).sort([PART, POSITION, _DOMAIN, TIE, *node.keys, WSTART, _STEP], nulls_last=True)
+    if clocks is not None:
+        # firings at even positions are processing-time timers under a processing-time
+        # trigger, cleanups are event-time timers
+        def at(processing_timers: bool) -> pl.Series:
+            return clock_at(
+                events[POSITION],
+                events[PART],
+                clocks,
+                frame[PART],
+                processing_timers=processing_timers,
+            )
+
+        firing = at(processing)
+        events = events.with_columns(
+            firing.zip_with(~events[CLEAR], at(processing_timers=False)).alias(PROCESSING)
+        )
+    # the results of the firings, in event order (cleanups read nothing)
+    picked = events[_EMITTED].to_list()
+    ordered = [None if i is None else results[i] for i in picked]
+    fires = events.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias(FID),
+        (pl.col(WEND) - 1).alias(WMAX),
+    ).drop(_STEP, _EMITTED, _DOMAIN)
+    group = [PART, *node.keys, WSTART, WEND]
+    panes = window_function_panes(node, fires, ordered, group, (WSTART, WEND, WMAX))
+    return panes.drop(CLEAR, strict=False)
+
+
+def _results(
+    node: FlinkWindowedAggregate,
+    sessions: Any,
+    world: Any,
+    versions: pl.DataFrame,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    firings: pl.DataFrame,
+    emitted: pl.DataFrame,
+    reads: pl.DataFrame,
+    purging: bool,
+) -> list[Any]:
+    """Per emitted firing (``_EMITTED`` order): the elements it reads (``process``) or the
+    aggregation's result for the window function."""
+    evicting = node.evictor is not None
+    if isinstance(node.aggregation, ElementsAggregation) or evicting:
+        numbered = reads.join(emitted.select(FID, _EMITTED), on=FID, maintain_order="left")
+        columns = list(dict.fromkeys([*node.keys, *node.source.value, TS]))
+        contents = numbered.select(pl.col(_EMITTED).alias(FID), SEQ).with_columns(
+            frame[column].gather(numbered[SEQ]) for column in columns
+        )
+        return firing_results(node, emitted.height, contents)
+    if purging:
+        values = sessions._purged_python_values(node, versions, found, frame, firings)
+        by_fid = dict(zip(values[FID].to_list(), values[RUNNING_VALUE].to_list(), strict=True))
+        return [by_fid[fid] for fid in emitted[FID].to_list()]
+    needed = emitted[UPDATE].unique().sort()
+    values = sessions._python_values(node, world, found, frame, needed)
+    by_update = dict(zip(values[UPDATE].to_list(), values[RUNNING_VALUE].to_list(), strict=True))
+    return [by_update[update] for update in emitted[UPDATE].to_list()]
+
+
+def _cleanups(
+    node: FlinkWindowedAggregate,
+    versions: pl.DataFrame,
+    found: pl.DataFrame,
+    frame: pl.DataFrame,
+    advances: pl.DataFrame,
+    bounds: pl.DataFrame,
+) -> pl.DataFrame:
+    """The cleanup timers of the windows that are not merged away: at the first advance
+    reaching ``maxTimestamp + allowedLateness`` (the end of a bounded input at the latest;
+    none at ``Long.MAX_VALUE``)."""
+    lateness = node.allowed_lateness
+    windows = window_table(versions, found).filter(pl.col(SUPERSEDED).is_null())
+    cleanup = pl.col(WMAX).clip(upper_bound=LONG_MAX - lateness) + lateness
+    timers = (
+        windows.with_columns(cleanup.alias(TIE))
+        .filter(pl.col(TIE) < LONG_MAX)
+        .sort(TIE)
+        .join_asof(
+            advances.sort(ADVANCE),
+            left_on=TIE,
+            right_on=ADVANCE,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .join(bounds, on=PART)
+    )
+    position, watermark = pl.col(SLOT), pl.col(ADVANCE)
+    if node.source.bounded:
+        position = position.fill_null(2 * pl.col(LAST) + 2)
+        watermark = watermark.fill_null(LONG_MAX)
+    keys = frame.select(node.keys)
+    timers = timers.with_columns(position.alias(POSITION), watermark.alias(WATERMARK)).filter(
+        pl.col(POSITION).is_not_null()
+    )
+    return pl.concat(
+        [
+            timers.select(PART, GROUP, WSTART, WEND, POSITION, TIE, WATERMARK),
+            keys[timers[FIRST_SEQ]],
+        ],
+        how="horizontal",
+    ).with_columns(
+        pl.lit(value=True).alias(CLEAR),
+        pl.lit(1).alias(_STEP),
+        pl.lit(None, dtype=pl.Int64).alias(_EMITTED),
+    )
