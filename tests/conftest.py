@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import pytest
@@ -20,6 +21,17 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``site`` build the documentation site: they run only when a marker
+    expression names them (``pytest -m site``), never in the default run."""
+    if re.search(r"\bsite\b", config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="builds the documentation site: run with `pytest -m site`")
+    for item in items:
+        if item.get_closest_marker("site") is not None:
+            item.add_marker(skip)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,8 +1,13 @@
-"""MkDocs hook: render the concept pages' diagrams with ``ks.viz.timeline`` at build time.
+"""MkDocs hook: render the concept pages' diagrams with ``ks.viz.timeline`` at
+build time.
 
-Every diagram is a small pipeline below, between ``--8<-- [start:NAME]`` / ``[end:NAME]``
-markers so that the pages include the very code that drew them (``pymdownx.snippets``).
-The PNGs are added to the site as generated files: nothing is written into ``docs/``.
+Every diagram is a small pipeline below, between ``--8<-- [start:NAME]`` /
+``[end:NAME]`` markers so that the pages include the very code that drew them
+(``pymdownx.snippets``), each include between ``<!-- fmt: off -->`` and
+``<!-- fmt: on -->`` so that ``ruff format`` does not rewrite it as a Python
+expression. The code here is formatted to 80 columns (``docs/ruff.toml``), the
+width of a code block on the site. The PNGs are added to the site as generated
+files: nothing is written into ``docs/``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ T0 = datetime(2024, 5, 1, 9, 0, 0)
 
 def clicks() -> pl.DataFrame:
     """Clicks of two users, in arrival order: some arrive after later ones."""
-    arrivals = [  # (user, event time in seconds after 09:00:00), in arrival order
+    # (user, event time in seconds after 09:00:00), in arrival order
+    arrivals = [
         ("alice", 2),
         ("bob", 4),
         ("alice", 7),
@@ -62,7 +68,9 @@ def _event_time() -> Any:
     # --8<-- [start:event-time]
     per_10s = (
         stream.group_by_key()
-        .windowed_by(ks.TimeWindows.of(timedelta(seconds=10)).grace(timedelta(minutes=1)))
+        .windowed_by(
+            ks.TimeWindows.of(timedelta(seconds=10)).grace(timedelta(minutes=1))
+        )
         .count()
     )
     # --8<-- [end:event-time]
@@ -73,10 +81,13 @@ def _stream_time() -> Any:
     # --8<-- [start:stream-time]
     per_10s = (
         stream.group_by_key()
-        .windowed_by(ks.TimeWindows.of(timedelta(seconds=10)).grace(timedelta(seconds=3)))
+        .windowed_by(
+            ks.TimeWindows.of(timedelta(seconds=10)).grace(timedelta(seconds=3))
+        )
         .count()
     )
-    per_10s.late_records()  # alice@9, alice@12 and bob@18, with the stream time of each
+    # alice@9, alice@12 and bob@18, each with the stream time that judged it
+    per_10s.late_records()
     # --8<-- [end:stream-time]
     return per_10s
 
@@ -85,7 +96,9 @@ def _watermark() -> Any:
     # --8<-- [start:watermark]
     per_10s = (
         stream.assign_timestamps_and_watermarks(
-            ks.WatermarkStrategy.for_bounded_out_of_orderness(timedelta(seconds=4))
+            ks.WatermarkStrategy.for_bounded_out_of_orderness(
+                timedelta(seconds=4)
+            )
         )
         .key_by("user")
         .window(ks.TumblingEventTimeWindows.of(timedelta(seconds=10)))
@@ -101,7 +114,9 @@ def _windows(spec: Any) -> Any:
 
 def _hopping() -> Any:
     # --8<-- [start:hopping]
-    hopping = ks.TimeWindows.of(timedelta(seconds=10)).advance_by(timedelta(seconds=5))
+    hopping = ks.TimeWindows.of(timedelta(seconds=10)).advance_by(
+        timedelta(seconds=5)
+    )
     # --8<-- [end:hopping]
     return _windows(hopping.grace(timedelta(minutes=1)))
 
@@ -124,7 +139,9 @@ def _flink_session() -> Any:
     # --8<-- [start:flink-session]
     sessions = (
         stream.assign_timestamps_and_watermarks(
-            ks.WatermarkStrategy.for_bounded_out_of_orderness(timedelta(seconds=10))
+            ks.WatermarkStrategy.for_bounded_out_of_orderness(
+                timedelta(seconds=10)
+            )
         )
         .key_by("user")
         .window(ks.EventTimeSessionWindows.with_gap(timedelta(seconds=4)))
@@ -136,7 +153,9 @@ def _flink_session() -> Any:
 
 def _grace(seconds: int) -> Callable[[], Any]:
     def build() -> Any:
-        return _windows(ks.TimeWindows.of(timedelta(seconds=10)).grace(seconds * SECONDS))
+        return _windows(
+            ks.TimeWindows.of(timedelta(seconds=10)).grace(seconds * SECONDS)
+        )
 
     return build
 
@@ -145,7 +164,9 @@ def _lateness() -> Any:
     # --8<-- [start:lateness]
     late = ks.OutputTag("late-clicks")
     per_10s = (
-        stream.assign_timestamps_and_watermarks(ks.WatermarkStrategy.for_monotonous_timestamps())
+        stream.assign_timestamps_and_watermarks(
+            ks.WatermarkStrategy.for_monotonous_timestamps()
+        )
         .key_by("user")
         .window(ks.TumblingEventTimeWindows.of(timedelta(seconds=10)))
         .allowed_lateness(timedelta(seconds=5))
@@ -162,7 +183,9 @@ def _every_update() -> Any:
     # --8<-- [start:every-update]
     changelog = (
         stream.group_by_key()
-        .windowed_by(ks.TimeWindows.of(timedelta(seconds=10)).grace(timedelta(seconds=5)))
+        .windowed_by(
+            ks.TimeWindows.of(timedelta(seconds=10)).grace(timedelta(seconds=5))
+        )
         .count()
     )
     # --8<-- [end:every-update]
@@ -183,7 +206,11 @@ def _side_outputs() -> Any:
         [
             clicks(),
             pl.DataFrame(
-                {"user": [None, "bob"], "ts": [T0 + 15 * SECONDS, None], "offset": [13, 14]},
+                {
+                    "user": [None, "bob"],
+                    "ts": [T0 + 15 * SECONDS, None],
+                    "offset": [13, 14],
+                },
                 schema_overrides={"ts": pl.Datetime("ms")},
             ),
         ]
@@ -191,7 +218,9 @@ def _side_outputs() -> Any:
     per_10s = (
         ks.stream(with_bad_rows, key="user", timestamp="ts", order_by="offset")
         .group_by_key()
-        .windowed_by(ks.TimeWindows.of(timedelta(seconds=10)).grace(timedelta(seconds=3)))
+        .windowed_by(
+            ks.TimeWindows.of(timedelta(seconds=10)).grace(timedelta(seconds=3))
+        )
         .count()
     )
     per_10s.late_records()  # reason "late", stream_time
@@ -230,5 +259,7 @@ def render(name: str) -> bytes:
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add every diagram to the site as ``diagrams/NAME.png``."""
     for name in DIAGRAMS:
-        files.append(File.generated(config, f"diagrams/{name}.png", content=render(name)))
+        files.append(
+            File.generated(config, f"diagrams/{name}.png", content=render(name))
+        )
     return files
