@@ -20,6 +20,7 @@ from kstreamlike.plan.nodes import (
     windowed_aggregate,
 )
 from kstreamlike.plan.schema import aggregate_columns
+from kstreamlike.plan.validity import NO_WINDOW
 from kstreamlike.reference._input import Partition, read_input
 from kstreamlike.reference._output import main_frame, side_frame
 from kstreamlike.reference._types import Emission, Late
@@ -45,13 +46,14 @@ def _run_partition(node: PlanNode, part: Partition) -> tuple[list[Emission], lis
 def execute(node: PlanNode) -> Outputs:
     """Run ``node`` record by record and return its outputs."""
     agg = windowed_aggregate(node)
-    partitions, invalid = read_input(agg)
+    read = read_input(agg)
     agg_columns = list(aggregate_columns(agg.aggregation, agg.source.schema))
     judged = "stream_time" if isinstance(agg, KafkaWindowedAggregate) else "watermark"
 
     main_rows: list[dict[str, Any]] = []
     late_rows: list[dict[str, Any]] = []
-    for part in partitions:
+    late_seqs: set[int] = set()
+    for part in read.partitions:
         emissions, late = _run_partition(node, part)
         for e in emissions:
             row: dict[str, Any] = dict(zip(agg.keys, e.key, strict=False))
@@ -68,7 +70,15 @@ def execute(node: PlanNode) -> Outputs:
             main_rows.append(row)
         for item in late:
             late_rows.append({**item.record.row, "reason": "late", judged: item.judged})
-    invalid_rows = [{**row, "reason": reason} for row, reason in invalid]
+            late_seqs.add(item.record.seq)
+    # the records no window took, and which were not late, are invalid (in input order)
+    invalid = read.invalid + [
+        (position, record.row, NO_WINDOW)
+        for position, record in read.unassigned
+        if record.seq not in late_seqs
+    ]
+    invalid.sort(key=lambda item: item[0])
+    invalid_rows = [{**row, "reason": reason} for _, row, reason in invalid]
     return Outputs(
         main=main_frame(node, main_rows),
         late=side_frame(node, late_rows, late=True),

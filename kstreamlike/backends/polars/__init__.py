@@ -13,6 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.polars._columns import ROW
 from kstreamlike.backends.polars._output import finish_invalid, infer_python_columns
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
@@ -36,6 +37,7 @@ def execute(node: PlanNode) -> Outputs:
     """Run ``node`` with Polars."""
     agg = windowed_aggregate(node)
     prepared = prepare(agg)
+    unassigned: pl.LazyFrame | None = None
     if isinstance(agg, KafkaWindowedAggregate):
         from kstreamlike.backends.polars._python import WindowDeleted
         from kstreamlike.backends.polars.kafka import run_kafka
@@ -52,10 +54,16 @@ def execute(node: PlanNode) -> Outputs:
         assert isinstance(agg, FlinkWindowedAggregate)
         from kstreamlike.backends.polars.flink import run_flink
 
-        main, late = run_flink(agg, prepared.valid.lazy())
-    main_df, late_df = pl.collect_all([main, late])
+        main, late, unassigned = run_flink(agg, prepared.valid.lazy())
+    invalid = prepared.invalid
+    if unassigned is None:
+        main_df, late_df = pl.collect_all([main, late])
+    else:
+        # records no window took (and not late) join the invalid rows, in input order
+        main_df, late_df, unassigned_df = pl.collect_all([main, late, unassigned])
+        invalid = pl.concat([invalid, unassigned_df]).sort(ROW)
     return Outputs(
         main=infer_python_columns(node, main_df),
         late=late_df,
-        invalid=finish_invalid(node, prepared.invalid),
+        invalid=finish_invalid(node, invalid),
     )

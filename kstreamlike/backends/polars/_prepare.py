@@ -25,7 +25,7 @@ from kstreamlike.plan.validity import (
 )
 from kstreamlike.plan.windows import FlinkSessionWindow
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Prepared", "holds", "prepare"]
 
 _NS_PER_UNIT = {"ms": 1_000_000, "us": 1_000, "ns": 1}
 
@@ -38,15 +38,17 @@ class Prepared:
         valid: valid records in arrival order, with the input columns plus ``ROW``, ``SEQ``
             (0..n-1 in arrival order), ``PART`` and ``TS`` (and ``GAP`` for dynamic gaps,
             ``PROC`` for a processing-time column).
-        invalid: the other rows in input order: the input columns plus ``reason``.
+        invalid: the other rows in input order: the input columns plus ``reason`` and
+            ``ROW``.
     """
 
     valid: pl.DataFrame
     invalid: pl.DataFrame
 
 
-def _condition(condition: Condition) -> pl.Expr:
-    """A validity rule's condition as a Polars expression."""
+def holds(condition: Condition) -> pl.Expr:
+    """A validity rule's condition as a Polars expression (over the input columns, ``TS``
+    and ``GAP``)."""
     if isinstance(condition, AllNull):
         return pl.all_horizontal([pl.col(c).is_null() for c in condition.columns])
     if isinstance(condition, Above):
@@ -109,14 +111,14 @@ def prepare(node: WindowedAggregate) -> Prepared:
         *_processing_ticks(node, frame.schema),
     )
     reason = pl.lit(None, dtype=pl.String)
-    for text, condition in reversed(invalid_rules(node)):
-        reason = pl.when(_condition(condition)).then(pl.lit(text)).otherwise(reason)
+    for text, rule in reversed(invalid_rules(node)):
+        reason = pl.when(holds(rule)).then(pl.lit(text)).otherwise(reason)
     frame = frame.with_columns(reason.alias(REASON))
     if frame[REASON].null_count() == frame.height:
-        invalid = frame.head(0).select([*columns, REASON])
+        invalid = frame.head(0).select([*columns, REASON, ROW])
         valid = frame.drop(REASON)
     else:
-        invalid = frame.filter(pl.col(REASON).is_not_null()).select([*columns, REASON])
+        invalid = frame.filter(pl.col(REASON).is_not_null()).select([*columns, REASON, ROW])
         valid = frame.filter(pl.col(REASON).is_null()).drop(REASON)
     order = pl.col(source.order_by) if source.order_by is not None else pl.col(ROW)
     if valid.height > 1 and not valid.select(_strictly_increasing(order)).item():

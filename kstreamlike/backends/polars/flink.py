@@ -10,8 +10,9 @@ Each partition is one operator instance with its own watermark.
   first reaches a window's ``maxTimestamp`` is found with an as-of join.
 * ``WindowOperator#isWindowLate``: a record is added to a window iff
   ``cleanupTime(window) > watermark`` (``cleanupTime`` = ``maxTimestamp + allowedLateness``,
-  saturating at ``Long.MAX_VALUE``). A record no window takes, and whose own timestamp is
-  late (``isElementLate``), goes to the late side output.
+  saturating at ``Long.MAX_VALUE``). A record no window takes (every window late, or none
+  assigned: a record between two sliding windows), and whose own timestamp is late
+  (``isElementLate``), goes to the late side output.
 * ``EventTimeTrigger#onElement``: a record added while ``maxTimestamp > watermark`` registers
   the window-end timer; it fires once (``ON_TIME``), at the first advance reaching
   ``maxTimestamp``, with every record added before that advance. A record added while
@@ -39,7 +40,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars._aggregates import final_exprs, running_exprs
-from kstreamlike.backends.polars._columns import PART, SEQ, TS
+from kstreamlike.backends.polars._columns import PART, REASON, ROW, SEQ, TS
 from kstreamlike.backends.polars._continuous import TIMER, continuous_panes
 from kstreamlike.backends.polars._count_trigger import count_trigger_panes
 from kstreamlike.backends.polars._delta_trigger import delta_trigger_panes
@@ -50,6 +51,7 @@ from kstreamlike.backends.polars._evictors import (
     successive_firing_values,
 )
 from kstreamlike.backends.polars._output import finish_late, finish_main
+from kstreamlike.backends.polars._prepare import holds
 from kstreamlike.backends.polars._processing_time import CLOCK, processing_clock, records_only
 from kstreamlike.backends.polars._python import RUNNING_VALUE, running_python_values
 from kstreamlike.backends.polars._watermarks import (
@@ -82,6 +84,7 @@ from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
 )
 from kstreamlike.plan.schema import aggregate_columns
+from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
     FlinkSessionWindow,
@@ -110,8 +113,9 @@ TIMING = "pane_timing"
 
 def run_flink(
     node: FlinkWindowedAggregate, valid: pl.LazyFrame
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """The main output and the late side output of a Flink window aggregation.
+) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame | None]:
+    """The main output and the late side output of a Flink window aggregation, and the
+    records no window took that were not late.
 
     Args:
         node: the plan node.
@@ -120,11 +124,26 @@ def run_flink(
 
     Returns:
         The main output in emission order, and the late records in arrival order, both in
-        their final schemas.
+        their final schemas; and the records no window took
+        (:func:`~kstreamlike.plan.validity.unassigned_rule`) that were not late, as invalid
+        rows (the input columns, ``reason`` and ``ROW``), or None when every record has a
+        window.
     """
     records, advances, bounds = replay_watermarks(node, valid)
     panes, late = flink_panes(node, records, advances, bounds)
-    return finish_main(node, panes), finish_late(node, late, pl.col(WM))
+    return finish_main(node, panes), finish_late(node, late, pl.col(WM)), _unassigned(node, records)
+
+
+def _unassigned(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame | None:
+    """The records no window takes and that are not late, as invalid rows (reason
+    :data:`~kstreamlike.plan.validity.NO_WINDOW`); the late ones are among the late
+    records (:func:`_is_late`)."""
+    outside = unassigned_rule(node)
+    if outside is None:
+        return None
+    return records.filter(holds(outside) & ~_is_late(node)).select(
+        *node.source.schema, pl.lit(NO_WINDOW).alias(REASON), ROW
+    )
 
 
 def flink_panes(
@@ -369,9 +388,13 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
 
     ``SlidingEventTimeWindows#assignWindows`` lists the windows latest start first:
     ``lastStart, lastStart - slide, ...`` while ``start > timestamp - size``. Each pair gets
-    the window's start, ``maxTimestamp``, cleanup time and index in that list.
+    the window's start, ``maxTimestamp``, cleanup time and index in that list. A record
+    between two windows (``slide > size``) has none.
     """
     window = node.window
+    outside = unassigned_rule(node)
+    if outside is not None:
+        records = records.filter(~holds(outside))
     continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
     nested = nested_trigger(node.trigger)
     general = not _specialized(node)

@@ -158,16 +158,21 @@ def _run(node: PlanNode, agg: WindowedAggregate) -> Outputs:
     window = agg.window
     width = bucket_width(window) if isinstance(window, KafkaTimeWindow) and not keyed else None
     prepared = prepare(spark, agg, width)
+    no_window = None
     if isinstance(agg, KafkaWindowedAggregate) and keyed:
         main, late = run_kafka_keyed(node, agg, prepared.valid, python)
     elif isinstance(agg, KafkaWindowedAggregate):
         main, late = run_kafka(node, agg, prepared)
     elif isinstance(agg, FlinkWindowedAggregate) and vectorized(agg):
-        main, late = run_flink(node, agg, prepared.valid)
+        main, late, no_window = run_flink(node, agg, prepared.valid)
     else:
         assert isinstance(agg, FlinkWindowedAggregate)
-        main, late = run_flink_keyed(node, agg, prepared.valid, python)
-    invalid = finish_invalid(node, prepared.invalid)
+        main, late, no_window = run_flink_keyed(node, agg, prepared.valid, python)
+    invalid = prepared.invalid
+    if no_window is not None:
+        # records no window took (and not late) join the invalid rows, in input order
+        invalid = invalid.unionByName(no_window)
+    invalid = finish_invalid(node, invalid)
     if is_spark_frame(agg.source.frame):
         frames: tuple[Any, Any, Any] = (main, late, invalid)
         return Outputs(*frames)
