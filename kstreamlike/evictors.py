@@ -41,7 +41,10 @@ def _when(after: bool) -> str:
 
 @dataclass(frozen=True, repr=False)
 class CountEvictor:
-    """Keeps the last ``max_count`` elements of a window, in arrival order.
+    """Keeps the last ``max_count`` elements of a window, in the order the window holds
+    them: arrival order, except that merged session windows hold their parts' elements in
+    ascending order of the parts' starts, then the element that merged them (see
+    docs/differences.md).
 
     Example:
         >>> import kstreamlike as ks
@@ -66,8 +69,14 @@ class CountEvictor:
             >>> ks.CountEvictor.of(10).max_count
             10
         """
-        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
+        if isinstance(max_count, bool) or not isinstance(max_count, int):
             raise InvalidSpecError(f"max_count must be an integer >= 1, got {max_count!r}")
+        if max_count < 1:
+            raise InvalidSpecError(
+                f"max_count must be an integer >= 1, got {max_count!r} (Flink's "
+                f"CountEvictor.of({max_count}) evicts every element: the window function "
+                "would see none)"
+            )
         return cls(max_count, _flag(do_evict_after))
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkEvictor:

@@ -146,8 +146,13 @@ class CountTrigger:
             >>> ks.CountTrigger.of(100).count
             100
         """
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        if isinstance(count, bool) or not isinstance(count, int):
             raise InvalidSpecError(f"count must be an integer >= 1, got {count!r}")
+        if count < 1:
+            raise InvalidSpecError(
+                f"count must be an integer >= 1, got {count!r} (Flink's CountTrigger.of"
+                f"({count}) fires on every element, as CountTrigger.of(1) does: use that)"
+            )
         return cls(count)
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkTrigger:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+import pytest
 
 import kstreamlike as ks
 
@@ -122,3 +123,180 @@ def test_aggregate_function_and_reduce_on_sessions(backend: str) -> None:
         "window_start", "window_end", "value"
     ).rows() == [(0, 16, 3.0)]
     assert windowed.reduce(lambda a, b: a * 10 + b).collect()["value"].to_list() != []
+
+
+# -- Flink's own WindowOperator on random scenarios: what differed ---------------------------
+
+
+def _explicit(
+    values: list[tuple[int, int]], watermarks: list[tuple[int, int]], backend: str, **kwargs: Any
+) -> ks.KeyedStream[pl.DataFrame]:
+    """Key ``A`` with ``(ts, v)`` in arrival order, and recorded watermarks ``(after,
+    watermark)``: ``after`` is the arrival position (row number) the watermark follows."""
+    rows = [{"k": "A", "ts": ts, "v": v} for ts, v in values]
+    frame = pl.DataFrame(
+        {"after": [a for a, _ in watermarks], "watermark": [w for _, w in watermarks]},
+        schema={"after": pl.Int64, "watermark": pl.Int64},
+    )
+    wm = ks.WatermarkStrategy.explicit(frame)
+    stream = ks.stream(rows, key="k", timestamp="ts", watermarks=wm, backend=backend, **kwargs)
+    return stream.key_by("k")
+
+
+def test_a_late_element_between_sliding_windows_goes_to_the_late_side_output(
+    backend: str,
+) -> None:
+    # windows [0, 10), [20, 30), ...: 15 falls between two of them. Flink's element-level
+    # lateness check (15 + 0 <= 30) runs even when no window was assigned.
+    late = ks.OutputTag("late")
+    windows = ks.SlidingEventTimeWindows.of(10, 20)
+    result = (
+        _explicit([(5, 1), (15, 2), (25, 4)], [(0, 30)], backend)
+        .window(windows)
+        .side_output_late_data(late)
+        .sum("v")
+    )
+    assert result.collect().select("window_start", "v", "pane_timing").rows() == [(0, 1, "ON_TIME")]
+    assert result.get_side_output(late).select("ts", "v", "reason", "watermark").rows() == [
+        (15, 2, "late", 30),
+        (25, 4, "late", 30),
+    ]
+    assert result.invalid_records().height == 0
+
+
+def test_elements_between_sliding_windows_late_within_allowed_lateness(backend: str) -> None:
+    # 12 + 16 <= 30 and 14 + 16 <= 30: both late by their own timestamps
+    late = ks.OutputTag("late")
+    result = (
+        _explicit([(5, 1), (12, 2), (14, 4)], [(0, 30)], backend)
+        .window(ks.SlidingEventTimeWindows.of(10, 20))
+        .allowed_lateness(16)
+        .side_output_late_data(late)
+        .sum("v")
+    )
+    assert result.collect().select("window_start", "v", "pane_timing").rows() == [(0, 1, "ON_TIME")]
+    assert result.get_side_output(late).select("ts", "v", "reason", "watermark").rows() == [
+        (12, 2, "late", 30),
+        (14, 4, "late", 30),
+    ]
+    assert result.late_records().equals(result.get_side_output(late))
+    assert result.invalid_records().height == 0
+
+
+def test_an_element_between_sliding_windows_that_is_not_late_has_no_window(backend: str) -> None:
+    # 15 + 16 > 30: not late; Flink drops it without a trace, here it is an invalid row,
+    # in input order with the other invalid rows
+    rows = [
+        {"k": "A", "ts": 5, "v": 1},
+        {"k": "A", "ts": 15, "v": 2},
+        {"k": None, "ts": 7, "v": 4},
+    ]
+    frame = pl.DataFrame(
+        {"after": [0], "watermark": [30]}, schema={"after": pl.Int64, "watermark": pl.Int64}
+    )
+    stream = ks.stream(
+        rows, timestamp="ts", watermarks=ks.WatermarkStrategy.explicit(frame), backend=backend
+    )
+    result = (
+        stream.key_by("k")
+        .window(ks.SlidingEventTimeWindows.of(10, 20))
+        .allowed_lateness(16)
+        .sum("v")
+    )
+    assert result.collect().select("window_start", "v").rows() == [(0, 1)]
+    assert result.late_records().height == 0
+    assert result.invalid_records().rows() == [("A", 15, 2, "no window"), (None, 7, 4, "null key")]
+
+
+def test_an_element_between_sliding_windows_advances_generated_watermarks(backend: str) -> None:
+    # Flink's watermark generator sees every element, windows or not: after 15 the
+    # watermark is 14, so 3 comes too late for [0, 10)
+    rows = [{"k": "A", "ts": t, "v": v} for t, v in [(5, 1), (15, 2), (3, 4)]]
+    result = _keyed(rows, backend).window(ks.SlidingEventTimeWindows.of(10, 20)).sum("v")
+    assert result.collect().select("window_start", "v").rows() == [(0, 1)]
+    assert result.late_records().select("ts", "watermark").rows() == [(3, 14)]
+    assert result.invalid_records().select("ts", "reason").rows() == [(15, "no window")]
+
+
+class Elements(ks.ProcessWindowFunction[int, list[int]]):
+    def process(self, key: Any, context: Any, elements: list[int]) -> list[list[int]]:
+        return [list(elements)]
+
+
+def test_merged_session_contents_and_a_count_evictor(backend: str) -> None:
+    # [10,16) and [18,24); 4 merges [4,10) into [10,16): contents 1, 9; then 16 merges
+    # [4,16) and [18,24): their contents in ascending start order, then 5
+    sessions = _explicit([(10, 1), (18, 7), (4, 9), (16, 5)], [], backend, value="v").window(
+        ks.EventTimeSessionWindows.with_gap(6)
+    )
+    assert sessions.process(Elements()).collect()["value"].to_list() == [[1, 9, 7, 5]]
+    evicting = sessions.evictor(ks.CountEvictor.of(3))
+    # the evictor keeps the last three of that order (Flink's hash-set order gave 1 + 9 + 5)
+    out = evicting.sum("v").collect()
+    assert out.select("window_start", "window_end", "v").rows() == [(4, 24, 21)]
+    # collect_list lists what the evictor kept in arrival order
+    kept = evicting.aggregate(ks.agg.collect_list("v").alias("kept")).collect()
+    assert kept["kept"].to_list() == [[7, 9, 5]]
+
+
+def test_merged_session_contents_and_list_aggregations(backend: str) -> None:
+    # 15 merges [10,16) and [20,26): contents 2 (start 10), 1 (start 20), then 3
+    sessions = _explicit([(20, 1), (10, 2), (15, 3)], [], backend, value="v").window(
+        ks.EventTimeSessionWindows.with_gap(6)
+    )
+    listed = sessions.aggregate(ks.agg.collect_list("v").alias("all")).collect()
+    assert listed["all"].to_list() == [[1, 2, 3]]  # arrival order
+    assert sessions.process(Elements()).collect()["value"].to_list() == [[2, 1, 3]]
+    evicting = sessions.evictor(ks.CountEvictor.of(2))
+    kept = evicting.aggregate(ks.agg.collect_list("v").alias("kept")).collect()
+    assert kept["kept"].to_list() == [[1, 3]]
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda w: w.window(ks.GlobalWindows.create()).allowed_lateness(5),
+            r"allowed_lateness has no effect on GlobalWindows.*Flink accepts the call",
+        ),
+        (
+            lambda w: w.window(ks.GlobalWindows.create()).trigger(ks.CountTrigger.of(0)),
+            r"count must be an integer >= 1, got 0 \(Flink's CountTrigger.of\(0\) fires on "
+            r"every element",
+        ),
+        (
+            lambda w: w.count_window(3).evictor(ks.CountEvictor.of(0)),
+            r"max_count must be an integer >= 1, got 0 \(Flink's CountEvictor.of\(0\) evicts "
+            r"every element",
+        ),
+    ],
+)
+def test_rejections_flink_does_not_make(build: Any, message: str, backend: str) -> None:
+    keyed = _explicit([(1, 1)], [], backend)
+    with pytest.raises(ks.InvalidSpecError, match=message):
+        build(keyed)
+
+
+@pytest.mark.parametrize(
+    "trigger",
+    [ks.PurgingTrigger.of(ks.EventTimeTrigger.create()), ks.EventTimeTrigger.create()],
+)
+def test_event_time_trigger_on_global_windows_fails_when_built(trigger: Any, backend: str) -> None:
+    # Flink accepts the job and fails at run time (ClassCastException)
+    windowed = _explicit([(1, 1), (2, 2)], [], backend).window(ks.GlobalWindows.create())
+    name = r"(PurgingTrigger\()?EventTimeTrigger\)? cannot be used with GlobalWindows"
+    with pytest.raises(ks.InvalidSpecError, match=name):
+        windowed.trigger(trigger)
+
+
+def test_timers_of_one_key_due_together_fire_in_window_start_order(backend: str) -> None:
+    # 12 is in [10,30) and [0,20) (the assigner lists [10,30) first); the continuous
+    # trigger's first timer is 15 in both; watermark 16 fires them, in window-start order
+    windowed = _explicit([(12, 1)], [(0, 16)], backend, bounded=False).window(
+        ks.SlidingEventTimeWindows.of(20, 10)
+    )
+    result = windowed.trigger(ks.ContinuousEventTimeTrigger.of(5)).count().collect()
+    assert result.select("window_start", "count", "pane_timing", "emit_order").rows() == [
+        (0, 1, "EARLY", 0),
+        (10, 1, "EARLY", 1),
+    ]

@@ -37,6 +37,7 @@ from kstreamlike.plan.firing import (
     FlinkCountTrigger,
     FlinkEventTimeTrigger,
     FlinkEvictor,
+    FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
     FlinkTrigger,
     can_merge,
@@ -55,7 +56,7 @@ from kstreamlike.plan.nodes import (
     WatermarkPlan,
 )
 from kstreamlike.plan.windows import FlinkGlobalWindow, FlinkSessionWindow, FlinkWindow
-from kstreamlike.triggers import TRIGGER_TYPES, ProcessingTimeTrigger, Trigger
+from kstreamlike.triggers import TRIGGER_TYPES, Trigger
 
 __all__ = ["KeyedStream", "SingleOutputStreamOperator", "WindowedStream"]
 
@@ -245,7 +246,8 @@ class WindowedStream(Generic[FrameT]):
         Raises:
             InvalidSpecError: the trigger does not fit the windows: a trigger that cannot
                 merge on session windows, a processing-time trigger without a
-                ``processing_time`` column, or ``ProcessingTimeTrigger`` on global windows.
+                ``processing_time`` column, or ``EventTimeTrigger`` or
+                ``ProcessingTimeTrigger`` (purging or not) on ``GlobalWindows``.
 
         Example:
             >>> import kstreamlike as ks
@@ -273,14 +275,8 @@ class WindowedStream(Generic[FrameT]):
                 f"{name} needs processing time: name the column holding each record's "
                 "processing time with ks.stream(..., processing_time=...)"
             )
-        if isinstance(self._spec.window, FlinkGlobalWindow) and _is_processing_time_trigger(
-            trigger
-        ):
-            raise InvalidSpecError(
-                "ProcessingTimeTrigger fires at the window's end, and global windows have "
-                "none: it would never fire; use ks.ContinuousProcessingTimeTrigger or "
-                "ks.CountTrigger"
-            )
+        if isinstance(self._spec.window, FlinkGlobalWindow):
+            _check_global_trigger(resolved)
         return self._with(trigger=resolved)
 
     def evictor(self, evictor: Evictor) -> WindowedStream[FrameT]:
@@ -325,7 +321,7 @@ class WindowedStream(Generic[FrameT]):
         if ticks > 0 and isinstance(self._spec.window, FlinkGlobalWindow):
             raise InvalidSpecError(
                 "allowed_lateness has no effect on GlobalWindows: global windows are never "
-                "late and never cleaned up"
+                "late and never cleaned up (Flink accepts the call and ignores it); leave it out"
             )
         return self._with(allowed_lateness=ticks)
 
@@ -387,8 +383,10 @@ class WindowedStream(Generic[FrameT]):
         self, function: ProcessWindowFunction[Any, Any]
     ) -> SingleOutputStreamOperator[FrameT]:
         """Evaluate each firing with a ``ks.ProcessWindowFunction`` that receives the key, a
-        context and every element value of the window in arrival order; each value it
-        returns is a result row (column ``value``).
+        context and every element value of the window in arrival order (merged session
+        windows: their parts' elements in ascending order of the parts' starts, then the
+        element that merged them); each value it returns is a result row (column
+        ``value``).
 
         Example:
             >>> import kstreamlike as ks
@@ -578,10 +576,28 @@ class SingleOutputStreamOperator(StreamResult[FrameT]):
         return self.late_records()
 
 
-def _is_processing_time_trigger(trigger: Trigger) -> bool:
-    """Whether ``trigger`` is a ``ProcessingTimeTrigger``, possibly inside purging ones."""
-    from kstreamlike.triggers import PurgingTrigger
+def _check_global_trigger(trigger: FlinkTrigger) -> None:
+    """Reject the triggers that only work on time windows when the windows are global.
 
-    while isinstance(trigger, PurgingTrigger):
-        trigger = trigger.nested
-    return isinstance(trigger, ProcessingTimeTrigger)
+    ``EventTimeTrigger`` and ``ProcessingTimeTrigger`` are Flink triggers of
+    ``TimeWindow``s: they fire at the window's end. On ``GlobalWindows`` Flink accepts them
+    when the job is built and the job fails at run time (``ClassCastException``: a
+    ``GlobalWindow`` is no ``TimeWindow``), purging or not.
+    """
+    inner = trigger
+    while isinstance(inner, FlinkPurgingTrigger):
+        inner = inner.nested
+    if isinstance(inner, FlinkEventTimeTrigger):
+        instead = (
+            "ks.GlobalWindows.create_with_end_of_stream_trigger() to fire once at the end of "
+            "the input, or ks.ContinuousEventTimeTrigger"
+        )
+    elif isinstance(inner, FlinkProcessingTimeTrigger):
+        instead = "ks.ContinuousProcessingTimeTrigger or ks.CountTrigger"
+    else:
+        return
+    raise InvalidSpecError(
+        f"{trigger_name(trigger)} cannot be used with GlobalWindows: it fires at a "
+        "TimeWindow's end, and global windows have none (Flink fails the job at run time "
+        f"with a ClassCastException); use {instead}"
+    )

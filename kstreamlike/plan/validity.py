@@ -5,6 +5,9 @@ condition over the input columns plus two derived ones: the event time in ticks
 (:data:`EVENT_TIME`) and, for Flink dynamic session gaps, the gap in ticks
 (:data:`SESSION_GAP`). The first rule a row meets gives its reason. Backends translate the
 conditions into their own expressions.
+
+One more rule, :func:`unassigned_rule`, is judged against the watermark, so backends apply
+it once they have replayed the watermarks: the records no Flink window takes.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from kstreamlike.plan.windows import (
 __all__ = [
     "BEFORE_MIN",
     "EVENT_TIME",
+    "NO_WINDOW",
     "PAST_MAX",
     "SESSION_GAP",
     "Above",
@@ -38,6 +42,7 @@ __all__ = [
     "NotPositive",
     "OutsideSlidingWindows",
     "invalid_rules",
+    "unassigned_rule",
 ]
 
 EVENT_TIME = "__ks_ts"
@@ -99,6 +104,8 @@ Condition = Above | AllNull | Below | Equals | NotPositive | OutsideSlidingWindo
 # The reasons of the rules on event times whose windows do not fit in a 64-bit integer.
 PAST_MAX = "window past Long.MAX_VALUE"
 BEFORE_MIN = "window before Long.MIN_VALUE"
+# The reason of the records no window takes (see :func:`unassigned_rule`).
+NO_WINDOW = "no window"
 
 
 def _value_columns(node: WindowedAggregate) -> tuple[str, ...]:
@@ -124,16 +131,39 @@ def invalid_rules(node: WindowedAggregate) -> list[tuple[str, Condition]]:
             rules.append(("null value", AllNull(_value_columns(node))))
     if isinstance(node, FlinkWindowedAggregate):
         rules.append(("no timestamp (Long.MIN_VALUE)", Equals(EVENT_TIME, LONG_MIN)))
-        if isinstance(window, FlinkSlidingWindow):
-            rules.append(
-                ("no window", OutsideSlidingWindows(window.offset, window.slide, window.size))
-            )
         if isinstance(window, FlinkSessionWindow) and window.gap_column is not None:
             rules.append(("invalid session gap", NotPositive(SESSION_GAP)))
         rules.extend(_flink_bounds(node.window))
         if source.processing_time is not None and uses_processing_time(node.trigger):
             rules.append(("null processing time", AllNull((source.processing_time,))))
     return rules
+
+
+def unassigned_rule(node: WindowedAggregate) -> OutsideSlidingWindows | None:
+    """The condition of the records the assigner gives no window (Flink sliding windows
+    with ``slide > size``: the event time falls between two windows), or None.
+
+    Such a record passes :func:`invalid_rules`: it reaches the watermark generator and the
+    window operator, as in Flink. No window takes it, so, as in Flink
+    (``WindowOperator#processElement``), it goes to the late side output when the element
+    itself is late (``isElementLate``: ``timestamp + allowed_lateness <= watermark``, the
+    watermark when it arrives). Any other such record, which Flink drops without a trace,
+    goes to ``invalid_records()`` with reason :data:`NO_WINDOW`, in input order with the
+    other invalid rows.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> windowed = s.key_by("k").window(ks.SlidingEventTimeWindows.of(10, 20))
+        >>> unassigned_rule(windowed.count().plan)
+        OutsideSlidingWindows(offset=0, slide=20, size=10)
+    """
+    window = node.window
+    if isinstance(node, FlinkWindowedAggregate) and isinstance(window, FlinkSlidingWindow):
+        if window.slide > window.size:
+            return OutsideSlidingWindows(window.offset, window.slide, window.size)
+    return None
 
 
 def _latest_below(start: int, step: int, limit: int) -> int:

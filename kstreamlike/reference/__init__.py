@@ -16,6 +16,7 @@ from kstreamlike.backends.base import Outputs
 from kstreamlike.plan.lower import EmitMode, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
+from kstreamlike.plan.validity import NO_WINDOW
 from kstreamlike.reference._input import Partition, read_input
 from kstreamlike.reference._output import main_frame, side_frame
 from kstreamlike.reference._types import Emission, Late
@@ -41,13 +42,14 @@ def _run_partition(plan: LoweredPlan, part: Partition) -> tuple[list[Emission], 
 def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
     """Run ``plan`` record by record and return its outputs."""
     agg = plan.aggregate
-    partitions, invalid = read_input(agg)
+    read = read_input(agg)
     agg_columns = list(aggregate_columns(agg.aggregation, agg.source.schema))
     judged = "stream_time" if isinstance(agg, KafkaWindowedAggregate) else "watermark"
 
     main_rows: list[dict[str, Any]] = []
     late_rows: list[dict[str, Any]] = []
-    for part in partitions:
+    late_seqs: set[int] = set()
+    for part in read.partitions:
         emissions, late = _run_partition(plan, part)
         for e in emissions:
             row: dict[str, Any] = dict(zip(agg.keys, e.key, strict=False))
@@ -64,7 +66,15 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
             main_rows.append(row)
         for item in late:
             late_rows.append({**item.record.row, "reason": "late", judged: item.judged})
-    invalid_rows = [{**row, "reason": reason} for row, reason in invalid]
+            late_seqs.add(item.record.seq)
+    # the records no window took, and which were not late, are invalid (in input order)
+    invalid = read.invalid + [
+        (position, record.row, NO_WINDOW)
+        for position, record in read.unassigned
+        if record.seq not in late_seqs
+    ]
+    invalid.sort(key=lambda item: item[0])
+    invalid_rows = [{**row, "reason": reason} for _, row, reason in invalid]
     return Outputs(
         main=main_frame(agg, main_rows),
         late=side_frame(agg, late_rows, late=True),

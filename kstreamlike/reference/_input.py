@@ -25,10 +25,11 @@ from kstreamlike.plan.validity import (
     Equals,
     NotPositive,
     invalid_rules,
+    unassigned_rule,
 )
 from kstreamlike.plan.windows import FlinkSessionWindow
 
-__all__ = ["Partition", "Record", "make_record", "read_input", "sort_key"]
+__all__ = ["Input", "Partition", "Record", "make_record", "read_input", "sort_key"]
 
 ROW = "__kstreamlike_row__"
 TICKS = "__kstreamlike_ticks__"
@@ -68,6 +69,24 @@ class Partition:
 
     value: Any
     records: list[Record] = field(default_factory=list)
+
+
+@dataclass
+class Input:
+    """The input of a plan, read.
+
+    Attributes:
+        partitions: the valid records per partition, partitions in ascending order.
+        invalid: the rows that cannot be processed: (position in the input, row, reason),
+            in input order.
+        unassigned: the valid records no window takes (:func:`unassigned_rule`), with their
+            positions in the input; the late ones among them go to the late side output,
+            the others to the invalid rows.
+    """
+
+    partitions: list[Partition]
+    invalid: list[tuple[int, dict[str, Any], str]]
+    unassigned: list[tuple[int, Record]]
 
 
 def sort_key(values: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
@@ -144,8 +163,8 @@ def make_record(
     )
 
 
-def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dict[str, Any], str]]]:
-    """Split the input into partitions of valid records and a list of (row, reason)."""
+def read_input(node: WindowedAggregate) -> Input:
+    """Split the input into partitions of valid records and the invalid rows."""
     source = node.source
     frame = source.polars()
     extra = [pl.col(source.timestamp).cast(pl.Int64).alias(TICKS)]
@@ -166,14 +185,17 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
     columns = list(source.schema)
 
     partitions: dict[Any, Partition] = {}
-    invalid: list[tuple[dict[str, Any], str]] = []
+    invalid: list[tuple[int, dict[str, Any], str]] = []
+    unassigned: list[tuple[int, Record]] = []
+    outside = unassigned_rule(node)
     seen_orders: dict[Any, set[Any]] = {}
     for full in frame.iter_rows(named=True):
         row = {c: full[c] for c in columns}
         ts, gap = full[TICKS], full.get(GAP)
-        reason = _invalid_reason(node, {**row, EVENT_TIME: ts, SESSION_GAP: gap})
+        derived = {**row, EVENT_TIME: ts, SESSION_GAP: gap}
+        reason = _invalid_reason(node, derived)
         if reason is not None:
-            invalid.append((row, reason))
+            invalid.append((full[ROW], row, reason))
             continue
         part_value = row[source.partition] if source.partition is not None else None
         order = row[source.order_by] if source.order_by is not None else full[ROW]
@@ -188,6 +210,8 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
             node, row, seq=0, ts=ts, order=order, gap=gap, processing_time=full.get(PROCESSING)
         )
         partitions.setdefault(part_value, Partition(part_value)).records.append(record)
+        if outside is not None and _holds(outside, derived):
+            unassigned.append((full[ROW], record))
 
     ordered = [partitions[p] for p in sorted(partitions, key=lambda v: sort_key((v,)))]
     seq = 0
@@ -196,4 +220,4 @@ def read_input(node: WindowedAggregate) -> tuple[list[Partition], list[tuple[dic
         for record in part.records:
             record.seq = seq
             seq += 1
-    return ordered, invalid
+    return Input(ordered, invalid, unassigned)

@@ -22,8 +22,8 @@ from kstreamlike.backends.polars._output import (
 )
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
-from kstreamlike.kernels.columns import TS
-from kstreamlike.kernels.flink.time import flink_panes
+from kstreamlike.kernels.columns import ROW, TS
+from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.watermarks import WM, replay_watermarks
 from kstreamlike.kernels.kafka.session.windows import run_session
 from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
@@ -47,6 +47,7 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
     """Run ``plan`` with Polars."""
     agg = plan.aggregate
     prepared = prepare(agg)
+    unassigned: pl.LazyFrame | None = None
     match agg:
         case KafkaWindowedAggregate():
             try:
@@ -58,12 +59,18 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
 
                 return run_reference(plan)
         case FlinkWindowedAggregate():
-            main, late = _run_flink(agg, prepared.valid.lazy())
-    main_df, late_df = pl.collect_all([main, late])
+            main, late, unassigned = _run_flink(agg, prepared.valid.lazy())
+    invalid = prepared.invalid
+    if unassigned is None:
+        main_df, late_df = pl.collect_all([main, late])
+    else:
+        # records no window took (and not late) join the invalid rows, in input order
+        main_df, late_df, unassigned_df = pl.collect_all([main, late, unassigned])
+        invalid = pl.concat([invalid, unassigned_df]).sort(ROW)
     return Outputs(
         main=infer_python_columns(agg, main_df),
         late=late_df,
-        invalid=finish_invalid(agg, prepared.invalid),
+        invalid=finish_invalid(agg, invalid),
     )
 
 
@@ -90,12 +97,14 @@ def _run_kafka(
 
 def _run_flink(
     agg: FlinkWindowedAggregate, valid: pl.LazyFrame
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """(main output, late records) of a Flink-profile plan over arrival-ordered records
-    (with the ``ROW``, ``SEQ``, ``PART`` and ``TS`` columns)."""
+) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame | None]:
+    """(main output, late records, records no window took that were not late) of a
+    Flink-profile plan over arrival-ordered records (with the ``ROW``, ``SEQ``, ``PART``
+    and ``TS`` columns)."""
     records, advances, bounds = replay_watermarks(agg, valid)
     panes, late = flink_panes(agg, records, advances, bounds)
-    return finish_main(agg, panes), finish_late(agg, late, pl.col(WM))
+    main, late = finish_main(agg, panes), finish_late(agg, late, pl.col(WM))
+    return main, late, unassigned_records(agg, records)
 
 
 class PolarsBackend:

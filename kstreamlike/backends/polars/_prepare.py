@@ -13,14 +13,9 @@ import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.kernels.columns import GAP, PART, PROC, REASON, ROW, SEQ, TS
+from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.validity import (
-    Above,
-    AllNull,
-    Below,
-    Condition,
-    Equals,
-    NotPositive,
     invalid_rules,
 )
 from kstreamlike.plan.windows import FlinkSessionWindow
@@ -38,29 +33,12 @@ class Prepared:
         valid: valid records in arrival order, with the input columns plus ``ROW``, ``SEQ``
             (0..n-1 in arrival order), ``PART`` and ``TS`` (and ``GAP`` for dynamic gaps,
             ``PROC`` for a processing-time column).
-        invalid: the other rows in input order: the input columns plus ``reason``.
+        invalid: the other rows in input order: the input columns plus ``reason`` and
+            ``ROW``.
     """
 
     valid: pl.DataFrame
     invalid: pl.DataFrame
-
-
-def _condition(condition: Condition) -> pl.Expr:
-    """A validity rule's condition as a Polars expression."""
-    if isinstance(condition, AllNull):
-        return pl.all_horizontal([pl.col(c).is_null() for c in condition.columns])
-    if isinstance(condition, Above):
-        if condition.minus is None:
-            return pl.col(condition.column) > condition.value
-        minus = pl.col(condition.minus)
-        return (minus > 0) & (pl.col(condition.column) > condition.value - minus)
-    if isinstance(condition, Below):
-        return pl.col(condition.column) < condition.value
-    if isinstance(condition, Equals):
-        return pl.col(condition.column) == condition.value
-    if isinstance(condition, NotPositive):
-        return pl.col(condition.column).is_null() | (pl.col(condition.column) <= 0)
-    return (pl.col(TS) - condition.offset).mod(condition.slide) >= condition.size
 
 
 def _gap_ticks(node: WindowedAggregate, schema: pl.Schema) -> list[pl.Expr]:
@@ -109,14 +87,14 @@ def prepare(node: WindowedAggregate) -> Prepared:
         *_processing_ticks(node, frame.schema),
     )
     reason = pl.lit(None, dtype=pl.String)
-    for text, condition in reversed(invalid_rules(node)):
-        reason = pl.when(_condition(condition)).then(pl.lit(text)).otherwise(reason)
+    for text, rule in reversed(invalid_rules(node)):
+        reason = pl.when(holds(rule)).then(pl.lit(text)).otherwise(reason)
     frame = frame.with_columns(reason.alias(REASON))
     if frame[REASON].null_count() == frame.height:
-        invalid = frame.head(0).select([*columns, REASON])
+        invalid = frame.head(0).select([*columns, REASON, ROW])
         valid = frame.drop(REASON)
     else:
-        invalid = frame.filter(pl.col(REASON).is_not_null()).select([*columns, REASON])
+        invalid = frame.filter(pl.col(REASON).is_not_null()).select([*columns, REASON, ROW])
         valid = frame.filter(pl.col(REASON).is_null()).drop(REASON)
     order = pl.col(source.order_by) if source.order_by is not None else pl.col(ROW)
     if valid.height > 1 and not valid.select(_strictly_increasing(order)).item():

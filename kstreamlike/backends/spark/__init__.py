@@ -152,6 +152,7 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
     agg = plan.aggregate
     spark = spark_session(agg.source.frame)
     python = python_dtype(agg)
+    no_window = None
     match agg:
         case KafkaWindowedAggregate(window=KafkaTimeWindow() as window) if python is None:
             # Kafka time windows with ks.agg close where a table of arrivals says.
@@ -162,11 +163,15 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
             main, late = run_kafka_keyed(agg, plan.suppress, prepared.valid, python)
         case FlinkWindowedAggregate() if vectorized(agg):
             prepared = prepare(spark, agg, None)
-            main, late = run_flink(agg, prepared.valid)
+            main, late, no_window = run_flink(agg, prepared.valid)
         case FlinkWindowedAggregate():
             prepared = prepare(spark, agg, None)
-            main, late = run_flink_keyed(agg, prepared.valid, python)
-    invalid = finish_invalid(agg, prepared.invalid)
+            main, late, no_window = run_flink_keyed(agg, prepared.valid, python)
+    invalid = prepared.invalid
+    if no_window is not None:
+        # records no window took (and not late) join the invalid rows, in input order
+        invalid = invalid.unionByName(no_window)
+    invalid = finish_invalid(agg, invalid)
     if is_spark_frame(agg.source.frame):
         return Outputs(main, late, invalid)
     return Outputs(

@@ -48,6 +48,7 @@ __all__ = [
     "TS",
     "Arrivals",
     "Prepared",
+    "holds",
     "position_value",
     "prepare",
 ]
@@ -135,7 +136,9 @@ class Prepared:
         return numbered(self.records, [PART, self.order], SEQ)
 
 
-def _condition(condition: Condition) -> Column:
+def holds(condition: Condition) -> Column:
+    """A validity rule's condition as a Spark column (over the input columns, ``TS`` and
+    ``GAP``)."""
     from pyspark.sql import functions as F
 
     if isinstance(condition, AllNull):
@@ -430,8 +433,8 @@ def prepare(
     part = F.col(source.partition) if source.partition is not None else F.lit(0)
     frame = frame.withColumns({**_derived(node, frame), PART: part})
     reason = F.lit(None).cast("string")
-    for text, condition in reversed(invalid_rules(node)):
-        reason = F.when(_condition(condition), F.lit(text)).otherwise(reason)
+    for text, rule in reversed(invalid_rules(node)):
+        reason = F.when(holds(rule), F.lit(text)).otherwise(reason)
     frame = frame.withColumn(REASON, reason)
     columns = list(source.schema)
     invalid = frame.filter(F.col(REASON).isNotNull()).select(*columns, REASON, ROW)

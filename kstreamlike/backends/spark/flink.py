@@ -26,7 +26,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
 from kstreamlike.backends.spark._aggregates import final_columns, running_columns
 from kstreamlike.backends.spark._output import finish_late, finish_main
-from kstreamlike.backends.spark._prepare import PART, SEQ, TS
+from kstreamlike.backends.spark._prepare import PART, REASON, ROW, SEQ, TS, holds
 from kstreamlike.backends.spark._scan import asof, first_position_reaching, numbered, running_max
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -34,12 +34,13 @@ from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
     GeneratedWatermarks,
 )
+from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
 from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["cleanup_time", "flink_watermarks", "run_flink", "window_pairs"]
+__all__ = ["cleanup_time", "flink_watermarks", "run_flink", "unassigned", "window_pairs"]
 
 WM = "__ks_wm"  # the watermark when the record is processed (before it)
 SEEN = "__ks_seen"  # the largest timestamp before the record
@@ -208,12 +209,31 @@ def _explicit_watermarks(
     return with_wm.drop(SLOT, ORDER), advances
 
 
+def unassigned(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame | None:
+    """The records no window takes (:func:`~kstreamlike.plan.validity.unassigned_rule`)
+    that are not late, as invalid rows (the input columns, ``reason`` and ``ROW``), or
+    None when every record has a window; the late ones are among the late records
+    (:func:`_is_late`). ``records`` carry ``WM``."""
+    from pyspark.sql import functions as F
+
+    outside = unassigned_rule(node)
+    if outside is None:
+        return None
+    return records.filter(holds(outside) & ~_is_late(node)).select(
+        *node.source.schema, F.lit(NO_WINDOW).alias(REASON), ROW
+    )
+
+
 def window_pairs(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
     """One row per (record, window), with the window's start, ``maxTimestamp``, cleanup time
-    and index in the assigner's list (``SlidingEventTimeWindows`` lists the latest first)."""
+    and index in the assigner's list (``SlidingEventTimeWindows`` lists the latest first).
+    A record between two windows (``slide > size``) has none."""
     from pyspark.sql import functions as F
 
     window = node.window
+    outside = unassigned_rule(node)
+    if outside is not None:
+        records = records.filter(~holds(outside))
     last_start = _last_start(node)
     if isinstance(window, FlinkSlidingWindow):
         count = F.floor(
@@ -297,9 +317,12 @@ def _late(node: FlinkWindowedAggregate, pairs: DataFrame) -> DataFrame:
     )
 
 
-def run_flink(agg: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(main output, late records) of a Flink tumbling or sliding window aggregation of
-    ``ks.agg`` aggregations with the default trigger, without evictor."""
+def run_flink(
+    agg: FlinkWindowedAggregate, valid: DataFrame
+) -> tuple[DataFrame, DataFrame, DataFrame | None]:
+    """(main output, late records, records no window took that were not late: see
+    :func:`unassigned`) of a Flink tumbling or sliding window aggregation of ``ks.agg``
+    aggregations with the default trigger, without evictor."""
     from pyspark.sql import functions as F
 
     assert isinstance(agg.aggregation, DeclarativeAggregation)
@@ -320,6 +343,5 @@ def run_flink(agg: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame,
         }
     )
     order = [POS, TIE, *agg.keys, WSTART]
-    return finish_main(agg, emitted, order), finish_late(
-        agg, records.filter(_is_late(agg)), F.col(WM)
-    )
+    late = finish_late(agg, records.filter(_is_late(agg)), F.col(WM))
+    return finish_main(agg, emitted, order), late, unassigned(agg, records)

@@ -100,6 +100,7 @@ from kstreamlike.backends.spark.flink import (
     WSTART,
     cleanup_time,
     flink_watermarks,
+    unassigned,
     window_pairs,
 )
 from kstreamlike.frames import schema_of
@@ -462,10 +463,10 @@ def run_flink_keyed(
     agg: FlinkWindowedAggregate,
     valid: DataFrame,
     python: pl.DataType | None,
-) -> tuple[DataFrame, DataFrame]:
-    """(main output, late records) of a Flink plan over prepared records, per key
-    (``python``: the dtype of the ``value`` column of a Python aggregation or window
-    function)."""
+) -> tuple[DataFrame, DataFrame, DataFrame | None]:
+    """(main output, late records, records no window took that were not late: see
+    :func:`.flink.unassigned`) of a Flink plan over prepared records, per key (``python``:
+    the dtype of the ``value`` column of a Python aggregation or window function)."""
     from pyspark.sql import functions as F
 
     ends = [(F.max(SEQ) * 4 + ADVANCING).alias(END)]
@@ -498,4 +499,8 @@ def run_flink_keyed(
     if not exact_events(agg):
         emitted = _place(emitted, advances, partitions)
     order = [POS, TIE, *agg.keys, START, LOCAL]
-    return finish_main(agg, emitted, order), finish_late(agg, late, F.col(WM))
+    return (
+        finish_main(agg, emitted, order),
+        finish_late(agg, late, F.col(WM)),
+        unassigned(agg, records),
+    )

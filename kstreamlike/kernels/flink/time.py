@@ -10,8 +10,9 @@ Each partition is one operator instance with its own watermark.
   first reaches a window's ``maxTimestamp`` is found with an as-of join.
 * ``WindowOperator#isWindowLate``: a record is added to a window iff
   ``cleanupTime(window) > watermark`` (``cleanupTime`` = ``maxTimestamp + allowedLateness``,
-  saturating at ``Long.MAX_VALUE``). A record no window takes, and whose own timestamp is
-  late (``isElementLate``), goes to the late side output.
+  saturating at ``Long.MAX_VALUE``). A record no window takes (every window late, or none
+  assigned: a record between two sliding windows), and whose own timestamp is late
+  (``isElementLate``), goes to the late side output.
 * ``EventTimeTrigger#onElement``: a record added while ``maxTimestamp > watermark`` registers
   the window-end timer; it fires once (``ON_TIME``), at the first advance reaching
   ``maxTimestamp``, with every record added before that advance. A record added while
@@ -39,7 +40,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs, running_exprs
-from kstreamlike.kernels.columns import PART, SEQ, TS
+from kstreamlike.kernels.columns import PART, REASON, ROW, SEQ, TS
 from kstreamlike.kernels.flink.continuous import TIMER, continuous_panes
 from kstreamlike.kernels.flink.count_trigger import count_trigger_panes
 from kstreamlike.kernels.flink.delta_trigger import delta_trigger_panes
@@ -65,6 +66,7 @@ from kstreamlike.kernels.flink.watermarks import (
     WM,
 )
 from kstreamlike.kernels.python import RUNNING_VALUE, running_python_values
+from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountTrigger,
@@ -80,6 +82,7 @@ from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
 )
 from kstreamlike.plan.schema import aggregate_columns
+from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
     FlinkSessionWindow,
@@ -87,7 +90,7 @@ from kstreamlike.plan.windows import (
     FlinkTumblingWindow,
 )
 
-__all__ = ["TIE", "flink_panes"]
+__all__ = ["TIE", "flink_panes", "unassigned_records"]
 
 # Internal columns of this module.
 TIE = "__ks_tie"  # order within a position: timer timestamp, or assigner index
@@ -99,6 +102,19 @@ CLEANUP = "__ks_cleanup"  # cleanupTime(window)
 RANK = "__ks_rank"  # position of a record within its window, from 0
 PANE = "pane_index"
 TIMING = "pane_timing"
+
+
+def unassigned_records(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame | None:
+    """The records no window takes (:func:`~kstreamlike.plan.validity.unassigned_rule`) and
+    that are not late, as invalid rows (the input columns, ``reason``
+    :data:`~kstreamlike.plan.validity.NO_WINDOW` and ``ROW``), or None when every record
+    has a window; the late ones are among the late records."""
+    outside = unassigned_rule(node)
+    if outside is None:
+        return None
+    return records.filter(holds(outside) & ~_is_late(node)).select(
+        *node.source.schema, pl.lit(NO_WINDOW).alias(REASON), ROW
+    )
 
 
 def flink_panes(
@@ -343,9 +359,13 @@ def _assign_windows(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.L
 
     ``SlidingEventTimeWindows#assignWindows`` lists the windows latest start first:
     ``lastStart, lastStart - slide, ...`` while ``start > timestamp - size``. Each pair gets
-    the window's start, ``maxTimestamp``, cleanup time and index in that list.
+    the window's start, ``maxTimestamp``, cleanup time and index in that list. A record
+    between two windows (``slide > size``) has none.
     """
     window = node.window
+    outside = unassigned_rule(node)
+    if outside is not None:
+        records = records.filter(~holds(outside))
     continuous = isinstance(node.trigger, FlinkContinuousEventTimeTrigger)
     nested = nested_trigger(node.trigger)
     general = not _specialized(node)
