@@ -664,12 +664,10 @@ def _values_of(
 
 
 def _element_late(node: FlinkWindowedAggregate) -> pl.Expr:
-    """``WindowOperator#isElementLate``: ``timestamp + lateness <= watermark``, exactly."""
+    """``WindowOperator#isElementLate``: ``timestamp + lateness <= watermark``, the sum
+    ``Long.MAX_VALUE`` where it overflows (as the reference computes it)."""
     lateness = node.allowed_lateness
-    ts = pl.col(TS)
-    return (ts <= LONG_MAX - lateness) & (
-        ts.clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
-    )
+    return pl.col(TS).clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
 
 
 def run_flink_session(
