@@ -196,3 +196,55 @@ def test_every_record_behind_the_final_watermark_is_late(backend: str, assigner:
     assert set(result.collect()["count"].to_list()) == {1}
     late = result.late_records()
     assert late.select("ts", "reason", "watermark").rows() == [(5, "late", LONG_MAX)]
+
+
+@pytest.mark.parametrize(
+    ("ts", "gap", "fired"),
+    [
+        # [91, 101) would merge the live session [92, 101), late: the merge is refused and
+        # the session lives on, its processing-time timer fires at the clock 500
+        pytest.param(91, 10, [(92, 101, 1, "LATE")], id="merge-refused"),
+        # [93, 96) falls inside the late session [92, 101): Flink retires the session, whose
+        # processing-time timer then never fires
+        pytest.param(93, 3, [], id="inside-retires"),
+    ],
+)
+def test_late_record_and_a_session_without_cleanup_timer(
+    backend: str, ts: int, gap: int, fired: list[tuple[int, int, int, str]]
+) -> None:
+    frame = pl.DataFrame(
+        {
+            "k": ["a", "a", "a"],
+            "ts": [92, ts, 300],
+            "gap": [9, gap, 5],
+            "v": [1, 2, 4],
+            "o": [0, 1, 2],
+            "pt": [0, 1, 500],
+        }
+    )
+    watermarks = pl.DataFrame(
+        {"after": [0], "watermark": [LONG_MAX]}, schema={"after": pl.Int64, "watermark": pl.Int64}
+    )
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        processing_time="pt",
+        watermarks=ks.WatermarkStrategy.explicit(watermarks),
+        backend=backend,
+    )
+    result = (
+        stream.key_by("k")
+        .window(ks.EventTimeSessionWindows.with_dynamic_gap("gap"))
+        .trigger(ks.ProcessingTimeTrigger.create())
+        .allowed_lateness(LONG_MAX - 100)
+        .sum("v")
+    )
+    out = result.collect()
+    assert out.select("window_start", "window_end", "v", "pane_timing").rows() == fired
+    late = result.late_records()
+    assert late.select("ts", "reason", "watermark").rows() == [
+        (ts, "late", LONG_MAX),
+        (300, "late", LONG_MAX),
+    ]

@@ -500,7 +500,7 @@ def test_python_functions_under_triggers_on_sessions_match_reference(
     continuous=st.none() | st.integers(1, 30),
     purging=st.booleans(),
     evictor=evictors(),
-    lateness=st.integers(0, 40),
+    lateness=st.one_of(st.integers(0, 40), st.sampled_from([LONG_MAX - 100, LONG_MAX])),
     partition=st.booleans(),
     aggregations=AGG_LISTS,
     kind=st.none() | st.sampled_from(SCALAR_PYTHON_KINDS),
