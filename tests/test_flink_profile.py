@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 import kstreamlike as ks
+from kstreamlike._time import LONG_MAX
 
 
 def _keyed(rows: Any, backend: str, delay: int = 0, **kwargs: Any) -> ks.KeyedStream[pl.DataFrame]:
@@ -299,4 +300,128 @@ def test_timers_of_one_key_due_together_fire_in_window_start_order(backend: str)
     assert result.select("window_start", "count", "pane_timing", "emit_order").rows() == [
         (0, 1, "EARLY", 0),
         (10, 1, "EARLY", 1),
+    ]
+
+
+LATE_SESSION_LATENESS = [
+    # maxTimestamp + lateness is Long.MAX_VALUE itself: Flink's merge check fails the job
+    pytest.param(LONG_MAX - 100, id="cleanup-at-long-max"),
+    # the sum is past Long.MAX_VALUE: the cleanup time saturates (and Flink's long sum
+    # overflows)
+    pytest.param(LONG_MAX - 50, id="cleanup-past-long-max"),
+]
+
+
+@pytest.mark.parametrize("lateness", LATE_SESSION_LATENESS)
+def test_session_merge_behind_the_final_watermark_is_late(backend: str, lateness: int) -> None:
+    # The session [92, 101) fires at the watermark Long.MAX_VALUE and, with no cleanup
+    # timer, stays; the record at 91 would merge it into [91, 101), already late: Flink
+    # fails the job there, every backend sends the record to the late side output.
+    frame = pl.DataFrame(
+        {"k": ["a", "a"], "ts": [92, 91], "gap": [9, 10], "v": [1, 2], "o": [0, 1]}
+    )
+    watermarks = pl.DataFrame(
+        {"after": [0], "watermark": [LONG_MAX]}, schema={"after": pl.Int64, "watermark": pl.Int64}
+    )
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        watermarks=ks.WatermarkStrategy.explicit(watermarks),
+        backend=backend,
+    )
+    result = (
+        stream.key_by("k")
+        .window(ks.EventTimeSessionWindows.with_dynamic_gap("gap"))
+        .allowed_lateness(lateness)
+        .sum("v")
+    )
+    out = result.collect()
+    assert out.select("window_start", "window_end", "v", "pane_timing").rows() == [
+        (92, 101, 1, "ON_TIME")
+    ]
+    late = result.late_records()
+    assert late.select("ts", "reason", "watermark").rows() == [(91, "late", LONG_MAX)]
+
+
+@pytest.mark.parametrize(
+    "assigner",
+    [
+        pytest.param(ks.TumblingEventTimeWindows.of(10), id="tumbling"),
+        pytest.param(ks.SlidingEventTimeWindows.of(10, 5), id="sliding"),
+        pytest.param(ks.EventTimeSessionWindows.with_gap(3), id="session"),
+    ],
+)
+def test_every_record_behind_the_final_watermark_is_late(backend: str, assigner: Any) -> None:
+    # With lateness Long.MAX_VALUE every cleanup time saturates at Long.MAX_VALUE, so after
+    # that watermark every window is late. So is every element: Flink's long sum
+    # ts + lateness overflows, and kstreamlike takes Long.MAX_VALUE for it.
+    frame = pl.DataFrame({"k": ["a", "a"], "ts": [92, 5], "o": [0, 1]})
+    watermarks = pl.DataFrame(
+        {"after": [0], "watermark": [LONG_MAX]}, schema={"after": pl.Int64, "watermark": pl.Int64}
+    )
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        watermarks=ks.WatermarkStrategy.explicit(watermarks),
+        backend=backend,
+    )
+    result = stream.key_by("k").window(assigner).allowed_lateness(LONG_MAX).count()
+    assert set(result.collect()["count"].to_list()) == {1}
+    late = result.late_records()
+    assert late.select("ts", "reason", "watermark").rows() == [(5, "late", LONG_MAX)]
+
+
+@pytest.mark.parametrize(
+    ("ts", "gap", "fired"),
+    [
+        # [91, 101) would merge the live session [92, 101), late: the merge is refused and
+        # the session lives on, its processing-time timer fires at the clock 500
+        pytest.param(91, 10, [(92, 101, 1, "LATE")], id="merge-refused"),
+        # [93, 96) falls inside the late session [92, 101): Flink retires the session, whose
+        # processing-time timer then never fires
+        pytest.param(93, 3, [], id="inside-retires"),
+    ],
+)
+def test_late_record_and_a_session_without_cleanup_timer(
+    backend: str, ts: int, gap: int, fired: list[tuple[int, int, int, str]]
+) -> None:
+    frame = pl.DataFrame(
+        {
+            "k": ["a", "a", "a"],
+            "ts": [92, ts, 300],
+            "gap": [9, gap, 5],
+            "v": [1, 2, 4],
+            "o": [0, 1, 2],
+            "pt": [0, 1, 500],
+        }
+    )
+    watermarks = pl.DataFrame(
+        {"after": [0], "watermark": [LONG_MAX]}, schema={"after": pl.Int64, "watermark": pl.Int64}
+    )
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        processing_time="pt",
+        watermarks=ks.WatermarkStrategy.explicit(watermarks),
+        backend=backend,
+    )
+    result = (
+        stream.key_by("k")
+        .window(ks.EventTimeSessionWindows.with_dynamic_gap("gap"))
+        .trigger(ks.ProcessingTimeTrigger.create())
+        .allowed_lateness(LONG_MAX - 100)
+        .sum("v")
+    )
+    out = result.collect()
+    assert out.select("window_start", "window_end", "v", "pane_timing").rows() == fired
+    late = result.late_records()
+    assert late.select("ts", "reason", "watermark").rows() == [
+        (ts, "late", LONG_MAX),
+        (300, "late", LONG_MAX),
     ]

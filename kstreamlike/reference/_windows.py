@@ -258,6 +258,28 @@ class MergingWindowSet:
         if self.mapping.pop(window, None) is None:
             raise RuntimeError(f"Window {window} is not in in-flight window set.")
 
+    def merge_result(self, new_window: TimeWindow) -> TimeWindow | None:
+        """The window that adding ``new_window`` would merge live windows into, or None when
+        :meth:`add_window` would call no merge function (the new window stands alone, equals
+        a live window or falls inside one without extending it).
+
+        Args:
+            new_window: the element's window from the assigner.
+
+        Returns:
+            The merge result the merge function would be called with, or None.
+        """
+        if new_window in self.mapping:
+            return None
+        for merge_result, group in merge_windows([*self.mapping, new_window]):
+            if new_window not in group:
+                continue  # (live windows never intersect one another)
+            merged_windows = [window for window in group if window != new_window]
+            if merged_windows == [merge_result]:
+                return None  # the new window only joins a live window
+            return merge_result
+        return None
+
     def add_window(self, new_window: TimeWindow, merge_function: MergeFunction) -> TimeWindow:
         """Add a new window, merging it with the live windows it intersects.
 

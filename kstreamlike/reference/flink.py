@@ -133,6 +133,14 @@ class WindowOperator:
             merging_windows = self._merging_window_set(key)
             for window in element_windows:
                 assert isinstance(window, TimeWindow)
+                # a merge whose result is already late: Flink's merge function fails the job
+                # (UnsupportedOperationException). It happens once the watermark is
+                # Long.MAX_VALUE, to a session whose cleanup time is Long.MAX_VALUE (no
+                # cleanup timer, so the session is still there). The merge is refused: the
+                # live windows stay as they are and the element is late (docs/differences.md)
+                merge_result = merging_windows.merge_result(window)
+                if merge_result is not None and self._is_window_late(merge_result):
+                    continue
                 # adding the window may merge it with live windows: continue with the result
                 actual_window = merging_windows.add_window(window, partial(self._merge, key))
                 # drop the (possibly merged) window if it is already late
@@ -184,7 +192,7 @@ class WindowOperator:
         # WindowOperator#processElement, the MergingWindowSet.MergeFunction
         watermark = self.event_timers.current_time
         if merge_result.max_timestamp() + self.allowed_lateness <= watermark:
-            # unreachable: a live window is never late, and a merge result covers one
+            # unreachable: process_element refuses a merge whose result is late
             raise RuntimeError(
                 "The end timestamp of an event-time window cannot become earlier than the "
                 f"current watermark by merging. Current watermark: {watermark} window: "
@@ -368,11 +376,13 @@ class WindowOperator:
         )
 
     def _is_element_late(self, record: Record) -> bool:
-        # WindowOperator#isElementLate (the element's timestamp, not its windows')
-        return (
-            self.assigner.is_event_time
-            and record.ts + self.allowed_lateness <= self.event_timers.current_time
-        )
+        # WindowOperator#isElementLate (the element's timestamp, not its windows'). Where
+        # Java's long sum overflows, Long.MAX_VALUE, as for the cleanup time: the sum
+        # matters only when every window of the element is late, which for such an element
+        # means the watermark is Long.MAX_VALUE, and there Flink's wrapped-around sum is
+        # late too
+        late_at = min(record.ts + self.allowed_lateness, LONG_MAX)
+        return self.assigner.is_event_time and late_at <= self.event_timers.current_time
 
     def _emit_window_contents(
         self, key: Key, window: Window, namespace: tuple[Key, Window], event_timer: int | None

@@ -91,15 +91,14 @@ def cleanup_time(node: FlinkWindowedAggregate, max_timestamp: Column) -> Column:
 
 def _is_late(node: FlinkWindowedAggregate) -> Column:
     """``isWindowLate`` for every window of the record (its latest one) and
-    ``isElementLate``."""
+    ``isElementLate`` (the sum ``Long.MAX_VALUE`` where it overflows, as the reference
+    computes it)."""
     from pyspark.sql import functions as F
 
     lateness = node.allowed_lateness
     latest_max = _last_start(node) + (_size(node) - 1)
-    ts, wm = F.col(TS), F.col(WM)
-    element_late = (ts <= LONG_MAX - lateness) & (
-        F.least(ts, F.lit(LONG_MAX - lateness)) + lateness <= wm
-    )
+    wm = F.col(WM)
+    element_late = F.least(F.col(TS), F.lit(LONG_MAX - lateness)) + lateness <= wm
     return (cleanup_time(node, latest_max) <= wm) & element_late
 
 

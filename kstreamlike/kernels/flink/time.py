@@ -329,15 +329,13 @@ def _is_late(node: FlinkWindowedAggregate) -> pl.Expr:
 
     Every window of the record is late (``isWindowLate``) iff its latest window is, since
     cleanup times grow with the window start; the element itself must be late too
-    (``isElementLate``: ``timestamp + lateness <= watermark``, in exact arithmetic).
+    (``isElementLate``: ``timestamp + lateness <= watermark``, the sum ``Long.MAX_VALUE``
+    where it overflows, as the reference computes it).
     """
     lateness = node.allowed_lateness
     latest_max = _last_start(node) + (_window_size(node) - 1)
     windows_late = _cleanup_time(node, latest_max) <= pl.col(WM)
-    ts = pl.col(TS)
-    element_late = (ts <= LONG_MAX - lateness) & (
-        ts.clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
-    )
+    element_late = pl.col(TS).clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
     return windows_late & element_late
 
 

@@ -75,12 +75,14 @@ from kstreamlike.plan.firing import (
     endless_firing,
 )
 
-__all__ = ["FIRING_COLUMNS", "SessionClock", "merging_trigger_firings"]
+__all__ = ["FIRING_COLUMNS", "RETIRED", "SessionClock", "merging_trigger_firings"]
 
 FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, POSITION, TIE, TIMING, FIRED_WM]
 """The columns of a firing: its window, the record after which it reads the window, its
 emission position, its order within the position (a timer's timestamp), timing and the
 watermark then."""
+
+RETIRED = "__ks_retired"  # the late record that retires a window (see _processing_firings)
 
 _NOW = "__ks_now"  # the processing time when a window was created
 _CLEANUP = "__ks_cleanup_time"  # a window's cleanup time
@@ -106,6 +108,7 @@ def merging_trigger_firings(
     bounded: bool,
     lateness: int = 0,
     clock: SessionClock | None = None,
+    retired: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Every firing of ``trigger`` (a count, continuous event-time, processing-time or
     never trigger, not wrapped in ``PurgingTrigger``) on session windows.
@@ -120,6 +123,8 @@ def merging_trigger_firings(
         bounded: whether the input ends with an advance to ``Long.MAX_VALUE``.
         lateness: the allowed lateness (when windows are cleaned up).
         clock: the processing-time clock, for processing-time triggers.
+        retired: for processing-time triggers, the windows a late record retires
+            (``GROUP``, ``WSTART``, ``WEND``, and the record, ``RETIRED``), if any.
 
     Returns:
         One row per firing, with :data:`FIRING_COLUMNS` (in no particular order).
@@ -140,7 +145,7 @@ def merging_trigger_firings(
         return _count_firings(trigger.count, versions, found)
     if isinstance(trigger, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)):
         assert clock is not None
-        return _processing_firings(trigger, versions, found, advances, lateness, clock)
+        return _processing_firings(trigger, versions, found, advances, lateness, clock, retired)
     assert isinstance(trigger, FlinkContinuousEventTimeTrigger)
     return _continuous_firings(trigger.interval, versions, found, advances, bounds, bounded)
 
@@ -364,6 +369,7 @@ def _processing_firings(
     advances: pl.DataFrame,
     lateness: int,
     clock: SessionClock,
+    retired: pl.DataFrame | None,
 ) -> pl.DataFrame:
     """``ProcessingTimeTrigger``: each record added to a window (re-)sets a timer at its
     ``maxTimestamp``, firing at the first clock advance after it that reaches that time.
@@ -371,8 +377,10 @@ def _processing_firings(
     time, started by the window's first element (the clock then, rounded down to the
     interval, plus the interval) or, for a window made by a merge, at the earliest pending
     timer of the windows merged. Either fires while the window lives: until a record merges
-    it into a larger one, and until the watermark advance that cleans it up (whose
-    event-time timers run before the processing-time timers at the same place).
+    it into a larger one, until the watermark advance that cleans it up (whose
+    event-time timers run before the processing-time timers at the same place), and until a
+    late record retires it (``retired``: a window without cleanup timer, once the watermark
+    is ``Long.MAX_VALUE``).
     """
     windows = window_table(versions, found)
     windows = windows.with_columns(clock.clocks.gather(windows[FIRST_SEQ]).alias(_NOW))
@@ -392,9 +400,15 @@ def _processing_firings(
         )
         .select(WID, pl.col(SLOT).alias(_GONE))
     )
-    windows = windows.join(gone, on=WID, how="left", maintain_order="left").with_columns(
-        # the window's last place: before the record merging it away, or its cleanup
-        pl.min_horizontal(2 * pl.col(SUPERSEDED) + 1, pl.col(_GONE)).alias(_GONE)
+    windows = windows.join(gone, on=WID, how="left", maintain_order="left")
+    retire = pl.lit(None, dtype=pl.Int64)
+    if retired is not None and retired.height:
+        windows = windows.join(retired, on=[GROUP, WSTART, WEND], how="left", maintain_order="left")
+        retire = 2 * pl.col(RETIRED) + 1
+    windows = windows.with_columns(
+        # the window's last place: before the record merging it away or retiring it, or its
+        # cleanup
+        pl.min_horizontal(2 * pl.col(SUPERSEDED) + 1, pl.col(_GONE), retire).alias(_GONE)
     )
     ticks = clock.advances.sort(TICK)
     added = versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])

@@ -91,6 +91,7 @@ from kstreamlike.kernels.flink.session.contents import (
 )
 from kstreamlike.kernels.flink.session.firings import (
     FIRING_COLUMNS,
+    RETIRED,
     SessionClock,
     merging_trigger_firings,
 )
@@ -639,11 +640,63 @@ def _values_of(
 
 
 def _element_late(node: FlinkWindowedAggregate) -> pl.Expr:
-    """``WindowOperator#isElementLate``: ``timestamp + lateness <= watermark``, exactly."""
+    """``WindowOperator#isElementLate``: ``timestamp + lateness <= watermark``, the sum
+    ``Long.MAX_VALUE`` where it overflows (as the reference computes it)."""
     lateness = node.allowed_lateness
-    ts = pl.col(TS)
-    return (ts <= LONG_MAX - lateness) & (
-        ts.clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
+    return pl.col(TS).clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
+
+
+def _retired(
+    node: FlinkWindowedAggregate, world: _World, found: pl.DataFrame, dropped: pl.DataFrame
+) -> pl.DataFrame | None:
+    """The windows late records retire, for processing-time triggers.
+
+    A record whose window falls inside a live window (or equals it) joins that window
+    without a merge; if the window is already late, the operator retires it
+    (``MergingWindowSet#retireWindow`` in ``WindowOperator#processElement``) and the record
+    is late: the window's processing-time timers no longer fire. A live window is late only
+    without a cleanup timer (cleanup time ``Long.MAX_VALUE``) once the watermark is
+    ``Long.MAX_VALUE`` (others are cleaned up when they become late). A record that would
+    merge live windows into a late one retires nothing (the merge is refused).
+
+    Args:
+        node: the plan node.
+        world: the final world.
+        found: its found windows.
+        dropped: the records that joined no window (``SEQ``, ``KEYG``, ``TS``, ``WM`` and,
+            with a per-record gap, ``GAP``).
+
+    Returns:
+        ``GROUP``, ``WSTART``, ``WEND`` of each retired window and the first record retiring
+        it (``RETIRED``); None when no record is late at the watermark ``Long.MAX_VALUE``.
+    """
+    window = node.window
+    assert isinstance(window, FlinkSessionWindow)
+    gap = pl.col(GAP) if window.gap_column is not None else pl.lit(window.gap)
+    late = dropped.filter(pl.col(WM) == LONG_MAX).select(
+        KEYG,
+        pl.col(SEQ).cast(pl.Int64).alias(RETIRED),
+        pl.col(TS).alias("__ks_rstart"),
+        (pl.col(TS) + gap).alias("__ks_rend"),
+    )
+    if late.is_empty():
+        return None
+    keys = world.frame.select(GROUP, KEYG).unique(GROUP)
+    windows = (
+        window_table(record_windows(world.frame), found)
+        .filter(_cleanup(node, pl.col(WMAX)) == LONG_MAX)
+        .join(keys, on=GROUP)
+    )
+    return (
+        windows.join(late, on=KEYG)
+        .filter(
+            (pl.col(WSTART) <= pl.col("__ks_rstart"))
+            & (pl.col("__ks_rend") <= pl.col(WEND))
+            & (pl.col(FIRST_SEQ) < pl.col(RETIRED))
+            & (pl.col(SUPERSEDED).is_null() | (pl.col(RETIRED) < pl.col(SUPERSEDED)))
+        )
+        .group_by(GROUP, WSTART, WEND)
+        .agg(pl.col(RETIRED).min())
     )
 
 
@@ -678,10 +731,12 @@ def run_flink_session(
     versions = record_windows(world.frame)
     advanced, ends = advances.collect(), bounds.collect()
     clock = None
+    retired = None
     if node.source.processing_time is not None:
         clocked, ticks = processing_clock(frame.lazy(), node.source.partition is not None)
         clocks, ticked = pl.collect_all([clocked.select(CLOCK), ticks])
         clock = SessionClock(ticked, clocks[CLOCK], frame[WM])
+        retired = _retired(node, world, found, frame.filter(~accepted & ~standing))
     if isinstance(nested, FlinkEventTimeTrigger):
         firings = _firings(world, found, advanced, ends, bounded=node.source.bounded)
     else:
@@ -694,6 +749,7 @@ def run_flink_session(
             bounded=node.source.bounded,
             lateness=node.allowed_lateness,
             clock=clock,
+            retired=retired,
         )
     firings = firings.select(FIRING_COLUMNS)
     if node.keys:
