@@ -223,14 +223,14 @@ def _final_results_spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     changelog (every store takes the full algorithm here, not the in-grace closed form)."""
     direct: list[bool] = []
     monkeypatch.setattr(_sliding_in_grace, "in_grace_final_results", lambda *args: None)
-    original = kafka_sliding._final_results
+    original = kafka_sliding.final_results
 
     def spy(*args: Any) -> pl.DataFrame | None:
         result = original(*args)
         direct.append(result is not None)
         return result
 
-    monkeypatch.setattr(kafka_sliding, "_final_results", spy)
+    monkeypatch.setattr(kafka_sliding, "final_results", spy)
     return direct
 
 

@@ -47,13 +47,10 @@ from kstreamlike.kernels.aggregates import final_exprs
 from kstreamlike.kernels.columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.kernels.due_order import emission_order
 from kstreamlike.kernels.emission import DUE, FIRST, TIME, first_reached, reaching_steps
+from kstreamlike.kernels.kafka.sliding.changelog import SUB
 from kstreamlike.kernels.kafka.sliding.scan import scan_stores
-from kstreamlike.kernels.kafka.sliding.windows import (
-    CREATED,
-    SUB,
-    TOMBSTONE,
-    run_sliding,
-)
+from kstreamlike.kernels.kafka.sliding.table import CREATED
+from kstreamlike.kernels.kafka.sliding.windows import TOMBSTONE, run_sliding
 from kstreamlike.kernels.packing import sorting_rows
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
@@ -150,7 +147,7 @@ def _stores_output(
     else the full vectorized history: their rows emitted where the stream time reaches
     their ``DUE``, their other rows with ``FIRST`` (the record after which each is
     emitted) and ``SUB`` (its forward there), and their late records. Final results come
-    straight from the settled windows (:func:`.windows._final_results`), and from
+    straight from the settled windows (:func:`.final.final_results`), and from
     the writes suppress may emit for the others."""
     local = records.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
     local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
