@@ -5,7 +5,7 @@ A window's value is kept as *partials* that a record updates in place: the recor
 the first and last arrival, non-null counts, sums, minima and maxima of value columns
 (:class:`.kafka.sliding.contents.Measures`). :class:`Partials` lays them out as two tables of
 records (integers, floats), with "has a value" flags for minima and maxima, and turns
-kernel output back into typed columns. The kernels (:mod:`.kafka.sliding.scan`,
+kernel output back into typed columns. The kernels (:mod:`.kafka.sliding.scan_kernel`,
 :mod:`.kafka.sliding.closed_form`) are compiled by numba, cached on disk, and run on batches of
 whole stores on every core (:func:`in_batches`).
 """

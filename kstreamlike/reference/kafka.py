@@ -1,10 +1,11 @@
 """Kafka-profile windowed aggregation over one partition, record by record.
 
 The per-window-type algorithms live in :mod:`.kafka_time` (``KStreamWindowAggregate``),
-:mod:`kstreamlike.kernels.kafka.sliding.windows` (``KStreamSlidingWindowAggregate``) and
-:mod:`kstreamlike.kernels.kafka.session.windows`
+:mod:`.kafka_sliding` (``KStreamSlidingWindowAggregate``) and :mod:`.kafka_session`
 (``KStreamSessionWindowAggregate``). This module holds what they share: the partition's
-stream time (spec 1.1), late-record accounting, and the two emit strategies (spec 6.2, 6.4).
+stream time (``AbstractKStreamTimeWindowAggregateProcessor#updateObservedStreamTime``),
+late-record accounting, and the two emit strategies (``EmitStrategy#onWindowUpdate``,
+``EmitStrategy#onWindowClose``).
 
 Every store write of a Kafka windowed processor is forwarded under ON_WINDOW_UPDATE, so the
 stream of forwards is also the full history of the window store; ON_WINDOW_CLOSE is derived
@@ -48,7 +49,9 @@ def _processor_for(window: KafkaWindow, folding: Folding) -> _Processor:
 
 
 def _is_closed(window: KafkaWindow, end: int, stream_time: int) -> bool:
-    """Whether a window ending at ``end`` is closed at ``stream_time`` (spec 2, 6.4)."""
+    """Whether a window ending at ``end`` is closed at ``stream_time``: no longer accepts
+    records (``KStreamWindowAggregate#process``, ``KStreamSlidingWindowAggregate#process``,
+    ``KStreamSessionWindowAggregate#process``), so ON_WINDOW_CLOSE emits it."""
     if isinstance(window, KafkaTimeWindow):
         # [start, end) accepts records while end > closeTime.
         return end + window.grace <= stream_time
@@ -60,14 +63,17 @@ def _is_closed(window: KafkaWindow, end: int, stream_time: int) -> bool:
 
 
 class _CloseEmitter:
-    """ON_WINDOW_CLOSE (``EmitStrategy.onWindowClose``, spec 6.4), without retention loss.
+    """ON_WINDOW_CLOSE (``EmitStrategy#onWindowClose``,
+    ``AbstractKStreamTimeWindowAggregateProcessor#maybeForwardFinalResult``,
+    ``KStreamSessionWindowAggregate#maybeForwardFinalResult``), without retention loss.
 
     Kafka range-fetches, after each record, the windows of all keys that closed since the last
     fetch and forwards each current value once: ordered by window start (sessions: end, then
     start), then key. A window is never written after it has closed, so every window is
     emitted exactly once, with its final value, after the first record that closes it.
     Unlike Kafka, windows that closed during a large stream-time jump are emitted too
-    (Kafka's store retention filter skips them, spec 6.5).
+    (Kafka's store retention filter skips them,
+    ``AbstractRocksDBTimeOrderedSegmentedBytesStore#fetchAll``).
     """
 
     def __init__(self, window: KafkaWindow) -> None:
@@ -134,7 +140,7 @@ def run_kafka_partition(
     late: list[Late] = []
     stream_time = -1  # ConsumerRecord.NO_TIMESTAMP
     for record in part.records:
-        # The record counts before it is judged (spec 1.1).
+        # The record counts before it is judged (updateObservedStreamTime comes first).
         stream_time = max(stream_time, record.ts)
         forwards: list[Emission] = []
         if not processor.process(record, stream_time, forwards):

@@ -1,6 +1,6 @@
 """Kafka ``SessionWindows``, record by record.
 
-Mirrors ``KStreamSessionWindowAggregate#process`` (spec section 5.3). A session is
+Mirrors ``KStreamSessionWindowAggregate#process``. A session is
 ``[first ts, last ts]`` (both inclusive); a record at ``t`` merges every session of its key
 with ``end >= t - gap`` and ``start <= t + gap``. The record is dropped when the merged
 session has ``end < closeTime`` where ``closeTime = streamTime - gap - grace``.
@@ -70,7 +70,8 @@ class SessionWindowProcessor:
 
         Args:
             record: the record; its timestamp is already counted in ``stream_time``.
-            stream_time: the partition's stream time after this record (spec 1.1).
+            stream_time: the partition's stream time after this record (raised by
+                ``KStreamSessionWindowAggregate#process`` before the record is judged).
             out: receives every forwarded update: a tombstone per merged-away session, then
                 the merged session.
 
@@ -81,7 +82,8 @@ class SessionWindowProcessor:
         close_time = stream_time - self.grace - self.gap
         sessions = self.store.setdefault(key, _KeySessions())
 
-        # Step 3-4: fold the overlapping sessions, in store order, into a fresh aggregate.
+        # Find the overlapping sessions (ReadOnlySessionStore#findSessions) and fold them,
+        # in store order, into a fresh aggregate.
         found = sessions.find(ts - self.gap, ts + self.gap)
         agg = self.folding.initial()
         merged_start, merged_end = ts, ts
@@ -90,17 +92,19 @@ class SessionWindowProcessor:
             agg = self.folding.merge(key, agg, self.folding.copy(sessions.aggs[(end, start)]))
             merged_start, merged_end = min(merged_start, start), max(merged_end, end)
 
-        # Step 5: the merged session has closed already: drop the record.
+        # The merged session has closed already: drop the record.
         if merged_end < close_time:
             return False
 
-        # Step 6: replace the found sessions (a tombstone each) unless the record only
-        # updates the single-point session [ts, ts] (spec 5.4 a, b).
+        # Replace the found sessions (a tombstone each) unless the record only updates the
+        # single-point session [ts, ts]: a record inside a wider session still tombstones
+        # it before storing the same window again.
         if (merged_start, merged_end) != (ts, ts):
             for end, start in found:
                 sessions.remove((end, start))
                 out.append(Emission(key, start, end, None, end))
-        # The record's value is folded in last (spec 5.4 c).
+        # The record's value is folded in last, after the merged sessions, whatever its
+        # timestamp.
         agg = self.folding.add(key, record, agg)
         sessions.put((merged_end, merged_start), agg)
         result = None if agg is None else self.folding.result(agg)

@@ -1,7 +1,7 @@
 """Kafka ``SlidingWindows`` (KIP-450), record by record.
 
 Mirrors ``KStreamSlidingWindowAggregate#process`` with its reverse-iterator path
-(``#processReverse``, ``#createWindows``) and ``#processEarly`` (spec sections 4.4 to 4.8).
+(``#processReverse``, ``#createWindows``) and ``#processEarly``.
 A window ``[start, start + size]`` includes both ends; a record's *left window* is
 ``[ts - size, ts]`` and its *right window* ``[ts + 1, ts + 1 + size]``. Records with
 ``ts < size`` share the combined window ``[0, size]``. A window accepts an update while
@@ -91,22 +91,24 @@ class SlidingWindowProcessor:
 
         Args:
             record: the record (non-null value); its timestamp is already in ``stream_time``.
-            stream_time: the partition's stream time after this record (spec 1.1).
-            out: receives every forwarded update, in forward order (spec 4.8).
+            stream_time: the partition's stream time after this record
+                (``AbstractKStreamTimeWindowAggregateProcessor#updateObservedStreamTime``).
+            out: receives every forwarded update, in Kafka's forward order (``#processReverse``
+                then ``#createWindows``, or ``#processEarly``).
 
         Returns:
             Whether the record updated or created at least one window (False: it is late).
         """
         close_time = stream_time - self.grace
         if record.ts + self.size < close_time:
-            # Even the record's right-most possible window has closed: drop it (spec 4.4 step 2).
+            # Even the record's right-most possible window has closed: drop it.
             return False
         windows = self.store.setdefault(record.key, _KeyWindows())
         if record.ts < self.size:
             return self._process_early(record, close_time, windows, out)
         return self._process_reverse(record, close_time, windows, out)
 
-    # -- KStreamSlidingWindowAggregate#processReverse / #createWindows (spec 4.4) ----------
+    # -- KStreamSlidingWindowAggregate#processReverse / #createWindows -----------------------
 
     def _process_reverse(
         self, record: Record, close_time: int, windows: _KeyWindows, out: list[Emission]
@@ -114,7 +116,7 @@ class SlidingWindowProcessor:
         ts, size = record.ts, self.size
         scan = _Scan()
         updated_any = False
-        # Step 4: existing windows with start in [max(0, ts - 2*size), ts + 1], latest first.
+        # Existing windows with start in [max(0, ts - 2*size), ts + 1], latest first.
         for start in reversed(windows.fetch(max(0, ts - 2 * size), ts + 1)):
             scan.seen_starts.add(start)
             stored = windows.by_start[start]
@@ -132,7 +134,8 @@ class SlidingWindowProcessor:
                 scan.left_exists = True
                 updated_any |= self._update(record, start, stored.agg, stored.ts, close_time, out)
                 if stored.ts >= ts:
-                    # A record with the same timestamp already created every window (spec 4.5).
+                    # A record with the same timestamp already created every window: Kafka
+                    # returns from #processReverse without creating any.
                     return updated_any
                 scan.previous_ts = stored.ts
             else:
@@ -146,15 +149,15 @@ class SlidingWindowProcessor:
     def _create_windows(
         self, record: Record, close_time: int, scan: _Scan, out: list[Emission]
     ) -> bool:
-        """Create the missing windows, in Kafka's order (spec 4.4 step 5, 4.8)."""
+        """Create the missing windows, in Kafka's order (``#createWindows``)."""
         ts, size = record.ts, self.size
         updated_any = False
-        # 5a. The previous record's right window, if missing and the record falls into it.
+        # First, the previous record's right window, if missing and the record falls into it.
         if scan.previous_ts is not None:
             previous_right = scan.previous_ts + 1
             if previous_right not in scan.seen_starts and previous_right + size >= ts:
                 updated_any |= self._create_previous_right(record, previous_right, close_time, out)
-        # 5b. The record's left window, starting from the left source when it overlaps.
+        # Then the record's left window, starting from the left source when it overlaps.
         if not scan.left_exists:
             if scan.previous_ts is not None and ts - size <= scan.previous_ts:
                 assert scan.left_source is not None
@@ -162,12 +165,12 @@ class SlidingWindowProcessor:
             else:
                 base = self.folding.initial()
             updated_any |= self._update(record, ts - size, base, ts, close_time, out)
-        # 5c. The record's right window, as a copy of the right source (no close check).
+        # Last, the record's right window, as a copy of the right source (no close check).
         if not scan.right_exists:
             self._create_current_right(record, scan.right_source, out)
         return updated_any
 
-    # -- KStreamSlidingWindowAggregate#processEarly (spec 4.6) -----------------------------
+    # -- KStreamSlidingWindowAggregate#processEarly -----------------------------------------
 
     def _process_early(
         self, record: Record, close_time: int, windows: _KeyWindows, out: list[Emission]
@@ -254,7 +257,8 @@ class SlidingWindowProcessor:
             out: receives the forwarded update.
 
         Returns:
-            Whether the window accepted the record (False: skipped as expired, spec 4.4 step 6).
+            Whether the window accepted the record (False: skipped as expired, as
+            ``#updateWindowAndForward`` does).
         """
         if start + self.size < close_time:
             return False

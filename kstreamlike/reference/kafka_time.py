@@ -1,6 +1,6 @@
 """Kafka ``TimeWindows`` (tumbling and hopping): one key-partitioned window store, per record.
 
-Mirrors ``KStreamWindowAggregate#process`` (spec section 3.6). A window is ``[start, end)``
+Mirrors ``KStreamWindowAggregate#process``. A window is ``[start, end)``
 with ``end = start + size``; it accepts a record while ``end > closeTime`` where
 ``closeTime = streamTime - grace``. A record may be accepted by some of its windows and
 skipped by others; it is late only when every window skipped it.
@@ -35,8 +35,8 @@ class _Stored:
 def window_starts(ts: int, size: int, advance: int) -> list[int]:
     """The starts of the windows that contain ``ts``, ascending (``TimeWindows#windowsFor``).
 
-    Windows are aligned to epoch 0 and never start before 0 (spec 3.4, 3.5). ``size`` need
-    not be a multiple of ``advance``.
+    Windows are aligned to epoch 0 and never start before 0 (``windowsFor`` clamps the
+    first start at 0). ``size`` need not be a multiple of ``advance``.
 
     Args:
         ts: the record timestamp (>= 0).
@@ -70,7 +70,8 @@ class TimeWindowProcessor:
 
         Args:
             record: the record; its timestamp is already counted in ``stream_time``.
-            stream_time: the partition's stream time after this record (spec 1.1).
+            stream_time: the partition's stream time after this record
+                (``AbstractKStreamTimeWindowAggregateProcessor#updateObservedStreamTime``).
             out: receives every forwarded update, in forward order.
 
         Returns:
@@ -82,7 +83,8 @@ class TimeWindowProcessor:
         updated_any = False
         for start in window_starts(record.ts, size, self.window.advance):
             if start + size <= close_time:
-                # Expired window: the record is dropped for this window only (spec 3.6 step 3).
+                # Expired window: the record is dropped for this window only
+                # (KStreamWindowAggregate#process goes on with the record's other windows).
                 continue
             self._update(record, start, windows, out)
             updated_any = True

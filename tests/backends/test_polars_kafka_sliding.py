@@ -3,9 +3,9 @@
 The strategies aim at what makes sliding windows hard: records of a key close together (so
 left and right windows overlap and are copied into each other), records arriving out of
 order (right-window copies, left windows copied from a left source), equal timestamps (the
-early return of spec 4.5), early timestamps below the window size (the combined window),
-records late for their own left window but not for later windows (spec 4.7), whole-record
-drops, and several partitions, each with its own stream time.
+early return of ``KStreamSlidingWindowAggregate#processReverse``), early timestamps below
+the window size (the combined window), records late for their own left window but not for
+later windows, whole-record drops, and several partitions, each with its own stream time.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
+from kstreamlike.backends import polars as polars_backend
 from kstreamlike.kernels import partials as _partials
 from kstreamlike.kernels.columns import GROUP, SEQ, TS
 from kstreamlike.kernels.kafka.sliding import in_grace as _sliding_in_grace
@@ -222,15 +223,16 @@ def _final_results_spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Records, per run, whether the full algorithm read final results without the
     changelog (every store takes the full algorithm here, not the in-grace closed form)."""
     direct: list[bool] = []
-    monkeypatch.setattr(_sliding_in_grace, "in_grace_final_results", lambda *args: None)
-    original = kafka_sliding._final_results
+    # Patched where the Polars backend looks it up (it imports the function itself).
+    monkeypatch.setattr(polars_backend, "in_grace_final_results", lambda *args: None)
+    original = kafka_sliding.final_results
 
     def spy(*args: Any) -> pl.DataFrame | None:
         result = original(*args)
         direct.append(result is not None)
         return result
 
-    monkeypatch.setattr(kafka_sliding, "_final_results", spy)
+    monkeypatch.setattr(kafka_sliding, "final_results", spy)
     return direct
 
 
@@ -261,8 +263,9 @@ def test_final_results_fall_back_when_a_window_takes_a_record_after_eviction(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """b@105 brings stream time to exactly end + grace of a's window [90, 100]: suppress
-    evicts it, yet the window is still open and takes a@100 (a second final result, spec
-    6.6), so the changelog is built."""
+    evicts it, yet the window is still open and takes a@100 (a second final result:
+    suppress evicts at ``end + grace``, one tick before the window closes), so the changelog
+    is built."""
     frame = pl.DataFrame({"k": ["a", "b", "a"], "ts": [100, 105, 100], "v": [1, 2, 3]})
     direct = _final_results_spy(monkeypatch)
     table = _suppressed(frame, 10, 5)
@@ -491,9 +494,10 @@ def test_a_late_record_is_copied_into_a_later_left_window(contents: ks.agg.AggEx
     its left window has closed, so it creates only the right window [169, 173] of the
     record at 168, never its own right window [170, 174]. The record at 175 then builds its
     left window [171, 175] from the latest window ending before it, [169, 173]: Kafka's
-    final result for [171, 175] counts the record at 169, outside its bounds (spec 4.4 step
-    5b, 4.7), and the vectorized backend says the same (the compiled scan, and the full
-    vectorized history for ``collect_list``)."""
+    final result for [171, 175] counts the record at 169, outside its bounds (the left
+    window starts from its left source's aggregate in
+    ``KStreamSlidingWindowAggregate#createWindows``), and the vectorized backend says the
+    same (the compiled scan, and the full vectorized history for ``collect_list``)."""
     rows = [(1, 160), (1, 168), (2, 171), (1, 169), (1, 172), (1, 175), (2, 200)]
     frame = pl.DataFrame(
         {"o": range(len(rows)), "k": [k for k, _ in rows], "ts": [t for _, t in rows]}

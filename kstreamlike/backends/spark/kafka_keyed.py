@@ -35,14 +35,16 @@ from kstreamlike.backends.spark._prepare import PART, SEQ, TS
 from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.frames import schema_of
-from kstreamlike.kernels.kafka.session.windows import CONSUMER, SUB, run_session
+from kstreamlike.kernels.kafka.session.changelog import CONSUMER, SUB
+from kstreamlike.kernels.kafka.session.windows import run_session
 from kstreamlike.kernels.kafka.sliding.in_grace import (
     closed_form_candidates,
     split_stores,
     takes_split,
 )
 from kstreamlike.kernels.kafka.sliding.scan import scan_stores
-from kstreamlike.kernels.kafka.sliding.windows import CREATED, run_sliding
+from kstreamlike.kernels.kafka.sliding.table import CREATED
+from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted
 from kstreamlike.plan.nodes import (
@@ -242,7 +244,7 @@ def _suppress_placed(
     with the partition's stream time, and their emission order.
 
     Suppress stream time reaches a record's stream time at the record's first forward
-    (:func:`kstreamlike.kernels.kafka.sliding.windows._final_results`). A final result is
+    (:func:`kstreamlike.kernels.kafka.sliding.final.final_results`). A final result is
     evicted at the first forward of the first record whose stream time reaches its
     ``DUE``; an update at forward ``(SEQ, SUB)`` at the later of that and itself, and
     emitted unless the window's next update comes first.

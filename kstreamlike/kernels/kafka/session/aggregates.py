@@ -1,10 +1,10 @@
 """Declarative aggregates of Kafka session updates, vectorized.
 
-An update's value is Kafka's fold: the merger over the found sessions' stored aggregates in
-store order, then the aggregator with the new record (spec 5.3 step 4, 6). For declarative
-aggregations the result is the aggregate over the accepted records of the key that have
-arrived so far and lie in the merged session; only floating-point sums depend on the order
-of the fold. So:
+An update's value is Kafka's fold (``KStreamSessionWindowAggregate#process``): the merger
+over the found sessions' stored aggregates in store order, then the aggregator with the new
+record. For declarative aggregations the result is the aggregate over the accepted records
+of the key that have arrived so far and lie in the merged session; only floating-point sums
+depend on the order of the fold. So:
 
 - ``count``, ``sum``, ``mean``, ``min`` and ``max`` replay the fold itself. Each update
   continues the running fold of one session it found (a *chain*); a second found session

@@ -4,11 +4,11 @@ The general session algorithm (:mod:`.windows`) reconstructs every key's session
 history with range searches over all of its records. Two questions only concern the few
 records that arrive far behind stream time, and only records near them in event time:
 
-- **Is a record dropped?** (spec 5.3 step 5) Only a record older than the close time
-  ``stream time - gap - grace`` can be. It is dropped when the run of records that arrived
-  before it (and were kept), starting at its timestamp and stepping at most ``gap`` at a
-  time, never reaches the close time. Only records with a timestamp between the record's
-  and ``close time + gap`` can be on that run.
+- **Is a record dropped?** (``KStreamSessionWindowAggregate#process``) Only a record
+  older than the close time ``stream time - gap - grace`` can be. It is dropped when the
+  run of records that arrived before it (and were kept), starting at its timestamp and
+  stepping at most ``gap`` at a time, never reaches the close time. Only records with a
+  timestamp between the record's and ``close time + gap`` can be on that run.
 - **Does a record merge a session that has already closed?** Only a record more than
   ``grace`` behind stream time can (the session ended ``gap + grace`` before stream time and
   the record is within ``gap`` of it). The session it finds on its left has closed when the
@@ -129,7 +129,8 @@ def _reach(starts: pl.DataFrame, pairs: pl.DataFrame, gap: int) -> pl.DataFrame:
 def accepted_nearby(
     ordered: pl.DataFrame, order: TimeOrder, close_time: pl.Expr, gap: int
 ) -> pl.Series | None:
-    """Which records are kept (not dropped as late, spec 5.3 step 5), aligned with
+    """Which records are kept (not dropped as late by ``KStreamSessionWindowAggregate#process``),
+    aligned with
     ``ordered`` (sorted by :meth:`TimeOrder.sort`; columns ``SEQ``, ``TS``, ``GROUP`` and what
     ``close_time`` reads).
 

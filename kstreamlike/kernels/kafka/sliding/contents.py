@@ -52,7 +52,7 @@ __all__ = [
     "sum_of",
 ]
 
-CLOSE = "__ks_close"  # stream time minus grace after the record (spec 4.4 step 2)
+CLOSE = "__ks_close"  # stream time minus grace after the record (closeTime in #process)
 COUNT = "__ks_count"  # number of records
 TS_MAX = "__ks_ts_max"  # largest timestamp
 FIRST_SEQ = "__ks_first_seq"  # earliest arrival

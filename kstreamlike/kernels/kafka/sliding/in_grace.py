@@ -3,10 +3,11 @@ records all arrive in grace, and for a store's records up to its first record be
 
 A record arrives *in grace* when ``ts + grace > stream time`` at its arrival (the stream
 time the record itself brings included) and ``ts >= size`` (it does not take the early
-path, spec 4.6). In a store (partition, key) whose records all arrive in grace, every window
-a record creates or updates is still open then, and no record in a window's bounds arrives
-once stream time has reached the window's end plus grace. Kafka's decisions (spec 4.4) then
-leave the windows KIP-450 describes, with exact contents: the left window
+path, ``KStreamSlidingWindowAggregate#processEarly``). In a store (partition, key) whose
+records all arrive in grace, every window a record creates or updates is still open then,
+and no record in a window's bounds arrives once stream time has reached the window's end
+plus grace. Kafka's decisions (``#processReverse``, ``#createWindows``) then leave the
+windows KIP-450 describes, with exact contents: the left window
 ``[t - size, t]`` of every record timestamp ``t``, and the right window
 ``[t + 1, t + 1 + size]`` of ``t`` when some record falls in ``(t, t + 1 + size]``, each
 holding every record of the store in its bounds, and each final before it is emitted. So a
@@ -47,13 +48,10 @@ from kstreamlike.kernels.aggregates import final_exprs
 from kstreamlike.kernels.columns import END, PART, SEQ, START, TIMESTAMP, TS
 from kstreamlike.kernels.due_order import emission_order
 from kstreamlike.kernels.emission import DUE, FIRST, TIME, first_reached, reaching_steps
+from kstreamlike.kernels.kafka.sliding.changelog import SUB
 from kstreamlike.kernels.kafka.sliding.scan import scan_stores
-from kstreamlike.kernels.kafka.sliding.windows import (
-    CREATED,
-    SUB,
-    TOMBSTONE,
-    run_sliding,
-)
+from kstreamlike.kernels.kafka.sliding.table import CREATED
+from kstreamlike.kernels.kafka.sliding.windows import TOMBSTONE, run_sliding
 from kstreamlike.kernels.packing import sorting_rows
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
@@ -150,7 +148,7 @@ def _stores_output(
     else the full vectorized history: their rows emitted where the stream time reaches
     their ``DUE``, their other rows with ``FIRST`` (the record after which each is
     emitted) and ``SUB`` (its forward there), and their late records. Final results come
-    straight from the settled windows (:func:`.windows._final_results`), and from
+    straight from the settled windows (:func:`.final.final_results`), and from
     the writes suppress may emit for the others."""
     local = records.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
     local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
@@ -174,7 +172,8 @@ def _stores_output(
     if suppress_duration is None:
         # on window close: at the first record closing the window. A window is never
         # created closed: a record not dropped whole creates only windows ending after
-        # ts + size >= stream time - grace (spec 4.4 steps 2, 5, 6)
+        # ts + size >= stream time - grace (KStreamSlidingWindowAggregate#process,
+        # #createWindows)
         return rows.drop(SEQ, CREATED, strict=False), rows.head(0), late_rows
     return rows.head(0), _suppressed(node, rows, steps, positions, suppress_duration), late_rows
 
@@ -242,8 +241,9 @@ def split_stores(
     rows is kept).
 
     A record is dropped whole when even its latest window, the right one, has closed
-    (``ts + size + grace < stream time``, spec 4.4 step 2): it touches no window and does
-    not move stream time, so its store takes the closed form all the same.
+    (``ts + size + grace < stream time``, ``KStreamSlidingWindowAggregate#process``): it
+    touches no window and does not move stream time, so its store takes the closed form
+    all the same.
     """
     window = node.window
     assert isinstance(window, KafkaSlidingWindow)
