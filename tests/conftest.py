@@ -15,23 +15,62 @@ from kstreamlike.errors import UnsupportedPlanError
 # The backend fixture is a constant string, so sharing it across examples is safe.
 SUPPRESSED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
-settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=SUPPRESSED)
+# Two layers. The default one (`pytest`, the README's command) proves every code path once:
+# every test on the reference and Polars backends, and on Spark the tests written for Spark
+# (its own property tests, few examples) and one conformance scenario per code path. The
+# full layer (`KSTREAMLIKE_TESTS=full pytest`, CI's second run) adds every generic test on
+# Spark and more Hypothesis examples everywhere.
+FULL = os.environ.get("KSTREAMLIKE_TESTS") == "full"
+
+# Hypothesis profiles, derandomized without an example database, so that every machine draws
+# the same examples and a fresh clone gets CI's verdict: "ci" (the default layer) and "full"
+# (the full layer). Random exploration is opt-in: HYPOTHESIS_PROFILE=dev (150 examples) or
+# thorough (2000). A failing example any profile finds is kept in its test as an explicit
+# @example (or a unit test), so that it stays found.
+_FIXED = {"derandomize": True, "database": None}
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=SUPPRESSED, **_FIXED
+)
+settings.register_profile(
+    "full", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED, **_FIXED
+)
+settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED)
 settings.register_profile(
     "thorough", max_examples=2000, deadline=None, suppress_health_check=SUPPRESSED
 )
-settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "full" if FULL else "ci"))
+
+
+def _generic_spark(item: pytest.Item) -> bool:
+    """Whether ``item`` is a generic test (the ``backend`` fixture) drawn on Spark."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.params.get("backend") == "spark"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``site`` build the documentation site: they run only when a marker
-    expression names them (``pytest -m site``), never in the default run."""
-    if re.search(r"\bsite\b", config.option.markexpr or ""):
+    """Choose the layer's tests.
+
+    Tests marked ``site`` build the documentation site: they run only when a marker
+    expression names them (``pytest -m site``). Outside the full layer, tests marked
+    ``full``, and generic tests drawn on Spark that no ``spark_path`` mark names as the one
+    proving a Spark code path, are deselected (the full layer runs them).
+    """
+    if not re.search(r"\bsite\b", config.option.markexpr or ""):
+        skip = pytest.mark.skip(reason="builds the documentation site: run with `pytest -m site`")
+        for item in items:
+            if item.get_closest_marker("site") is not None:
+                item.add_marker(skip)
+    if FULL:
         return
-    skip = pytest.mark.skip(reason="builds the documentation site: run with `pytest -m site`")
+    kept, deselected = [], []
     for item in items:
-        if item.get_closest_marker("site") is not None:
-            item.add_marker(skip)
+        in_full = item.get_closest_marker("full") is not None or (
+            _generic_spark(item) and item.get_closest_marker("spark_path") is None
+        )
+        (deselected if in_full else kept).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 
 @pytest.hookimpl(hookwrapper=True)

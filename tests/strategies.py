@@ -120,7 +120,11 @@ def kafka_frames(
 
 
 def spark_examples(few: int) -> int:
-    """How many examples a Hypothesis test on Spark takes: ``few`` (Spark runs each query in
-    about a second on a local session, whatever its size), or 25 times as many with the
-    ``thorough`` profile."""
-    return few * 25 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else few
+    """How many examples a Hypothesis test on Spark takes (Spark runs each query in about a
+    second on a local session, whatever its size): ``few`` in the full layer, a third of it
+    (at least 2) in the default layer, 25 times ``few`` with the ``thorough`` profile."""
+    if os.environ.get("HYPOTHESIS_PROFILE") == "thorough":
+        return few * 25
+    if os.environ.get("KSTREAMLIKE_TESTS") == "full":
+        return few
+    return max(2, few // 3)

@@ -9,7 +9,6 @@ session); the ``thorough`` profile runs more.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,11 +42,12 @@ from tests.backends.flink_strategies import (
 from tests.backends.spark_kafka import assert_distributed
 from tests.backends.test_polars_flink import _pipeline, explicit_cases
 from tests.backends.test_spark_kafka import EXAMPLES
+from tests.strategies import spark_examples
 
 pytestmark = pytest.mark.spark
 
 # The firing model runs per key: more Spark steps per query, fewer examples.
-KEYED_EXAMPLES = 60 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 4
+KEYED_EXAMPLES = spark_examples(4)
 
 
 @settings(max_examples=EXAMPLES)

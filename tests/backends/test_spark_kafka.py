@@ -96,7 +96,7 @@ EDGES = pl.DataFrame(
 
 @pytest.mark.parametrize("partition", [None, "p"])
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("advance", [10, 5])
+@pytest.mark.parametrize("advance", [10, pytest.param(5, marks=pytest.mark.full)])
 def test_spark_python_time_windows_edge_cases(
     spark: Any, advance: int, mode: str, partition: str | None
 ) -> None:
@@ -111,7 +111,7 @@ def test_spark_python_time_windows_edge_cases(
         assert reference.collect()["is_tombstone"].any()
 
 
-@pytest.mark.parametrize("partition", [None, "p"])
+@pytest.mark.parametrize("partition", [None, pytest.param("p", marks=pytest.mark.full)])
 @pytest.mark.parametrize("mode", MODES)
 def test_spark_plans_stay_distributed(
     spark: Any, partition: str | None, mode: str, monkeypatch: pytest.MonkeyPatch
@@ -161,7 +161,9 @@ def _late_stream_frame() -> pl.DataFrame:
     ],
     ids=["dense", "sparse", "string", "datetime", "input-order"],
 )
-@pytest.mark.parametrize("advance", [10, 4], ids=["tumbling", "hopping"])
+@pytest.mark.parametrize(
+    "advance", [10, pytest.param(4, marks=pytest.mark.full)], ids=["tumbling", "hopping"]
+)
 @pytest.mark.parametrize("driver", [True, False], ids=["arrival-table", "distributed"])
 def test_spark_late_records_stream_time_for_every_kind_of_position(
     spark: Any,
@@ -190,7 +192,9 @@ def test_spark_late_records_stream_time_for_every_kind_of_position(
     assert_same_as_reference(table, "spark")
 
 
-@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])
+@pytest.mark.parametrize(
+    "zone", ["America/New_York", pytest.param("Asia/Kolkata", marks=pytest.mark.full)]
+)
 def test_spark_local_date_times_ignore_the_session_time_zone(spark: Any, zone: str) -> None:
     # Local date-times around a daylight-saving change (02:30 on 2024-03-10 does not exist
     # in New York), one-day windows, a late record: the same as the reference in any zone.

@@ -138,7 +138,7 @@ SPLIT_ROWS = pl.DataFrame(
 
 
 @pytest.mark.parametrize("listing", [True, False])
-@pytest.mark.parametrize("partition", [None, "p"])
+@pytest.mark.parametrize("partition", [None, pytest.param("p", marks=pytest.mark.full)])
 @pytest.mark.parametrize("mode", ["close", "suppress"])
 def test_spark_sliding_final_results_split_the_stores(
     spark: Any, mode: str, partition: str | None, listing: bool

@@ -8,10 +8,47 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 
 import kstreamlike as ks
 
 DATA = Path(__file__).parent / "data"
+
+
+# The scenarios whose Spark run stays in the default test layer: one per Spark code path
+# (vectorized time windows, on close and with suppress; Python aggregations per key; session
+# and sliding windows; Flink's vectorized time windows and its firing model per key). The full
+# layer runs every scenario on Spark.
+SPARK_PATHS = {
+    "tumbling__count-eowc",
+    "tumbling__suppress-final",
+    "hopping__agg-basic-update",
+    "session__count-eowc",
+    "session__merge-forwards-tombstone",
+    "sliding__suppress-final",
+    "sliding__small-input-update",
+    "sliding__large-input-out-of-order-eowc",
+    "tumbling__event-time-sum",
+    "sliding__event-time-sum",
+    "count-window__size-4-slide-2",
+    "evictor__count-evictor-evict-after",
+    "global__continuous-event-time-trigger",
+    "session__purging-count-trigger-merge",
+    "lateness__tumbling-purging-lateness-500-side-output",
+}
+
+
+def spark_path_marks(stem: str) -> list[pytest.MarkDecorator]:
+    """The ``spark_path`` mark for a scenario of :data:`SPARK_PATHS`, else none."""
+    return [pytest.mark.spark_path] if stem in SPARK_PATHS else []
+
+
+def spark_path_first(cases: list[Any]) -> list[Any]:
+    """``cases`` as parameters, the first marked ``spark_path`` (it proves the Spark path)."""
+    return [
+        pytest.param(case, marks=[pytest.mark.spark_path] if i == 0 else [])
+        for i, case in enumerate(cases)
+    ]
 
 
 class ScenarioNotSupported(Exception):

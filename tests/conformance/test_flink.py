@@ -7,13 +7,18 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.scenarios import ScenarioNotSupported, flink_pipeline, load
+from tests.conformance.scenarios import (
+    ScenarioNotSupported,
+    flink_pipeline,
+    load,
+    spark_path_marks,
+)
 
 
 def _params() -> list[Any]:
     params = []
     for stem, scenario in load("flink"):
-        marks: list[pytest.MarkDecorator] = []
+        marks: list[pytest.MarkDecorator] = spark_path_marks(stem)
         try:
             flink_pipeline(scenario, "reference")
         except ScenarioNotSupported as e:

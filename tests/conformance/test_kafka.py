@@ -12,6 +12,7 @@ from tests.conformance.scenarios import (
     kafka_pipeline,
     kafka_rows,
     load,
+    spark_path_marks,
 )
 
 # Scenarios where kstreamlike deliberately differs from Kafka (docs/differences.md).
@@ -38,7 +39,7 @@ SKIPPED_BY_EVERY_WINDOW = {
 def _params() -> list[Any]:
     params = []
     for stem, scenario in load("kafka"):
-        marks: list[pytest.MarkDecorator] = []
+        marks: list[pytest.MarkDecorator] = spark_path_marks(stem)
         if scenario["window"]["type"] == "join":
             marks.append(
                 pytest.mark.xfail(raises=ScenarioNotSupported, reason="joins: not implemented yet")
