@@ -7,8 +7,7 @@ classes so that each step can be checked against the method it mirrors:
 * :mod:`._windows`: ``TimeWindow``, ``GlobalWindow``, the assigners and the
   ``MergingWindowSet`` of session windows.
 * :mod:`._timers`: the event-time and processing-time halves of ``InternalTimerServiceImpl``.
-* :mod:`._trigger_api`: ``Trigger``, ``TriggerResult``, the trigger context; :mod:`._triggers`:
-  every trigger.
+* :mod:`._trigger_api`, :mod:`._triggers`: ``Trigger``, its result and context; every trigger.
 * :mod:`kstreamlike.kernels.flink.evictors`: the evictors of ``EvictingWindowOperator``.
 * :mod:`._contents`: window contents (folded, or every element when an evictor is set) and
   the window function.
