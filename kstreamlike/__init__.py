@@ -15,7 +15,8 @@ Example:
 """
 
 from kstreamlike import agg, viz
-from kstreamlike.api.flink import KeyedStream, SingleOutputStreamOperator, WindowedStream
+from kstreamlike.api.flink import KeyedStream
+from kstreamlike.api.flink_result import SingleOutputStreamOperator
 from kstreamlike.api.kafka import (
     KGroupedStream,
     KTable,
@@ -25,6 +26,7 @@ from kstreamlike.api.kafka import (
 )
 from kstreamlike.api.result import StreamResult
 from kstreamlike.api.stream import KStream, stream
+from kstreamlike.api.windowed import WindowedStream
 from kstreamlike.assigners import (
     EventTimeSessionWindows,
     GlobalWindows,

@@ -9,9 +9,10 @@ import polars as pl
 
 from kstreamlike.api._source import StreamData, build_source, columns_arg, require_columns
 from kstreamlike.api._source import with_watermarks as _with_watermarks
-from kstreamlike.api.flink import KeyedStream, WindowedStream, count_windowed
+from kstreamlike.api.flink import KeyedStream
 from kstreamlike.api.kafka import KGroupedStream
 from kstreamlike.api.result import FrameT
+from kstreamlike.api.windowed import WindowedStream, count_windowed
 from kstreamlike.backends import validate_backend
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.plan.nodes import Source

@@ -18,7 +18,7 @@ from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 from kstreamlike.reference._evictors import Evictor, evictor_for
 from kstreamlike.reference._input import Record
 from kstreamlike.reference._timers import Key
-from kstreamlike.reference._triggers import StateStore, merge_namespaces
+from kstreamlike.reference._trigger_api import StateStore, merge_namespaces
 from kstreamlike.reference._windows import Window
 from kstreamlike.reference.aggregates import Folding, folding_for
 

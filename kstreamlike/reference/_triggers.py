@@ -1,16 +1,16 @@
-"""Flink's trigger API and triggers, for the reference window operator.
+"""Flink's triggers, for the reference window operator, and the one each plan trigger names.
 
-:class:`TriggerResult`, :class:`TriggerContext` and :class:`Trigger` mirror Flink's
-``TriggerResult``, ``Trigger.TriggerContext`` / ``OnMergeContext`` and ``Trigger``; each
-trigger class mirrors the Flink class of the same name, callback by callback.
+Each trigger class mirrors the Flink class of the same name, callback by callback, on the
+trigger API of :mod:`._trigger_api` (``Trigger``, ``TriggerResult``, ``TriggerContext``);
+:func:`trigger_for` builds the trigger of a plan's ``FlinkTrigger`` for
+:mod:`kstreamlike.reference.flink`'s window operator.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from enum import Enum
-from typing import Any, Protocol
+from abc import abstractmethod
+from collections.abc import Callable
+from typing import Any
 
 from kstreamlike._time import java_remainder
 from kstreamlike.plan.firing import (
@@ -26,7 +26,7 @@ from kstreamlike.plan.firing import (
     FlinkTrigger,
 )
 from kstreamlike.reference._input import Record
-from kstreamlike.reference._timers import Key, Timer, TimerService
+from kstreamlike.reference._trigger_api import Trigger, TriggerContext, TriggerResult
 from kstreamlike.reference._windows import Window
 
 __all__ = [
@@ -39,173 +39,8 @@ __all__ = [
     "NeverTrigger",
     "ProcessingTimeTrigger",
     "PurgingTrigger",
-    "StateStore",
-    "Trigger",
-    "TriggerContext",
-    "TriggerResult",
-    "merge_namespaces",
     "trigger_for",
 ]
-
-
-class TriggerResult(Enum):
-    """What to do with a window after a trigger call (``TriggerResult``)."""
-
-    CONTINUE = "CONTINUE"
-    FIRE = "FIRE"
-    FIRE_AND_PURGE = "FIRE_AND_PURGE"
-    PURGE = "PURGE"
-
-    @property
-    def is_fire(self) -> bool:
-        """Whether the window is evaluated and emitted."""
-        return self in (TriggerResult.FIRE, TriggerResult.FIRE_AND_PURGE)
-
-    @property
-    def is_purge(self) -> bool:
-        """Whether the window contents are cleared (trigger state and timers are kept)."""
-        return self in (TriggerResult.PURGE, TriggerResult.FIRE_AND_PURGE)
-
-
-StateStore = dict[tuple[Key, Window], Any]
-"""Per-namespace state of one kind: (key, window) -> value."""
-
-
-def merge_namespaces(
-    store: StateStore,
-    key: Key,
-    target: Window,
-    sources: Sequence[Window],
-    merge: Callable[[Any, Any], Any],
-) -> None:
-    """Move the state of ``sources`` into ``target``, combining with ``merge``.
-
-    Mirrors ``AbstractHeapMergingState#mergeNamespaces``: the sources are folded in order,
-    then the result is merged into the target's state (``merge(target, sources)``). Absent
-    states are skipped.
-    """
-    merged: Any = None
-    found = False
-    for source in sources:
-        if (key, source) not in store:
-            continue
-        source_state = store.pop((key, source))
-        merged = merge(merged, source_state) if found else source_state
-        found = True
-    if not found:
-        return
-    if (key, target) in store:
-        store[(key, target)] = merge(store[(key, target)], merged)
-    else:
-        store[(key, target)] = merged
-
-
-class TimerOwner(Protocol):
-    """What a trigger context reaches into: the operator's timers and trigger state."""
-
-    event_timers: TimerService
-    processing_timers: TimerService
-    trigger_state: dict[str, StateStore]
-
-
-class TriggerContext:
-    """What a trigger sees and may change for one key and window (``WindowOperator.Context``).
-
-    During :meth:`Trigger.on_merge`, ``merged_windows`` holds the windows being merged into
-    ``window``; otherwise it is empty.
-    """
-
-    def __init__(
-        self,
-        operator: TimerOwner,
-        key: Key,
-        window: Window,
-        merged_windows: Sequence[Window] = (),
-    ) -> None:
-        self._operator = operator
-        self.key = key
-        self.window = window
-        self.merged_windows = merged_windows
-
-    def current_watermark(self) -> int:
-        """The operator's current event time (``Context#getCurrentWatermark``)."""
-        return self._operator.event_timers.current_time
-
-    def current_processing_time(self) -> int:
-        """The current processing time (``Context#getCurrentProcessingTime``)."""
-        return self._operator.processing_timers.current_time
-
-    def register_event_time_timer(self, time: int) -> None:
-        """Call the trigger's ``on_event_time`` when the watermark reaches ``time``."""
-        self._operator.event_timers.register(Timer(time, self.key, self.window))
-
-    def delete_event_time_timer(self, time: int) -> None:
-        """Remove a timer set by :meth:`register_event_time_timer`."""
-        self._operator.event_timers.delete(Timer(time, self.key, self.window))
-
-    def register_processing_time_timer(self, time: int) -> None:
-        """Call the trigger's ``on_processing_time`` when processing time reaches ``time``."""
-        self._operator.processing_timers.register(Timer(time, self.key, self.window))
-
-    def delete_processing_time_timer(self, time: int) -> None:
-        """Remove a timer set by :meth:`register_processing_time_timer`."""
-        self._operator.processing_timers.delete(Timer(time, self.key, self.window))
-
-    def get_state(self, name: str) -> Any:
-        """The trigger's state ``name`` for this key and window, or None
-        (``Context#getPartitionedState``)."""
-        return self._operator.trigger_state.get(name, {}).get((self.key, self.window))
-
-    def set_state(self, name: str, value: Any) -> None:
-        """Set the trigger's state ``name`` for this key and window."""
-        self._operator.trigger_state.setdefault(name, {})[(self.key, self.window)] = value
-
-    def clear_state(self, name: str) -> None:
-        """Drop the trigger's state ``name`` for this key and window."""
-        self._operator.trigger_state.get(name, {}).pop((self.key, self.window), None)
-
-    def merge_partitioned_state(self, name: str, merge: Callable[[Any, Any], Any]) -> None:
-        """Fold the merged windows' state ``name`` into this window's
-        (``Context#mergePartitionedState``)."""
-        store = self._operator.trigger_state.setdefault(name, {})
-        merge_namespaces(store, self.key, self.window, self.merged_windows, merge)
-
-
-class Trigger(ABC):
-    """Decides when a window is evaluated and purged (Flink ``Trigger``).
-
-    Each callback returns a :class:`TriggerResult`; ``clear`` must remove every timer and
-    state the trigger set for the window. Triggers without merge support keep the default
-    :meth:`can_merge` (False); the plan is rejected before it runs if such a trigger meets
-    a merging assigner, so their :meth:`on_merge` is never called.
-    """
-
-    @abstractmethod
-    def on_element(
-        self, record: Record, timestamp: int, window: Window, ctx: TriggerContext
-    ) -> TriggerResult:
-        """Called for every element added to ``window`` (``Trigger#onElement``)."""
-
-    def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        """Called when an event-time timer of ``window`` fires (``Trigger#onEventTime``)."""
-        return TriggerResult.CONTINUE
-
-    def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        """Called when a processing-time timer of ``window`` fires
-        (``Trigger#onProcessingTime``)."""
-        return TriggerResult.CONTINUE
-
-    def can_merge(self) -> bool:
-        """Whether the trigger supports merging windows (``Trigger#canMerge``)."""
-        return False
-
-    def on_merge(self, window: Window, ctx: TriggerContext) -> None:
-        """Called when ``ctx.merged_windows`` merge into ``window`` (``Trigger#onMerge``)."""
-        raise RuntimeError(f"{type(self).__name__} does not support merging.")
-
-    @abstractmethod
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        """Remove the trigger's timers and state for ``window`` (``Trigger#clear``)."""
 
 
 class EventTimeTrigger(Trigger):

@@ -7,7 +7,7 @@ classes so that each step can be checked against the method it mirrors:
 * :mod:`._windows`: ``TimeWindow``, ``GlobalWindow``, the assigners and the
   ``MergingWindowSet`` of session windows.
 * :mod:`._timers`: the event-time and processing-time halves of ``InternalTimerServiceImpl``.
-* :mod:`._triggers`: ``Trigger``, ``TriggerResult``, the trigger context and every trigger.
+* :mod:`._trigger_api`, :mod:`._triggers`: ``Trigger``, its result and context; every trigger.
 * :mod:`kstreamlike.kernels.flink.evictors`: the evictors of ``EvictingWindowOperator``.
 * :mod:`._contents`: window contents (folded, or every element when an evictor is set) and
   the window function.
@@ -40,7 +40,8 @@ from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate
 from kstreamlike.reference._contents import WindowFunctionRunner
 from kstreamlike.reference._input import Partition, Record
 from kstreamlike.reference._timers import Key, Timer, TimerService
-from kstreamlike.reference._triggers import StateStore, TriggerContext, TriggerResult, trigger_for
+from kstreamlike.reference._trigger_api import StateStore, TriggerContext, TriggerResult
+from kstreamlike.reference._triggers import trigger_for
 from kstreamlike.reference._types import Emission, Late
 from kstreamlike.reference._windows import (
     GlobalWindow,

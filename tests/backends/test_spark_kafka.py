@@ -176,7 +176,7 @@ def test_spark_late_records_stream_time_for_every_kind_of_position(
     # arrivals per event-time bucket when the driver can hold it, and from distributed
     # scans when it cannot (here: a table of no rows is too large).
     if not driver:
-        monkeypatch.setattr("kstreamlike.backends.spark._prepare._TABLE_ROWS", 0)
+        monkeypatch.setattr("kstreamlike.backends.spark._summary._TABLE_ROWS", 0)
     frame = _late_stream_frame()
     frame = frame.sort("o") if position is None else frame.with_columns(position.alias("o"))
     stream = ks.stream(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from kstreamlike.agg import AggExpr
-from kstreamlike.backends.spark._prepare import SEQ
+from kstreamlike.backends.spark._columns import SEQ
 from kstreamlike.plan.schema import adding_dtype
 
 if TYPE_CHECKING:

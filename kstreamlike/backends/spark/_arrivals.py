@@ -12,7 +12,7 @@ after its window closed. The exact stream time at a given record (the late side 
 shows it) is a search in a table of finer buckets, then a look at the records of one bucket.
 
 When :func:`._prepare.prepare` could summarize the records per (partition, event-time bucket,
-block of positions) in a table small enough for the driver (:class:`._prepare.Arrivals`),
+block of positions) in a table small enough for the driver (:class:`._summary.Arrivals`),
 the driver answers the same questions from it instead (:func:`closing_table`, and the
 earlier blocks' stream time in :func:`stream_time_by_position`).
 """
@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from kstreamlike.backends.spark import _scan
-from kstreamlike.backends.spark._prepare import BLOCK, BUCKET, PART, TS, Arrivals
+from kstreamlike.backends.spark._columns import BLOCK, BUCKET, PART, TS
 from kstreamlike.backends.spark._scan import asof, numbered, running_max, running_min
+from kstreamlike.backends.spark._summary import Arrivals
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -215,7 +216,7 @@ def closing_table(records: DataFrame, arrivals: Arrivals, window: KafkaTimeWindo
     holding records (``BUCKET`` = k): ``FIRST`` is the arrival position where the window
     closes, the first arrival of a record with event time ``>= end + grace`` (null: never).
 
-    Computed by the driver from the table of arrivals (:class:`._prepare.Arrivals`), whose
+    Computed by the driver from the table of arrivals (:class:`._summary.Arrivals`), whose
     bucket width divides ``size``, ``advance`` and ``grace``: every record of a bucket then
     lies in the same windows and closes the same ones. A window's ``FIRST`` is the smallest
     first arrival of the buckets that close it or a later one (a suffix minimum).

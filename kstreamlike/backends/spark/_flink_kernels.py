@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike.backends.spark._columns import PART, SEQ
 from kstreamlike.backends.spark._kernels import GLOBAL, local_numbers
-from kstreamlike.backends.spark._prepare import PART, SEQ
 from kstreamlike.backends.spark.flink import PROCESSING
 from kstreamlike.kernels.columns import PROC, STAND_IN
 from kstreamlike.kernels.flink.time import TIE, flink_panes

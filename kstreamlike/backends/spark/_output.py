@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike.backends.spark._columns import REASON, ROW, SEQ
 from kstreamlike.backends.spark._frames import local_from_micros, spark_type
-from kstreamlike.backends.spark._prepare import REASON, ROW, SEQ
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kstreamlike.backends.spark._prepare import CHUNK, PART, SEQ
+from kstreamlike.backends.spark._columns import CHUNK, PART, SEQ
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

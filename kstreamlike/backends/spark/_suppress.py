@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kstreamlike.backends.spark._prepare import CHUNK, PART
+from kstreamlike.backends.spark._columns import CHUNK, PART
 from kstreamlike.backends.spark._scan import first_position_reaching, numbered, running_max
 
 if TYPE_CHECKING:

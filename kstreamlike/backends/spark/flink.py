@@ -25,9 +25,10 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
 from kstreamlike.backends.spark._aggregates import final_columns, running_columns
+from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ, TS
 from kstreamlike.backends.spark._output import finish_late, finish_main
-from kstreamlike.backends.spark._prepare import PART, REASON, ROW, SEQ, TS, holds
 from kstreamlike.backends.spark._scan import asof, first_position_reaching, numbered, running_max
+from kstreamlike.backends.spark._validity import holds
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     ExplicitWatermarks,
@@ -147,8 +148,8 @@ def _explicit_watermarks(
     """
     from pyspark.sql import functions as F
 
+    from kstreamlike.backends.spark._columns import ROW
     from kstreamlike.backends.spark._frames import from_polars, spark_type
-    from kstreamlike.backends.spark._prepare import ROW
 
     source = node.source
     column = source.order_by if source.order_by is not None else ROW

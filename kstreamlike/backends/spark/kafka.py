@@ -26,9 +26,10 @@ from kstreamlike.backends.spark._arrivals import (
     stream_time_at,
     stream_time_by_position,
 )
-from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
+from kstreamlike.backends.spark._columns import END, PART, ST, START, TIMESTAMP, TOMBSTONE, TS
+from kstreamlike.backends.spark._numbering import position_value
 from kstreamlike.backends.spark._output import finish_late, finish_main
-from kstreamlike.backends.spark._prepare import PART, TS, Prepared, position_value
+from kstreamlike.backends.spark._prepare import Prepared
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,

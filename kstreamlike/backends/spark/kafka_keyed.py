@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from kstreamlike.backends.spark import _scan
-from kstreamlike.backends.spark._columns import END, ST, START, TIMESTAMP, TOMBSTONE
+from kstreamlike.backends.spark._columns import END, PART, SEQ, ST, START, TIMESTAMP, TOMBSTONE, TS
 from kstreamlike.backends.spark._kernels import (
     KernelFailed,
     local_numbers,
@@ -31,7 +31,6 @@ from kstreamlike.backends.spark._kernels import (
     to_global,
 )
 from kstreamlike.backends.spark._output import finish_late, finish_main
-from kstreamlike.backends.spark._prepare import PART, SEQ, TS
 from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.frames import schema_of

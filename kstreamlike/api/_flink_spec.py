@@ -1,0 +1,224 @@
+"""The Flink builders' settings and the build-time checks each setting passes.
+
+``KeyedStream.window`` and the calls on a ``WindowedStream`` after it gather a
+:class:`WindowSpec`: the windows, their trigger and evictor, the allowed lateness and the
+late-data tag. The functions here check each value as it is set (an assigner that needs
+watermarks, a trigger that cannot run on the windows, a negative lateness, an aggregate
+that cannot merge sessions) and turn it into its plan form, so that the builders in
+:mod:`kstreamlike.api.flink` and :mod:`kstreamlike.api.windowed` stay thin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from kstreamlike._time import Duration, format_micros, to_micros
+from kstreamlike.api._source import require_columns
+from kstreamlike.assigners import (
+    EventTimeSessionWindows,
+    GlobalWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+)
+from kstreamlike.errors import InvalidSpecError, SchemaError
+from kstreamlike.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
+from kstreamlike.functions import OutputTag, ProcessWindowFunction
+from kstreamlike.plan.firing import (
+    FlinkEventTimeTrigger,
+    FlinkEvictor,
+    FlinkProcessingTimeTrigger,
+    FlinkPurgingTrigger,
+    FlinkTrigger,
+    can_merge,
+    trigger_name,
+    uses_processing_time,
+)
+from kstreamlike.plan.nodes import (
+    Aggregation,
+    ExplicitWatermarks,
+    FlinkAggregateFunction,
+    Source,
+    WatermarkPlan,
+)
+from kstreamlike.plan.windows import FlinkGlobalWindow, FlinkSessionWindow, FlinkWindow
+from kstreamlike.triggers import TRIGGER_TYPES, Trigger
+
+__all__ = [
+    "WindowAssigner",
+    "WindowSpec",
+    "check_count",
+    "check_late_tag",
+    "check_window_function",
+    "lateness_ticks",
+    "no_watermarks",
+    "resolve_evictor",
+    "resolve_trigger",
+    "time_window_spec",
+]
+
+WindowAssigner = (
+    TumblingEventTimeWindows | SlidingEventTimeWindows | EventTimeSessionWindows | GlobalWindows
+)
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """Everything ``window(...)`` and the calls after it set, before the window function."""
+
+    window: FlinkWindow
+    assigner: str
+    trigger: FlinkTrigger
+    evictor: FlinkEvictor | None = None
+    allowed_lateness: int = 0
+    late_tag: str | None = None
+
+
+def no_watermarks() -> WatermarkPlan:
+    """The watermark plan of a stream without one: no watermark before the end of input."""
+    return ExplicitWatermarks(pl.DataFrame(schema={"after": pl.Int64, "watermark": pl.Int64}))
+
+
+def check_count(value: object, param: str) -> int:
+    """A count window's ``size`` or ``slide``: an integer of at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidSpecError(f"{param} must be an integer >= 1, got {value!r}")
+    return value
+
+
+def time_window_spec(source: Source, assigner: WindowAssigner) -> WindowSpec:
+    """The settings of ``window(assigner)`` for event-time windows, with the default
+    ``EventTimeTrigger``, once the assigner fits the stream (it has watermarks, and a
+    dynamic session gap column holds integers or durations)."""
+    if not isinstance(
+        assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, EventTimeSessionWindows)
+    ):
+        raise InvalidSpecError(
+            "assigner must be ks.TumblingEventTimeWindows, ks.SlidingEventTimeWindows, "
+            f"ks.EventTimeSessionWindows or ks.GlobalWindows, got {assigner!r}"
+        )
+    if source.watermarks is None:
+        raise InvalidSpecError(
+            "event-time windows need watermarks: pass watermarks="
+            "ks.WatermarkStrategy.for_bounded_out_of_orderness(...) (or "
+            "for_monotonous_timestamps() / explicit(frame)) to ks.stream(), or call "
+            "assign_timestamps_and_watermarks()"
+        )
+    if isinstance(assigner, EventTimeSessionWindows) and assigner.gap_column is not None:
+        column = assigner.gap_column
+        require_columns(source.schema, [column], "dynamic gap")
+        dtype = source.schema[column]
+        if not (dtype.is_integer() or isinstance(dtype, pl.Duration)):
+            raise SchemaError(
+                f"dynamic gap column {column!r} must hold integer milliseconds or a "
+                f"Duration, got {dtype}"
+            )
+    return WindowSpec(
+        window=assigner._resolve(source.time_unit),
+        assigner=type(assigner).__name__,
+        trigger=FlinkEventTimeTrigger(),
+    )
+
+
+def resolve_trigger(source: Source, spec: WindowSpec, trigger: Trigger) -> FlinkTrigger:
+    """The plan form of ``trigger``, once it fits the windows of ``spec`` (see
+    ``WindowedStream.trigger`` for what does not)."""
+    if not isinstance(trigger, TRIGGER_TYPES):
+        raise InvalidSpecError(
+            f"trigger must be a trigger such as ks.CountTrigger.of(n), got {trigger!r}"
+        )
+    resolved = trigger._resolve(source.time_unit)
+    name = trigger_name(resolved)
+    if isinstance(spec.window, FlinkSessionWindow) and not can_merge(resolved):
+        raise InvalidSpecError(
+            f"{name} cannot be used with EventTimeSessionWindows: session windows merge, "
+            "and this trigger does not support merging (Trigger#canMerge is false)"
+        )
+    if uses_processing_time(resolved) and source.processing_time is None:
+        raise InvalidSpecError(
+            f"{name} needs processing time: name the column holding each record's "
+            "processing time with ks.stream(..., processing_time=...)"
+        )
+    if isinstance(spec.window, FlinkGlobalWindow):
+        _check_global_trigger(resolved)
+    return resolved
+
+
+def _check_global_trigger(trigger: FlinkTrigger) -> None:
+    """Reject the triggers that only work on time windows when the windows are global.
+
+    ``EventTimeTrigger`` and ``ProcessingTimeTrigger`` are Flink triggers of
+    ``TimeWindow``s: they fire at the window's end. On ``GlobalWindows`` Flink accepts them
+    when the job is built and the job fails at run time (``ClassCastException``: a
+    ``GlobalWindow`` is no ``TimeWindow``), purging or not.
+    """
+    inner = trigger
+    while isinstance(inner, FlinkPurgingTrigger):
+        inner = inner.nested
+    if isinstance(inner, FlinkEventTimeTrigger):
+        instead = (
+            "ks.GlobalWindows.create_with_end_of_stream_trigger() to fire once at the end of "
+            "the input, or ks.ContinuousEventTimeTrigger"
+        )
+    elif isinstance(inner, FlinkProcessingTimeTrigger):
+        instead = "ks.ContinuousProcessingTimeTrigger or ks.CountTrigger"
+    else:
+        return
+    raise InvalidSpecError(
+        f"{trigger_name(trigger)} cannot be used with GlobalWindows: it fires at a "
+        "TimeWindow's end, and global windows have none (Flink fails the job at run time "
+        f"with a ClassCastException); use {instead}"
+    )
+
+
+def resolve_evictor(source: Source, evictor: Evictor) -> FlinkEvictor:
+    """The plan form of ``evictor``, once it is one of the evictors."""
+    if not isinstance(evictor, (CountEvictor, TimeEvictor, DeltaEvictor)):
+        raise InvalidSpecError(
+            f"evictor must be ks.CountEvictor, ks.TimeEvictor or ks.DeltaEvictor, got {evictor!r}"
+        )
+    return evictor._resolve(source.time_unit)
+
+
+def lateness_ticks(source: Source, spec: WindowSpec, lateness: Duration) -> int:
+    """An allowed lateness in ticks: at least 0, and 0 on ``GlobalWindows``."""
+    micros = to_micros(lateness, "lateness")
+    if micros < 0:
+        raise InvalidSpecError(f"lateness must be >= 0, got {format_micros(micros)}")
+    ticks = source.time_unit.ticks(micros, "lateness")
+    if ticks > 0 and isinstance(spec.window, FlinkGlobalWindow):
+        raise InvalidSpecError(
+            "allowed_lateness has no effect on GlobalWindows: global windows are never "
+            "late and never cleaned up (Flink accepts the call and ignores it); leave it out"
+        )
+    return ticks
+
+
+def check_late_tag(tag: OutputTag) -> str:
+    """The name of the late-data side output ``tag``."""
+    if not isinstance(tag, OutputTag):
+        raise InvalidSpecError(f"tag must be a ks.OutputTag, got {tag!r}")
+    return tag.name
+
+
+def check_window_function(
+    spec: WindowSpec,
+    aggregation: Aggregation,
+    window_function: object,
+) -> None:
+    """A window function must be a ``ProcessWindowFunction``, and an ``AggregateFunction``
+    on session windows must implement ``merge``."""
+    if window_function is not None and not isinstance(window_function, ProcessWindowFunction):
+        raise InvalidSpecError(
+            f"window_function must be a ks.ProcessWindowFunction, got {window_function!r}"
+        )
+    if (
+        isinstance(spec.window, FlinkSessionWindow)
+        and isinstance(aggregation, FlinkAggregateFunction)
+        and not aggregation.function.implements_merge()
+    ):
+        raise InvalidSpecError(
+            f"{type(aggregation.function).__name__} cannot aggregate session windows: "
+            "sessions merge, so the AggregateFunction must implement merge(a, b)"
+        )
