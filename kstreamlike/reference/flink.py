@@ -8,7 +8,7 @@ classes so that each step can be checked against the method it mirrors:
   ``MergingWindowSet`` of session windows.
 * :mod:`._timers`: the event-time and processing-time halves of ``InternalTimerServiceImpl``.
 * :mod:`._trigger_api`, :mod:`._triggers`: ``Trigger``, its result and context; every trigger.
-* :mod:`kstreamlike.kernels.flink.evictors`: the evictors of ``EvictingWindowOperator``.
+* :mod:`._evictors`: the evictors of ``EvictingWindowOperator``.
 * :mod:`._contents`: window contents (folded, or every element when an evictor is set) and
   the window function.
 * :class:`WindowOperator` here is ``WindowOperator#processElement``, ``#onEventTime``,

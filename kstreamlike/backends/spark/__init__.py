@@ -88,8 +88,7 @@ def unsupported(plan: LoweredPlan) -> str | None:
 
 
 def vectorized(agg: FlinkWindowedAggregate) -> bool:
-    """Whether a Flink plan runs vectorized on Spark (:mod:`kstreamlike.kernels.flink.time`):
-    tumbling or sliding
+    """Whether a Flink plan runs vectorized on Spark (:mod:`.flink`): tumbling or sliding
     windows, the default ``EventTimeTrigger``, no evictor, ``ks.agg`` aggregations without
     window function. Every other Flink plan runs per key (:mod:`.flink_keyed`).
 

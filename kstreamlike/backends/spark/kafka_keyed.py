@@ -11,7 +11,7 @@ are late and either the changelog of every update (with the record that forwards
 order within the record), or, on window close, each candidate window with the stream time
 that closes it. Candidates are then placed at the first arrival of the partition whose
 stream time closes them (:func:`._scan.first_position_reaching`), and ``suppress`` runs over
-the changelog as for declarative time windows (:func:`kstreamlike.kernels.suppress.suppress`).
+the changelog as for declarative time windows (:func:`._suppress.suppress`).
 """
 
 from __future__ import annotations
