@@ -2,18 +2,12 @@
 
 One call of :func:`run_flink_partition` is one keyed window operator instance reading one
 partition, with its own watermark starting at ``Long.MIN_VALUE``. The pieces follow Flink's
-classes so that each step can be checked against the method it mirrors:
-
-* :mod:`._windows`: ``TimeWindow``, ``GlobalWindow``, the assigners and the
-  ``MergingWindowSet`` of session windows.
-* :mod:`._timers`: the event-time and processing-time halves of ``InternalTimerServiceImpl``.
-* :mod:`._trigger_api`, :mod:`._triggers`: ``Trigger``, its result and context; every trigger.
-* :mod:`._evictors`: the evictors of ``EvictingWindowOperator``.
-* :mod:`._contents`: window contents (folded, or every element when an evictor is set) and
-  the window function.
-* :class:`WindowOperator` here is ``WindowOperator#processElement``, ``#onEventTime``,
-  ``#onProcessingTime`` and the watermark advance, with ``EvictingWindowOperator``'s
-  firing when the plan has an evictor.
+classes, so that each step can be checked against the method it mirrors: :mod:`._windows`
+(``TimeWindow``, ``GlobalWindow``, the assigners, ``MergingWindowSet``), :mod:`._timers`
+(``InternalTimerServiceImpl``), :mod:`._trigger_api` and :mod:`._triggers` (``Trigger``, its
+context, every trigger), :mod:`._evictors` (``EvictingWindowOperator``'s evictors),
+:mod:`._contents` (window contents and the window function), and :class:`WindowOperator`
+here (``processElement``, ``onEventTime``, ``onProcessingTime``, the watermark advance).
 
 Watermarks are replayed as the plan says (generated after every record, or recorded rows
 between records); the processing-time clock is the record's ``processing_time`` value, read
