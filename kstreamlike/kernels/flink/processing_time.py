@@ -21,16 +21,36 @@ dropped before windows are assigned (:func:`records_only`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from kstreamlike._time import LONG_MIN
 from kstreamlike.kernels.columns import PART, PROC, SEQ, STAND_IN
 from kstreamlike.kernels.flink.watermarks import SLOT
 
-__all__ = ["CLOCK", "TICK", "clock_at", "processing_clock", "records_only", "stand_ins"]
+__all__ = ["CLOCK", "TICK", "Clock", "clock_at", "processing_clock", "records_only", "stand_ins"]
 
 CLOCK = "__ks_clock"  # the processing time when the record is processed
 TICK = "__ks_tick"  # the processing time a clock advance raises the partition to
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The processing-time clock of windows that do not merge, as their firing modules
+    read it.
+
+    Attributes:
+        advances: the clock advances (``PART``, ``SLOT``, ``TICK``).
+        watermarks: the watermark when each record is processed, by arrival position.
+        clocks: the clock when each record is processed, by arrival position.
+        parts: each record's partition, by arrival position.
+    """
+
+    advances: pl.DataFrame
+    watermarks: pl.Series
+    clocks: pl.Series
+    parts: pl.Series
 
 
 def stand_ins(frame: pl.DataFrame) -> pl.Series:
