@@ -24,7 +24,7 @@ from kstreamlike.kernels.flink.firing_functions import (
     firing_results,
     window_function_panes,
 )
-from kstreamlike.kernels.flink.processing_time import Clock, clock_at
+from kstreamlike.kernels.flink.processing_time import Clock, call_clocks
 from kstreamlike.kernels.flink.watermarks import POS
 from kstreamlike.kernels.flink.window_reads import FID, window_reads
 from kstreamlike.kernels.python import RUNNING_VALUE
@@ -127,22 +127,15 @@ def firing_panes(
         events = pl.concat([events, clears], how="diagonal_relaxed")
     events = events.sort([over[0], POS, _DOMAIN, TIE, *over[1:], _STEP], nulls_last=True)
     if clock is not None:
-        # the processing time each call's context shows: a firing at an even position is
-        # a processing-time timer under a processing-time trigger, a cleanup always an
-        # event-time one
-        def at(processing_timers: bool) -> pl.Series:
-            return clock_at(
-                events[POS],
-                events[over[0]],
-                clock.clocks,
-                clock.parts,
-                processing_timers=processing_timers,
-            )
-
-        firing = at(processing)
-        events = events.with_columns(
-            firing.zip_with(~events[CLEAR], at(processing_timers=False)).alias(PROCESSING)
+        shown = call_clocks(
+            events[POS],
+            events[over[0]],
+            events[CLEAR],
+            clock.clocks,
+            clock.parts,
+            processing=processing,
         )
+        events = events.with_columns(shown.alias(PROCESSING))
     picked = events[_EMITTED].to_list()
     ordered = [None if i is None else results[i] for i in picked]
     fires = events.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(FID)).drop(

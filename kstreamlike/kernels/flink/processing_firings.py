@@ -24,10 +24,12 @@ from kstreamlike.kernels.flink.watermarks import POS, SLOT
 from kstreamlike.plan.firing import endless_firing
 
 __all__ = [
-    "NOW",
     "CLEANUP_TIME",
+    "NOW",
+    "chain_timers",
     "continuous_processing_firings",
     "last_before",
+    "processing_timers",
     "processing_time_firings",
     "with_cleanup_slots",
 ]
@@ -96,6 +98,146 @@ def _processing_fired(
     )
 
 
+def processing_timers(
+    elements: pl.DataFrame,
+    windows: pl.DataFrame,
+    on: list[str],
+    max_timestamp: str,
+    advances: pl.DataFrame,
+    *,
+    gone: str,
+    position: str,
+) -> pl.DataFrame:
+    """The timers ``ProcessingTimeTrigger`` sets: each element (re-)sets one at its window's
+    ``maxTimestamp``, which fires at the first clock advance after the element that reaches
+    that time.
+
+    Args:
+        elements: the elements (``PART``, ``SEQ`` and the window columns ``on``).
+        windows: one row per window (``on``, ``PART``, ``max_timestamp`` and ``gone``: the
+            position before which its timers can fire, null if always).
+        on: the columns naming a window.
+        max_timestamp: the column of the window's ``maxTimestamp``.
+        advances: the clock advances (``PART``, ``SLOT``, ``TICK``).
+        gone: the column of the window's last place.
+        position: the column to hold the firing's emission position.
+
+    Returns:
+        ``elements`` whose timer fires while the window lives, with ``position``.
+    """
+    reached = windows.sort(max_timestamp).join_asof(
+        advances.sort(TICK).select(PART, TICK, pl.col(SLOT).alias(_REACHED)),
+        left_on=max_timestamp,
+        right_on=TICK,
+        by=PART,
+        strategy="forward",
+        check_sortedness=False,
+    )
+    return (
+        elements.with_columns((2 * pl.col(SEQ) + 2).alias(_AFTER))
+        .sort(_AFTER)
+        .join_asof(
+            advances.select(PART, pl.col(SLOT).alias(_NEXT)).sort(_NEXT),
+            left_on=_AFTER,
+            right_on=_NEXT,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .join(reached.select(*on, _REACHED, gone), on=on, nulls_equal=True)
+        .with_columns(pl.max_horizontal(_REACHED, _NEXT).alias(position))
+        .filter(
+            pl.col(_REACHED).is_not_null()
+            & pl.col(_NEXT).is_not_null()
+            & (pl.col(gone).is_null() | (pl.col(position) < pl.col(gone)))
+        )
+    )
+
+
+def chain_timers(
+    chains: pl.DataFrame,
+    interval: int,
+    advances: pl.DataFrame,
+    clocks: pl.Series,
+    *,
+    max_timestamp: str,
+    start: str,
+    gone: str,
+    position: str,
+) -> pl.DataFrame:
+    """The timers of ``ContinuousProcessingTimeTrigger`` chains: ``start``,
+    ``start + interval``, ... before the window's ``maxTimestamp``, each at the first clock
+    advance reaching it (``position``; its timestamp in ``TIE``), while the window lives.
+
+    Args:
+        chains: one row per window (``PART``, ``max_timestamp``, ``start`` and ``gone``:
+            the position before which its timers can fire, null if always).
+        interval: the trigger's interval.
+        advances: the clock advances (``PART``, ``SLOT``, ``TICK``).
+        clocks: the clock when each record is processed, by arrival position.
+        max_timestamp: the column of the window's ``maxTimestamp``.
+        start: the column of the chain's first timer.
+        gone: the column of the window's last place.
+        position: the column to hold a firing's emission position.
+
+    Returns:
+        One row per firing timer: its window's row with ``TIE`` and ``position``.
+
+    Raises:
+        KStreamLikeError: the clock reaches a live window's ``maxTimestamp``: the trigger
+            then sets its timer there again at every firing, for ever (the reference
+            interpreter would not return either); or more firings than fit in memory.
+    """
+    latest = advances.group_by(PART).agg(pl.col(TICK).max().alias(_LATEST))
+    chains = chains.join(latest, on=PART, how="left", maintain_order="left")
+    # the clock when the window's life ends (its timers cannot fire later)
+    ends_at = chains[gone]
+    at_end = clocks.gather(((ends_at - 1) // 2).fill_null(0)).zip_with(
+        ends_at.is_not_null(), pl.repeat(None, ends_at.len(), dtype=pl.Int64, eager=True)
+    )
+    chains = chains.with_columns(pl.coalesce(at_end, pl.col(_LATEST)).alias(_LATEST))
+    end, first, last = pl.col(max_timestamp), pl.col(start), pl.col(_LATEST)
+    # the periodic timers before the end that the clock reaches
+    upto = pl.min_horizontal(last, end - 1)
+    count = (
+        pl.when(last.is_null() | (first > upto)).then(0).otherwise((upto - first) // interval + 1)
+    )
+    chains = chains.with_columns(count.alias(_COUNT))
+    _check_count(chains, interval)
+    reach = advances.sort(TICK).select(PART, TICK, pl.col(SLOT).alias(position))
+    alive = pl.col(position).is_not_null() & (
+        pl.col(gone).is_null() | (pl.col(position) < pl.col(gone))
+    )
+    timers = (
+        chains.filter(pl.col(_COUNT) > 0)
+        .with_columns(pl.int_ranges(0, pl.col(_COUNT), dtype=pl.Int64).alias(TIE))
+        .explode(TIE)
+        .with_columns((first + pl.col(TIE) * interval).alias(TIE))
+        .sort(TIE)
+        .join_asof(
+            reach, left_on=TIE, right_on=TICK, by=PART, strategy="forward", check_sortedness=False
+        )
+        .filter(alive)
+    )
+    # a chain that gets to the window's end would fire there without end
+    ends = (
+        chains.filter(pl.col(_COUNT).is_not_null() & (end <= last) & (first <= end))
+        .sort(max_timestamp)
+        .join_asof(
+            reach,
+            left_on=max_timestamp,
+            right_on=TICK,
+            by=PART,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .filter(alive)
+    )
+    if ends.height:
+        raise endless_firing(interval)
+    return timers.drop(_LATEST, _COUNT)
+
+
 def processing_time_firings(
     ranked: pl.DataFrame,
     windows: pl.DataFrame,
@@ -107,33 +249,8 @@ def processing_time_firings(
     window's ``maxTimestamp``, which fires at the first clock advance after it that reaches
     that time (one firing for the elements between two firings), until the window is
     cleaned up."""
-    ticks = clock.advances.sort(TICK)
-    reached = windows.sort(max_timestamp).join_asof(
-        ticks.select(PART, TICK, pl.col(SLOT).alias(_REACHED)),
-        left_on=max_timestamp,
-        right_on=TICK,
-        by=PART,
-        strategy="forward",
-        check_sortedness=False,
-    )
-    nexts = (
-        ranked.with_columns((2 * pl.col(SEQ) + 2).alias(_AFTER))
-        .sort(_AFTER)
-        .join_asof(
-            clock.advances.select(PART, pl.col(SLOT).alias(_NEXT)).sort(_NEXT),
-            left_on=_AFTER,
-            right_on=_NEXT,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(reached.select(*group, _REACHED, _GONE), on=group, nulls_equal=True)
-        .with_columns(pl.max_horizontal(_REACHED, _NEXT).alias(POS))
-        .filter(
-            pl.col(_REACHED).is_not_null()
-            & pl.col(_NEXT).is_not_null()
-            & (pl.col(_GONE).is_null() | (pl.col(POS) < pl.col(_GONE)))
-        )
+    nexts = processing_timers(
+        ranked, windows, group, max_timestamp, clock.advances, gone=_GONE, position=POS
     )
     timers = nexts.group_by(*group, POS).agg(
         pl.col(READ).max().alias(FIRED), pl.col(max_timestamp).first()
@@ -154,67 +271,27 @@ def continuous_processing_firings(
     """``ContinuousProcessingTimeTrigger(interval)``: the window's first element sets a
     chain of processing-time timers from the clock then (rounded down to the interval,
     plus the interval), each firing at the first clock advance reaching it and setting
-    the next, capped at the window's ``maxTimestamp``, until the window is cleaned up.
-
-    Raises:
-        KStreamLikeError: the clock reaches a live window's ``maxTimestamp``: the trigger
-            then sets its timer there again at every firing, for ever (the reference
-            interpreter would not return either).
-    """
+    the next, capped at the window's ``maxTimestamp``, until the window is cleaned up
+    (:func:`chain_timers`)."""
     now = pl.col(NOW)
     start = pl.min_horizontal(now - _java_remainder(now, interval) + interval, max_timestamp)
-    latest = clock.advances.group_by(PART).agg(pl.col(TICK).max().alias(_LATEST))
-    chains = windows.with_columns(start.alias(_START)).join(latest, on=PART, how="left")
-    # the clock when the window is cleaned up (its timers cannot fire later)
-    gone = chains[_GONE]
-    at_end = clock.clocks.gather(((gone - 1) // 2).fill_null(0)).zip_with(
-        gone.is_not_null(), pl.repeat(None, gone.len(), dtype=pl.Int64, eager=True)
+    timers = chain_timers(
+        windows.with_columns(start.alias(_START)),
+        interval,
+        clock.advances,
+        clock.clocks,
+        max_timestamp=max_timestamp,
+        start=_START,
+        gone=_GONE,
+        position=POS,
     )
-    chains = chains.with_columns(pl.coalesce(at_end, pl.col(_LATEST)).alias(_LATEST))
-    wmax, first, last = pl.col(max_timestamp), pl.col(_START), pl.col(_LATEST)
-    # the periodic timers before the end that the clock reaches
-    upto = pl.min_horizontal(last, wmax - 1)
-    count = (
-        pl.when(last.is_null() | (first > upto)).then(0).otherwise((upto - first) // interval + 1)
-    )
-    chains = chains.with_columns(count.alias(_COUNT))
-    _check_count(chains, interval)
-    ticks = clock.advances.sort(TICK).select(PART, TICK, pl.col(SLOT).alias(POS))
-    timers = (
-        chains.filter(pl.col(_COUNT) > 0)
-        .with_columns(pl.int_ranges(0, pl.col(_COUNT), dtype=pl.Int64).alias(TIE))
-        .explode(TIE)
-        .with_columns((first + pl.col(TIE) * interval).alias(TIE))
-        .sort(TIE)
-        .join_asof(
-            ticks, left_on=TIE, right_on=TICK, by=PART, strategy="forward", check_sortedness=False
-        )
-        .filter(pl.col(_GONE).is_null() | (pl.col(POS) < pl.col(_GONE)))
-    )
-    # a chain that gets to the window's end would fire there without end
-    ends = (
-        chains.filter(pl.col(_COUNT).is_not_null() & (wmax <= last) & (first <= wmax))
-        .sort(max_timestamp)
-        .join_asof(
-            ticks,
-            left_on=max_timestamp,
-            right_on=TICK,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .filter(pl.col(_GONE).is_null() | (pl.col(POS) < pl.col(_GONE)))
-    )
-    if ends.height:
-        raise endless_firing(interval)
-    fired = last_before(
+    return last_before(
         ranked,
         group,
         _processing_fired(timers, clock.watermarks, max_timestamp).with_columns(
             (pl.col(POS) // 2 - 1).alias(SEQ)
         ),
     )
-    return fired
 
 
 def _check_count(chains: pl.DataFrame, interval: int) -> None:

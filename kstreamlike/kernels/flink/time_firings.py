@@ -36,7 +36,8 @@ from kstreamlike.kernels.flink.time_values import (
     python_running,
     window_values,
 )
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.kernels.flink.timers import reached_by_watermark
+from kstreamlike.kernels.flink.watermarks import POS, WM
 from kstreamlike.plan.firing import FlinkDeltaTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
@@ -66,22 +67,14 @@ def on_time_firings(
     contents = pairs.filter(pl.col(WM) < pl.col(WMAX))
     max_timestamp = pl.col(WSTART) + (window_size(node) - 1)
     values = window_values(node, contents).with_columns(max_timestamp.alias(WMAX))
-    fired = (
-        values.select(PART, WMAX)
-        .unique()
-        .sort(WMAX)
-        .join_asof(
-            advances,
-            left_on=WMAX,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(bounds, on=PART)
-        .select(PART, WMAX, _end_of_input(node, pl.col(SLOT)).alias(POS))
-        .filter(pl.col(POS).is_not_null())
-    )
+    fired = reached_by_watermark(
+        values.select(PART, WMAX).unique(),
+        WMAX,
+        advances,
+        bounds,
+        bounded=node.source.bounded,
+        position=POS,
+    ).select(PART, WMAX, POS)
     return _firing_columns(
         node,
         values.join(fired, on=[PART, WMAX]),
@@ -89,15 +82,6 @@ def on_time_firings(
         tie=pl.col(WMAX),
         pane_index=pl.lit(0, dtype=pl.Int64),
     )
-
-
-def _end_of_input(node: FlinkWindowedAggregate, slot: pl.Expr) -> pl.Expr:
-    """The position of a timer's firing: where an advance reached it, or else (null slot)
-    the end-of-input advance of a bounded input; null when nothing reaches it (an unbounded
-    replay simply stops)."""
-    if not node.source.bounded:
-        return slot
-    return slot.fill_null(2 * pl.col(LAST) + 2)
 
 
 def count_firings(

@@ -31,7 +31,8 @@ from kstreamlike.kernels.flink.session.history import (
     WSTART,
     window_table,
 )
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, SLOT, WM
+from kstreamlike.kernels.flink.timers import reached_by_watermark
+from kstreamlike.kernels.flink.watermarks import WM
 
 __all__ = ["CHAIN_TS", "chain_starts", "continuous_timer_firings"]
 
@@ -124,24 +125,10 @@ def continuous_timer_firings(
         .explode(_TIMER)
         .with_columns(pl.min_horizontal(start + pl.col(_TIMER) * interval, end).alias(_TIMER))
         .with_columns(pl.max_horizontal(pl.col(_TIMER), pl.col(FIRST_WM) + 1).alias(_REACH))
-        .sort(_REACH)
-        .join_asof(
-            advances.sort(ADVANCE),
-            left_on=_REACH,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(bounds, on=PART)
     )
-    slot, watermark = pl.col(SLOT), pl.col(ADVANCE)
-    if bounded:
-        slot, watermark = slot.fill_null(2 * pl.col(LAST) + 2), watermark.fill_null(LONG_MAX)
-    timers = timers.with_columns(slot.alias(POSITION), watermark.alias(FIRED_WM)).filter(
-        pl.col(POSITION).is_not_null()
-        & (pl.col(SUPERSEDED).is_null() | (pl.col(POSITION) < 2 * pl.col(SUPERSEDED) + 1))
-    )
+    timers = reached_by_watermark(
+        timers, _REACH, advances, bounds, bounded=bounded, position=POSITION, watermark=FIRED_WM
+    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(POSITION) < 2 * pl.col(SUPERSEDED) + 1))
     # the window after its last record before the firing
     added = (
         versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])

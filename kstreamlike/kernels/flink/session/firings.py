@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.columns import GROUP, PART, SEQ
 from kstreamlike.kernels.flink.session.continuous import continuous_timer_firings
 from kstreamlike.kernels.flink.session.history import (
@@ -33,7 +32,8 @@ from kstreamlike.kernels.flink.session.history import (
     with_writers,
 )
 from kstreamlike.kernels.flink.session.processing import SessionClock, processing_firings
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, SLOT, WM
+from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
+from kstreamlike.kernels.flink.watermarks import WM
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -104,7 +104,9 @@ def merging_trigger_firings(
         return _count_firings(trigger.count, versions, found)
     if isinstance(trigger, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)):
         assert clock is not None
-        return processing_firings(trigger, versions, found, advances, lateness, clock, retired)
+        return processing_firings(
+            trigger, versions, found, advances, bounds, lateness, clock, retired
+        )
     assert isinstance(trigger, FlinkContinuousEventTimeTrigger)
     timers = continuous_timer_firings(trigger.interval, versions, found, advances, bounds, bounded)
     late = _element_firings(versions.filter(pl.col(WMAX) <= pl.col(WM)))
@@ -122,10 +124,7 @@ def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
         pl.col(SEQ).alias(UPDATE),
         (2 * pl.col(SEQ) + 1).alias(POSITION),
         pl.lit(0, dtype=pl.Int64).alias(TIE),
-        pl.when(pl.col(WM) < pl.col(WMAX))
-        .then(pl.lit("EARLY"))
-        .otherwise(pl.lit("LATE"))
-        .alias(TIMING),
+        early_or_late(pl.col(WM), pl.col(WMAX)).alias(TIMING),
         pl.col(WM).alias(FIRED_WM),
     )
 
@@ -176,7 +175,7 @@ def _end_timer_firings(
     advance reaching it unless a record extends the window first; a record added after the
     watermark passed the end fires its window at once."""
     window = [GROUP, WSTART, WEND]
-    windows = (
+    created = (
         versions.sort(SEQ)
         .group_by(window)
         .agg(
@@ -189,27 +188,11 @@ def _end_timer_firings(
         # EventTimeTrigger#onElement/onMerge: the end timer is set when the window is
         # created before the watermark passes its end
         .filter(pl.col(FIRST_WM) < pl.col(WMAX))
-        .sort(WMAX)
-        .join_asof(
-            advances.sort(ADVANCE),
-            left_on=WMAX,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(bounds, on=PART)
-        # (an unbounded replay simply stops: a timer no advance reaches never fires)
-        .with_columns(
-            (pl.col(SLOT).fill_null(2 * pl.col(LAST) + 2) if bounded else pl.col(SLOT)).alias(FIRE),
-            pl.col(ADVANCE).fill_null(LONG_MAX).alias(FIRED_WM),
-        )
-        # fires unless a record extends the window before the advance reaching its end
-        .filter(
-            pl.col(FIRE).is_not_null()
-            & (pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
-        )
     )
+    # fires unless a record extends the window before the advance reaching its end
+    windows = reached_by_watermark(
+        created, WMAX, advances, bounds, bounded=bounded, position=FIRE, watermark=FIRED_WM
+    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
     on_time = (
         versions.join(windows.select(*window, FIRE, FIRED_WM), on=window)
         .filter(2 * pl.col(SEQ) + 1 < pl.col(FIRE))

@@ -33,7 +33,7 @@ from kstreamlike.kernels.flink.firing_functions import (
     firing_results,
     window_function_panes,
 )
-from kstreamlike.kernels.flink.processing_time import clock_at
+from kstreamlike.kernels.flink.processing_time import call_clocks
 from kstreamlike.kernels.flink.session.contents import FID, ORDER, purged_reads
 from kstreamlike.kernels.flink.session.history import (
     FIRED_WM,
@@ -51,7 +51,7 @@ from kstreamlike.kernels.flink.session.history import (
 from kstreamlike.kernels.flink.session.merging import World, listed_contents
 from kstreamlike.kernels.flink.session.python import purged_python_values, session_python_values
 from kstreamlike.kernels.flink.session.values import evicted_session_reads
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, SLOT
+from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.kernels.python import RUNNING_VALUE
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
@@ -135,21 +135,15 @@ def session_process_panes(
         how="diagonal_relaxed",
     ).sort([PART, POSITION, _DOMAIN, TIE, *node.keys, WSTART, _STEP], nulls_last=True)
     if clocks is not None:
-        # firings at even positions are processing-time timers under a processing-time
-        # trigger, cleanups are event-time timers
-        def at(processing_timers: bool) -> pl.Series:
-            return clock_at(
-                events[POSITION],
-                events[PART],
-                clocks,
-                frame[PART],
-                processing_timers=processing_timers,
-            )
-
-        firing = at(processing)
-        events = events.with_columns(
-            firing.zip_with(~events[CLEAR], at(processing_timers=False)).alias(PROCESSING)
+        shown = call_clocks(
+            events[POSITION],
+            events[PART],
+            events[CLEAR],
+            clocks,
+            frame[PART],
+            processing=processing,
         )
+        events = events.with_columns(shown.alias(PROCESSING))
     # the results of the firings, in event order (cleanups read nothing)
     picked = events[_EMITTED].to_list()
     ordered = [None if i is None else results[i] for i in picked]
@@ -207,28 +201,16 @@ def _cleanups(
     lateness = node.allowed_lateness
     windows = window_table(versions, found).filter(pl.col(SUPERSEDED).is_null())
     cleanup = pl.col(WMAX).clip(upper_bound=LONG_MAX - lateness) + lateness
-    timers = (
-        windows.with_columns(cleanup.alias(TIE))
-        .filter(pl.col(TIE) < LONG_MAX)
-        .sort(TIE)
-        .join_asof(
-            advances.sort(ADVANCE),
-            left_on=TIE,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(bounds, on=PART)
+    timers = reached_by_watermark(
+        windows.with_columns(cleanup.alias(TIE)).filter(pl.col(TIE) < LONG_MAX),
+        TIE,
+        advances,
+        bounds,
+        bounded=node.source.bounded,
+        position=POSITION,
+        watermark=WATERMARK,
     )
-    position, watermark = pl.col(SLOT), pl.col(ADVANCE)
-    if node.source.bounded:
-        position = position.fill_null(2 * pl.col(LAST) + 2)
-        watermark = watermark.fill_null(LONG_MAX)
     keys = frame.select(node.keys)
-    timers = timers.with_columns(position.alias(POSITION), watermark.alias(WATERMARK)).filter(
-        pl.col(POSITION).is_not_null()
-    )
     return pl.concat(
         [
             timers.select(PART, GROUP, WSTART, WEND, POSITION, TIE, WATERMARK),

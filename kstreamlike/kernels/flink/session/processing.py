@@ -16,7 +16,7 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.columns import GROUP, PART, SEQ
-from kstreamlike.kernels.flink.processing_time import TICK
+from kstreamlike.kernels.flink.processing_firings import chain_timers, processing_timers
 from kstreamlike.kernels.flink.session.continuous import CHAIN_TS, chain_starts
 from kstreamlike.kernels.flink.session.history import (
     FIRED_WM,
@@ -34,11 +34,10 @@ from kstreamlike.kernels.flink.session.history import (
     window_table,
 )
 from kstreamlike.kernels.flink.session.merging import RETIRED
-from kstreamlike.kernels.flink.watermarks import ADVANCE, SLOT
+from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
 from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,
     FlinkProcessingTimeTrigger,
-    endless_firing,
 )
 
 __all__ = ["SessionClock", "processing_firings"]
@@ -46,12 +45,7 @@ __all__ = ["SessionClock", "processing_firings"]
 _NOW = "__ks_now"  # the processing time when a window was created
 _CLEANUP = "__ks_cleanup_time"  # a window's cleanup time
 _GONE = "__ks_gone"  # the last position at which a window's timers can fire (exclusive)
-_REACHED = "__ks_reached"  # the first clock advance reaching a window's end
-_AFTER = "__ks_after"  # the position right after a record
-_NEXT = "__ks_next"  # the first clock advance after a record
-_LATEST = "__ks_latest"  # a partition's last clock advance
 _START = "__ks_chain_start"  # the first periodic timer of a window's chain
-_COUNT = "__ks_chain_count"  # how many of its timers can fire while the window lives
 _AT = "__ks_at"  # the last arrival position before a firing
 
 
@@ -75,6 +69,7 @@ def processing_firings(
     versions: pl.DataFrame,
     found: pl.DataFrame,
     advances: pl.DataFrame,
+    bounds: pl.DataFrame,
     lateness: int,
     clock: SessionClock,
     retired: pl.DataFrame | None,
@@ -93,21 +88,16 @@ def processing_firings(
     windows = window_table(versions, found)
     windows = windows.with_columns(clock.clocks.gather(windows[FIRST_SEQ]).alias(_NOW))
     cleanup = pl.col(WMAX).clip(upper_bound=LONG_MAX - lateness) + lateness
-    gone = (
-        windows.filter(pl.col(SUPERSEDED).is_null())
-        .with_columns(cleanup.alias(_CLEANUP))
-        .filter(pl.col(_CLEANUP) < LONG_MAX)
-        .sort(_CLEANUP)
-        .join_asof(
-            advances.sort(ADVANCE),
-            left_on=_CLEANUP,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .select(WID, pl.col(SLOT).alias(_GONE))
-    )
+    # the watermark advance that cleans the window up (the end of the input does not)
+    living = windows.filter(pl.col(SUPERSEDED).is_null()).with_columns(cleanup.alias(_CLEANUP))
+    gone = reached_by_watermark(
+        living.filter(pl.col(_CLEANUP) < LONG_MAX),
+        _CLEANUP,
+        advances,
+        bounds,
+        bounded=False,
+        position=_GONE,
+    ).select(WID, _GONE)
     windows = windows.join(gone, on=WID, how="left", maintain_order="left")
     retire = pl.lit(None, dtype=pl.Int64)
     if retired is not None and retired.height:
@@ -118,41 +108,18 @@ def processing_firings(
         # cleanup
         pl.min_horizontal(2 * pl.col(SUPERSEDED) + 1, pl.col(_GONE), retire).alias(_GONE)
     )
-    ticks = clock.advances.sort(TICK)
     added = versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
     if isinstance(trigger, FlinkProcessingTimeTrigger):
-        reached = windows.sort(WMAX).join_asof(
-            ticks.select(PART, TICK, pl.col(SLOT).alias(_REACHED)),
-            left_on=WMAX,
-            right_on=TICK,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
         timers = (
-            added.with_columns((2 * pl.col(SEQ) + 2).alias(_AFTER))
-            .sort(_AFTER)
-            .join_asof(
-                clock.advances.select(PART, pl.col(SLOT).alias(_NEXT)).sort(_NEXT),
-                left_on=_AFTER,
-                right_on=_NEXT,
-                by=PART,
-                strategy="forward",
-                check_sortedness=False,
-            )
-            .join(reached.select(WID, _REACHED, _GONE), on=WID)
-            .with_columns(pl.max_horizontal(_REACHED, _NEXT).alias(POSITION))
-            .filter(
-                pl.col(_REACHED).is_not_null()
-                & pl.col(_NEXT).is_not_null()
-                & (pl.col(_GONE).is_null() | (pl.col(POSITION) < pl.col(_GONE)))
+            processing_timers(
+                added, windows, [WID], WMAX, clock.advances, gone=_GONE, position=POSITION
             )
             .group_by(WID, POSITION)
             .agg(pl.col(SEQ).max().alias(UPDATE), pl.col(WMAX).first().alias(TIE))
         )
     else:
         timers = _continuous_processing_timers(
-            trigger.interval, windows, found, added, ticks, clock.clocks
+            trigger.interval, windows, found, added, clock.advances, clock.clocks
         )
     fired = timers.join(windows.select(WID, PART, GROUP, WSTART, WEND, WMAX), on=WID)
     watermark = clock.watermarks.gather(fired[POSITION] // 2)
@@ -164,10 +131,7 @@ def processing_firings(
         UPDATE,
         POSITION,
         TIE,
-        pl.when(pl.col(FIRED_WM) < pl.col(WMAX))
-        .then(pl.lit("EARLY"))
-        .otherwise(pl.lit("LATE"))
-        .alias(TIMING),
+        early_or_late(pl.col(FIRED_WM), pl.col(WMAX)).alias(TIMING),
         FIRED_WM,
     )
 
@@ -182,57 +146,24 @@ def _continuous_processing_timers(
 ) -> pl.DataFrame:
     """``ContinuousProcessingTimeTrigger(interval)``: each window's chain of timers (its
     start carried over merges as for the event-time trigger, with the processing-time
-    clock), placed at the clock advances reaching them while the window lives.
-
-    Raises:
-        KStreamLikeError: the clock reaches a live window's ``maxTimestamp``: the trigger
-            then sets its timer there again at every firing, for ever (the reference
-            interpreter would not return either).
-    """
+    clock), placed at the clock advances reaching them while the window lives
+    (:func:`kstreamlike.kernels.flink.processing_firings.chain_timers`, which raises when
+    a chain would fire without end)."""
     # the chain starts from the clock, not the watermark or the element's timestamp
     clocked = windows.drop(FIRST_WM).with_columns(
         pl.col(_NOW).alias(FIRST_WM), pl.col(_NOW).alias(CHAIN_TS)
     )
     starts = chain_starts(interval, clocked, found, every=True)
-    chains = windows.with_columns(starts.alias(_START))
-    latest = ticks.group_by(PART).agg(pl.col(TICK).max().alias(_LATEST))
-    # the clock at the end of the window's life (its timers cannot fire later)
-    gone = chains[_GONE]
-    at_end = clocks.gather(((gone - 1) // 2).fill_null(0)).zip_with(
-        gone.is_not_null(), pl.repeat(None, gone.len(), dtype=pl.Int64, eager=True)
+    timers = chain_timers(
+        windows.with_columns(starts.alias(_START)),
+        interval,
+        ticks,
+        clocks,
+        max_timestamp=WMAX,
+        start=_START,
+        gone=_GONE,
+        position=POSITION,
     )
-    chains = chains.join(latest, on=PART, how="left", maintain_order="left").with_columns(
-        pl.coalesce(at_end, pl.col(_LATEST)).alias(_LATEST)
-    )
-    first, end, last = pl.col(_START), pl.col(WMAX), pl.col(_LATEST)
-    upto = pl.min_horizontal(last, end - 1)
-    count = (
-        pl.when(last.is_null() | (first > upto)).then(0).otherwise((upto - first) // interval + 1)
-    )
-    reach = ticks.select(PART, TICK, pl.col(SLOT).alias(POSITION))
-    alive = pl.col(_GONE).is_null() | (pl.col(POSITION) < pl.col(_GONE))
-    timers = (
-        chains.with_columns(count.alias(_COUNT))
-        .filter(pl.col(_COUNT) > 0)
-        .with_columns(pl.int_ranges(0, pl.col(_COUNT), dtype=pl.Int64).alias(TIE))
-        .explode(TIE)
-        .with_columns((first + pl.col(TIE) * interval).alias(TIE))
-        .sort(TIE)
-        .join_asof(
-            reach, left_on=TIE, right_on=TICK, by=PART, strategy="forward", check_sortedness=False
-        )
-        .filter(pl.col(POSITION).is_not_null() & alive)
-    )
-    ends = (
-        chains.filter(end <= last)
-        .sort(WMAX)
-        .join_asof(
-            reach, left_on=WMAX, right_on=TICK, by=PART, strategy="forward", check_sortedness=False
-        )
-        .filter(pl.col(POSITION).is_not_null() & alive)
-    )
-    if ends.height:
-        raise endless_firing(interval)
     # the window after its last record before the firing
     records = added.select(WID, pl.col(SEQ).alias(UPDATE)).sort(UPDATE)
     return (
