@@ -20,12 +20,12 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX
 from kstreamlike.agg import AggExpr
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.aggregates import running_exprs
 from kstreamlike.kernels.columns import PART, SEQ, TS
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.kernels.flink.timers import reached_by_watermark
+from kstreamlike.kernels.flink.watermarks import POS, WM
 
 __all__ = ["AT", "HORIZON", "TIMER", "WATERMARK", "continuous_panes", "continuous_timers"]
 
@@ -196,29 +196,20 @@ def continuous_timers(
             .alias(TIMER)
         )
         .with_columns(pl.max_horizontal(pl.col(TIMER), pl.col("__ks_wm0") + 1).alias(_REACH))
-        .sort(_REACH)
-        .join_asof(
-            advances,
-            left_on=_REACH,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(bounds, on=PART)
     )
-    slot, watermark = pl.col(SLOT), pl.col(ADVANCE)
-    if bounded:
-        # the end of a bounded input fires every timer left (only the end timer of a
-        # window that never ends)
-        ends = pl.col(TIMER) == pl.col(wmax) if horizon is not None else pl.lit(value=True)
-        slot = slot.fill_null(pl.when(ends).then(2 * pl.col(LAST) + 2))
-        watermark = watermark.fill_null(LONG_MAX)
-    return (
-        timers.with_columns(slot.alias(POS), watermark.alias(WATERMARK))
-        .filter(pl.col(POS).is_not_null())
-        .select(*over, wmax, TIMER, POS, WATERMARK, ((pl.col(POS) - 2) // 2).alias(AT))
+    # the end of a bounded input fires every timer left (only the end timer of a window
+    # that never ends)
+    reached = reached_by_watermark(
+        timers,
+        _REACH,
+        advances,
+        bounds,
+        bounded=bounded,
+        position=POS,
+        watermark=WATERMARK,
+        at_end=None if horizon is None else pl.col(TIMER) == pl.col(wmax),
     )
+    return reached.select(*over, wmax, TIMER, POS, WATERMARK, ((pl.col(POS) - 2) // 2).alias(AT))
 
 
 def _bounded(first: pl.LazyFrame, count: pl.Expr, interval: int) -> pl.LazyFrame:

@@ -41,8 +41,9 @@ from kstreamlike.kernels.flink.count_trigger import PANE, TIMING, count_trigger_
 from kstreamlike.kernels.flink.delta_trigger import delta_trigger_panes
 from kstreamlike.kernels.flink.evictors import KEEP, keep_at_first_firing
 from kstreamlike.kernels.flink.firing_functions import HI, LO, WATERMARK, python_panes
-from kstreamlike.kernels.flink.firings import TIE, Clock, firing_panes, trigger_firings
-from kstreamlike.kernels.flink.processing_time import CLOCK, processing_clock, records_only
+from kstreamlike.kernels.flink.firings import TIE, firing_panes
+from kstreamlike.kernels.flink.processing_time import CLOCK, Clock, processing_clock, records_only
+from kstreamlike.kernels.flink.trigger_firings import trigger_firings
 from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,

@@ -26,7 +26,8 @@ from kstreamlike.kernels.flink.firing_functions import (
     WATERMARK,
     python_panes,
 )
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, POS, SLOT, WM
+from kstreamlike.kernels.flink.timers import reached_by_watermark
+from kstreamlike.kernels.flink.watermarks import ADVANCE, POS, SLOT, WM
 from kstreamlike.plan.firing import FlinkPurgingTrigger
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 
@@ -133,25 +134,13 @@ def _at_timers(
 ) -> pl.LazyFrame:
     """Each timer (``_TIME``) with the position (``POS``) and watermark (``WATERMARK``)
     of the first advance reaching it: a recorded one, or the end of a bounded input."""
-    reached = (
-        timers.sort(_TIME)
-        .join_asof(
-            advances,
-            left_on=_TIME,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(bounds, on=PART)
+    reached = reached_by_watermark(
+        timers,
+        _TIME,
+        advances,
+        bounds,
+        bounded=node.source.bounded,
+        position=POS,
+        watermark=WATERMARK,
     )
-    position = pl.col(SLOT)
-    watermark = pl.col(ADVANCE)
-    if node.source.bounded:
-        position = position.fill_null(2 * pl.col(LAST) + 2)
-        watermark = watermark.fill_null(LONG_MAX)
-    return (
-        reached.with_columns(position.alias(POS), watermark.alias(WATERMARK))
-        .filter(pl.col(POS).is_not_null())
-        .drop(SLOT, ADVANCE, *bounds.collect_schema().names()[1:])
-    )
+    return reached.drop(SLOT, ADVANCE, *bounds.collect_schema().names()[1:])

@@ -21,16 +21,45 @@ dropped before windows are assigned (:func:`records_only`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from kstreamlike._time import LONG_MIN
 from kstreamlike.kernels.columns import PART, PROC, SEQ, STAND_IN
 from kstreamlike.kernels.flink.watermarks import SLOT
 
-__all__ = ["CLOCK", "TICK", "clock_at", "processing_clock", "records_only", "stand_ins"]
+__all__ = [
+    "CLOCK",
+    "TICK",
+    "Clock",
+    "call_clocks",
+    "clock_at",
+    "processing_clock",
+    "records_only",
+    "stand_ins",
+]
 
 CLOCK = "__ks_clock"  # the processing time when the record is processed
 TICK = "__ks_tick"  # the processing time a clock advance raises the partition to
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The processing-time clock of windows that do not merge, as their firing modules
+    read it.
+
+    Attributes:
+        advances: the clock advances (``PART``, ``SLOT``, ``TICK``).
+        watermarks: the watermark when each record is processed, by arrival position.
+        clocks: the clock when each record is processed, by arrival position.
+        parts: each record's partition, by arrival position.
+    """
+
+    advances: pl.DataFrame
+    watermarks: pl.Series
+    clocks: pl.Series
+    parts: pl.Series
 
 
 def stand_ins(frame: pl.DataFrame) -> pl.Series:
@@ -121,3 +150,35 @@ def clock_at(
         .otherwise(pl.lit(LONG_MIN))
         .alias(CLOCK)
     ).to_series()
+
+
+def call_clocks(
+    positions: pl.Series,
+    parts: pl.Series,
+    clears: pl.Series,
+    clocks: pl.Series,
+    record_parts: pl.Series,
+    *,
+    processing: bool,
+) -> pl.Series:
+    """The processing time a window function's context shows at each call (a firing, or
+    a window's cleanup): a firing at an even position is a processing-time timer under a
+    processing-time trigger (``processing``), a cleanup always an event-time one.
+
+    Args:
+        positions: the calls' emission positions.
+        parts: their partitions.
+        clears: whether each call is a cleanup.
+        clocks: the clock at each record, by arrival position (``CLOCK``).
+        record_parts: each record's partition, by arrival position.
+        processing: whether the trigger fires on processing time.
+
+    Returns:
+        The processing times, aligned with ``positions``.
+    """
+
+    def at(processing_timers: bool) -> pl.Series:
+        return clock_at(positions, parts, clocks, record_parts, processing_timers=processing_timers)
+
+    shown: pl.Series = at(processing).zip_with(~clears, at(processing_timers=False))
+    return shown

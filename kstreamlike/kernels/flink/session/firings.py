@@ -1,101 +1,57 @@
-"""When session windows fire under ``CountTrigger``, the continuous and the processing-time
-triggers (purging or not): the trigger state that merges carry over.
-
-A session window's trigger state is merged when windows merge (``Trigger#onMerge``), so
-it depends on the history of merges (:mod:`.history`); the windows and their
-history are known, only this state is followed here.
-
-* ``CountTrigger(n)``: a window's count after a record is its parts' counts (those of the
-  windows the record merged, or joined) plus one, reset to 0 when it reaches ``n`` (the
-  trigger then fires, at the record). Records form a forest, each record's parent being
-  the next record added to its window; along a run of records with one part each (a
-  window growing record by record) the count steps by one modulo ``n``, so each run is
-  fixed by its first count: runs and the offsets in them are found by pointer doubling,
-  and only the records that merge two or more windows (where counts add up and may jump
-  past ``n``) are visited one by one, in arrival order.
-* ``ContinuousEventTimeTrigger(i)``: a window's periodic timers are a chain ``s, s + i,
-  ...`` capped at its ``maxTimestamp`` (FLINK-20443), each firing at the first watermark
-  advance reaching it while the window lives (several in one advance, in timestamp order).
-  The chain's start ``s`` is set by the window's first element (its timestamp rounded down
-  to the interval, plus the interval) or, for a window made by a merge, is the earliest
-  pending timer of the windows merged (``onMerge`` takes the minimum): for each part, the
-  first value of its chain past the watermark at the merge (its start, if no advance came
-  since it was set), or its ``maxTimestamp`` once the chain got there. Parts' chains have
-  different phases, so the minimum depends on how far each part got: the windows are
-  visited in creation order to carry the starts over, and everything else is columnar
-  (the chains are exploded up to the last advance of the window's life and placed with
-  an as-of join). An element added once the watermark passed the window's end fires it at
-  once (``LATE``).
-* ``ProcessingTimeTrigger``: every record added to a window (re-)sets a processing-time
-  timer at its end, which fires at the first clock advance after it reaching that time
-  (:mod:`kstreamlike.kernels.flink.processing_time`), while the window lives (until a record merges
-  it away, or the watermark advance that cleans it up). ``ContinuousProcessingTimeTrigger`` chains
-  timers as the continuous event-time trigger does, on the processing-time clock.
-
-A firing reads the window after the last record added to it before the firing
-(``UPDATE``); :mod:`.windows` computes what it reads.
+"""When Flink-profile session windows fire: every firing of the plan's trigger, given the
+windows' history (:mod:`.history`). The event-time trigger's end timers and late
+elements, the count trigger (whose counts merges add up) and the never trigger are here;
+the continuous event-time trigger's chains are in :mod:`.continuous`, the processing-time
+triggers in :mod:`.processing`. A firing reads its window after the last record added to
+it before the firing (``UPDATE``); :mod:`.values` computes what it reads. The design
+page "Flink session windows, vectorized" explains each trigger's state across merges.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import polars as pl
 
-from kstreamlike._time import LONG_MAX, java_remainder
-from kstreamlike.kernels.columns import GROUP, PART, SEQ, TS
-from kstreamlike.kernels.flink.processing_time import TICK
+from kstreamlike.kernels.columns import GROUP, PART, SEQ
+from kstreamlike.kernels.flink.session.continuous import continuous_timer_firings
 from kstreamlike.kernels.flink.session.history import (
     FIRED_WM,
     FIRST_SEQ,
     FIRST_WM,
     FOUND_AT,
+    PANE,
     POSITION,
     SUPERSEDED,
     TIE,
     TIMING,
     UPDATE,
     WEND,
-    WID,
     WMAX,
     WRITER,
     WSTART,
-    window_table,
+    superseding,
     with_writers,
 )
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, SLOT, WM
+from kstreamlike.kernels.flink.session.processing import SessionClock, processing_firings
+from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
+from kstreamlike.kernels.flink.watermarks import WM
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
     FlinkCountTrigger,
+    FlinkEventTimeTrigger,
     FlinkNeverTrigger,
     FlinkProcessingTimeTrigger,
     FlinkTrigger,
-    endless_firing,
 )
 
-__all__ = ["FIRING_COLUMNS", "RETIRED", "SessionClock", "merging_trigger_firings"]
+__all__ = ["FIRING_COLUMNS", "merging_trigger_firings"]
 
 FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, POSITION, TIE, TIMING, FIRED_WM]
 """The columns of a firing: its window, the record after which it reads the window, its
 emission position, its order within the position (a timer's timestamp), timing and the
 watermark then."""
 
-RETIRED = "__ks_retired"  # the late record that retires a window (see _processing_firings)
-
-_NOW = "__ks_now"  # the processing time when a window was created
-_CLEANUP = "__ks_cleanup_time"  # a window's cleanup time
-_GONE = "__ks_gone"  # the last position at which a window's timers can fire (exclusive)
-_REACHED = "__ks_reached"  # the first clock advance reaching a window's end
-_AFTER = "__ks_after"  # the position right after a record
-_NEXT = "__ks_next"  # the first clock advance after a record
-_LATEST = "__ks_latest"  # a partition's last clock advance
-_START = "__ks_chain_start"  # the first periodic timer of a window's chain
-_COUNT = "__ks_chain_count"  # how many of its timers can fire while the window lives
-_TIMER = "__ks_timer"  # a timer's timestamp
-_REACH = "__ks_reach"  # the smallest watermark advance firing a timer
-_AT = "__ks_at"  # the last arrival position before a firing
+FIRE = "__ks_fire"  # emission position of a window's end timer
 
 
 def merging_trigger_firings(
@@ -110,8 +66,9 @@ def merging_trigger_firings(
     clock: SessionClock | None = None,
     retired: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """Every firing of ``trigger`` (a count, continuous event-time, processing-time or
-    never trigger, not wrapped in ``PurgingTrigger``) on session windows.
+    """Every firing of ``trigger`` (an event-time, count, continuous event-time,
+    processing-time or never trigger, not wrapped in ``PurgingTrigger``) on session
+    windows.
 
     Args:
         trigger: the trigger.
@@ -129,6 +86,8 @@ def merging_trigger_firings(
     Returns:
         One row per firing, with :data:`FIRING_COLUMNS` (in no particular order).
     """
+    if isinstance(trigger, FlinkEventTimeTrigger):
+        return _end_timer_firings(versions, found, advances, bounds, bounded=bounded)
     if isinstance(trigger, FlinkNeverTrigger):
         return versions.head(0).select(
             PART,
@@ -145,9 +104,13 @@ def merging_trigger_firings(
         return _count_firings(trigger.count, versions, found)
     if isinstance(trigger, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)):
         assert clock is not None
-        return _processing_firings(trigger, versions, found, advances, lateness, clock, retired)
+        return processing_firings(
+            trigger, versions, found, advances, bounds, lateness, clock, retired
+        )
     assert isinstance(trigger, FlinkContinuousEventTimeTrigger)
-    return _continuous_firings(trigger.interval, versions, found, advances, bounds, bounded)
+    timers = continuous_timer_firings(trigger.interval, versions, found, advances, bounds, bounded)
+    late = _element_firings(versions.filter(pl.col(WMAX) <= pl.col(WM)))
+    return pl.concat([timers, late], how="vertical_relaxed")
 
 
 def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
@@ -161,22 +124,17 @@ def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
         pl.col(SEQ).alias(UPDATE),
         (2 * pl.col(SEQ) + 1).alias(POSITION),
         pl.lit(0, dtype=pl.Int64).alias(TIE),
-        pl.when(pl.col(WM) < pl.col(WMAX))
-        .then(pl.lit("EARLY"))
-        .otherwise(pl.lit("LATE"))
-        .alias(TIMING),
+        early_or_late(pl.col(WM), pl.col(WMAX)).alias(TIMING),
         pl.col(WM).alias(FIRED_WM),
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# Count triggers
-# ---------------------------------------------------------------------------------------------
-
-
 def _count_firings(count: int, versions: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
     """``CountTrigger(count)``: the records at which their window's count reaches
-    ``count`` (module docstring)."""
+    ``count``. A window's count is its parts' counts plus one, reset to 0 when it reaches
+    ``count``; along a run of records with one part each the count steps by one, so runs
+    are found by pointer doubling and only the records that merge windows are visited one
+    by one."""
     size = versions.select(pl.col(SEQ).max() + 1).item() if versions.height else 0
     parts = with_writers(found, versions).group_by(FOUND_AT).agg(pl.col(WRITER))
     sizes = parts[WRITER].list.len()
@@ -203,340 +161,77 @@ def _count_firings(count: int, versions: pl.DataFrame, found: pl.DataFrame) -> p
     return _element_firings(fired)
 
 
-# ---------------------------------------------------------------------------------------------
-# Continuous event-time triggers
-# ---------------------------------------------------------------------------------------------
-
-
-def _round_up(value: int, watermark: int, interval: int) -> int:
-    """The first of ``value, value + interval, ...`` after ``watermark``."""
-    if value > watermark:
-        return value
-    return value + interval * ((watermark - value) // interval + 1)
-
-
-def _chain_starts(
-    interval: int, windows: pl.DataFrame, found: pl.DataFrame, *, every: bool = False
-) -> pl.Series:
-    """Each window's first periodic timer (null: none), visiting the windows in creation
-    order (module docstring); ``FIRST_WM`` is the time that drives the timers when the
-    window is created (the watermark, or the processing-time clock), and with ``every``
-    each element sets the chain of a window without one (processing time has no late
-    elements)."""
-    ids = windows.select(GROUP, WSTART, WEND, WID)
-    creators = windows.select(pl.col(FIRST_SEQ).alias(FOUND_AT), pl.col(WID).alias("__ks_of"))
-    parts = (
-        found.join(creators, on=FOUND_AT)
-        .join(ids, on=[GROUP, WSTART, WEND])
-        .group_by("__ks_of")
-        .agg(pl.col(WID))
-    )
-    parts_of: dict[int, list[int]] = dict(parts.iter_rows())
-    created_wm = windows[FIRST_WM].to_list()
-    ends = windows[WMAX].to_list()
-    stamps = windows["__ks_ts"].to_list()
-    starts: list[Any] = [None] * windows.height
-    for window in range(windows.height):
-        watermark = created_wm[window]
-        pending: int | None = None
-        for part in parts_of.get(window, ()):
-            start = starts[part]
-            if start is None:
-                continue
-            if created_wm[part] < watermark:
-                # the part's timers up to the watermark fired: its next one, or its end
-                start = min(_round_up(start, watermark, interval), ends[part])
-            pending = start if pending is None else min(pending, start)
-        if pending is None and (every or ends[window] > watermark):
-            stamp = stamps[window]
-            pending = min(stamp - java_remainder(stamp, interval) + interval, ends[window])
-        starts[window] = pending
-    return pl.Series(_START, starts, dtype=pl.Int64)
-
-
-def _continuous_firings(
-    interval: int,
+def _end_timer_firings(
     versions: pl.DataFrame,
     found: pl.DataFrame,
     advances: pl.DataFrame,
     bounds: pl.DataFrame,
+    *,
     bounded: bool,
 ) -> pl.DataFrame:
-    """``ContinuousEventTimeTrigger(interval)``: the windows' periodic and end timers,
-    and the late elements' firings (module docstring)."""
-    windows = window_table(versions, found).rename({TS: "__ks_ts"})
-    windows = windows.with_columns(_chain_starts(interval, windows, found))
-    # the last watermark advance of a window's life: before the record that merges it away
-    sup_wm = versions.select(pl.col(SEQ).alias(SUPERSEDED), pl.col(WM).alias("__ks_last_wm"))
-    lives = windows.join(sup_wm, on=SUPERSEDED, how="left").with_columns(
-        pl.col("__ks_last_wm").fill_null(LONG_MAX)
-    )
-    start, end, last = pl.col(_START), pl.col(WMAX), pl.col("__ks_last_wm")
-    to_end = (end - start + interval - 1) // interval  # steps from the start to the end
-    count = (
-        pl.when(start.is_null() | (pl.col(FIRST_WM) >= last))
-        .then(0)
-        .when(end <= last)
-        .then(to_end + 1)
-        .when(start > last)
-        .then(0)
-        .otherwise((last - start) // interval + 1)
-    )
-    timers = (
-        lives.filter(count > 0)
-        .with_columns(pl.int_ranges(0, count, dtype=pl.Int64).alias(_TIMER))
-        .explode(_TIMER)
-        .with_columns(pl.min_horizontal(start + pl.col(_TIMER) * interval, end).alias(_TIMER))
-        .with_columns(pl.max_horizontal(pl.col(_TIMER), pl.col(FIRST_WM) + 1).alias(_REACH))
-        .sort(_REACH)
-        .join_asof(
-            advances.sort(ADVANCE),
-            left_on=_REACH,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
+    """``EventTimeTrigger``: every pane, ``UPDATE`` (the record after which the contents
+    are read), window, ``POSITION``, ``TIE``, timing and index. A window's end timer, set
+    when the window is created before the watermark passes its end, fires at the first
+    advance reaching it unless a record extends the window first; a record added after the
+    watermark passed the end fires its window at once."""
+    window = [GROUP, WSTART, WEND]
+    created = (
+        versions.sort(SEQ)
+        .group_by(window)
+        .agg(
+            pl.col(SEQ).first().alias(FIRST_SEQ),
+            pl.col(WM).first().alias(FIRST_WM),
+            pl.col(PART).first(),
+            pl.col(WMAX).first(),
         )
-        .join(bounds, on=PART)
+        .join(superseding(found, versions), on=window, how="left")
+        # EventTimeTrigger#onElement/onMerge: the end timer is set when the window is
+        # created before the watermark passes its end
+        .filter(pl.col(FIRST_WM) < pl.col(WMAX))
     )
-    slot, watermark = pl.col(SLOT), pl.col(ADVANCE)
-    if bounded:
-        slot, watermark = slot.fill_null(2 * pl.col(LAST) + 2), watermark.fill_null(LONG_MAX)
-    timers = timers.with_columns(slot.alias(POSITION), watermark.alias(FIRED_WM)).filter(
-        pl.col(POSITION).is_not_null()
-        & (pl.col(SUPERSEDED).is_null() | (pl.col(POSITION) < 2 * pl.col(SUPERSEDED) + 1))
-    )
-    # the window after its last record before the firing
-    added = (
-        versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
-        .select(WID, pl.col(SEQ).alias(UPDATE))
-        .sort(UPDATE)
-    )
-    fired = (
-        timers.with_columns(((pl.col(POSITION) - 2) // 2).alias(_AT))
-        .sort(_AT)
-        .join_asof(
-            added,
-            left_on=_AT,
-            right_on=UPDATE,
-            by=WID,
-            strategy="backward",
-            check_sortedness=False,
+    # fires unless a record extends the window before the advance reaching its end
+    windows = reached_by_watermark(
+        created, WMAX, advances, bounds, bounded=bounded, position=FIRE, watermark=FIRED_WM
+    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
+    on_time = (
+        versions.join(windows.select(*window, FIRE, FIRED_WM), on=window)
+        .filter(2 * pl.col(SEQ) + 1 < pl.col(FIRE))
+        .group_by(window)
+        .agg(
+            pl.col(SEQ).max().alias(UPDATE),
+            pl.col(FIRE).first().alias(POSITION),
+            pl.col(WMAX).first().alias(TIE),
+            pl.col(PART).first(),
+            pl.col(FIRED_WM).first(),
         )
         .select(
             PART,
-            GROUP,
-            WSTART,
-            WEND,
+            *window,
             UPDATE,
             POSITION,
-            pl.col(_TIMER).alias(TIE),
-            pl.when(pl.col(_TIMER) == pl.col(WMAX))
-            .then(pl.lit("ON_TIME"))
-            .otherwise(pl.lit("EARLY"))
-            .alias(TIMING),
+            TIE,
+            pl.lit("ON_TIME").alias(TIMING),
+            pl.lit(0, dtype=pl.Int64).alias(PANE),
             FIRED_WM,
         )
     )
-    late = _element_firings(versions.filter(pl.col(WMAX) <= pl.col(WM)))
-    return pl.concat([fired, late], how="vertical_relaxed")
-
-
-# ---------------------------------------------------------------------------------------------
-# Processing-time triggers
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SessionClock:
-    """The processing-time clock (:mod:`kstreamlike.kernels.flink.processing_time`).
-
-    Attributes:
-        advances: the clock advances (``PART``, ``SLOT``, ``TICK``).
-        clocks: the clock when each record is processed, by arrival position.
-        watermarks: the watermark when each record is processed, by arrival position.
-    """
-
-    advances: pl.DataFrame
-    clocks: pl.Series
-    watermarks: pl.Series
-
-
-def _processing_firings(
-    trigger: FlinkProcessingTimeTrigger | FlinkContinuousProcessingTimeTrigger,
-    versions: pl.DataFrame,
-    found: pl.DataFrame,
-    advances: pl.DataFrame,
-    lateness: int,
-    clock: SessionClock,
-    retired: pl.DataFrame | None,
-) -> pl.DataFrame:
-    """``ProcessingTimeTrigger``: each record added to a window (re-)sets a timer at its
-    ``maxTimestamp``, firing at the first clock advance after it that reaches that time.
-    ``ContinuousProcessingTimeTrigger(i)``: a chain of timers every ``i`` of processing
-    time, started by the window's first element (the clock then, rounded down to the
-    interval, plus the interval) or, for a window made by a merge, at the earliest pending
-    timer of the windows merged. Either fires while the window lives: until a record merges
-    it into a larger one, until the watermark advance that cleans it up (whose
-    event-time timers run before the processing-time timers at the same place), and until a
-    late record retires it (``retired``: a window without cleanup timer, once the watermark
-    is ``Long.MAX_VALUE``).
-    """
-    windows = window_table(versions, found)
-    windows = windows.with_columns(clock.clocks.gather(windows[FIRST_SEQ]).alias(_NOW))
-    cleanup = pl.col(WMAX).clip(upper_bound=LONG_MAX - lateness) + lateness
-    gone = (
-        windows.filter(pl.col(SUPERSEDED).is_null())
-        .with_columns(cleanup.alias(_CLEANUP))
-        .filter(pl.col(_CLEANUP) < LONG_MAX)
-        .sort(_CLEANUP)
-        .join_asof(
-            advances.sort(ADVANCE),
-            left_on=_CLEANUP,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
+    fired = on_time.select(*window).with_columns(pl.lit(1, dtype=pl.Int64).alias("__ks_had"))
+    late = (
+        versions.filter(pl.col(WMAX) <= pl.col(WM))
+        .sort(SEQ)
+        .join(fired, on=window, how="left", maintain_order="left")
+        .select(
+            PART,
+            *window,
+            pl.col(SEQ).alias(UPDATE),
+            (2 * pl.col(SEQ) + 1).alias(POSITION),
+            pl.lit(0, dtype=pl.Int64).alias(TIE),
+            pl.lit("LATE").alias(TIMING),
+            (
+                pl.col("__ks_had").fill_null(0)
+                + pl.int_range(pl.len(), dtype=pl.Int64).over(window)
+            ).alias(PANE),
+            pl.col(WM).alias(FIRED_WM),
         )
-        .select(WID, pl.col(SLOT).alias(_GONE))
     )
-    windows = windows.join(gone, on=WID, how="left", maintain_order="left")
-    retire = pl.lit(None, dtype=pl.Int64)
-    if retired is not None and retired.height:
-        windows = windows.join(retired, on=[GROUP, WSTART, WEND], how="left", maintain_order="left")
-        retire = 2 * pl.col(RETIRED) + 1
-    windows = windows.with_columns(
-        # the window's last place: before the record merging it away or retiring it, or its
-        # cleanup
-        pl.min_horizontal(2 * pl.col(SUPERSEDED) + 1, pl.col(_GONE), retire).alias(_GONE)
-    )
-    ticks = clock.advances.sort(TICK)
-    added = versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
-    if isinstance(trigger, FlinkProcessingTimeTrigger):
-        reached = windows.sort(WMAX).join_asof(
-            ticks.select(PART, TICK, pl.col(SLOT).alias(_REACHED)),
-            left_on=WMAX,
-            right_on=TICK,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        timers = (
-            added.with_columns((2 * pl.col(SEQ) + 2).alias(_AFTER))
-            .sort(_AFTER)
-            .join_asof(
-                clock.advances.select(PART, pl.col(SLOT).alias(_NEXT)).sort(_NEXT),
-                left_on=_AFTER,
-                right_on=_NEXT,
-                by=PART,
-                strategy="forward",
-                check_sortedness=False,
-            )
-            .join(reached.select(WID, _REACHED, _GONE), on=WID)
-            .with_columns(pl.max_horizontal(_REACHED, _NEXT).alias(POSITION))
-            .filter(
-                pl.col(_REACHED).is_not_null()
-                & pl.col(_NEXT).is_not_null()
-                & (pl.col(_GONE).is_null() | (pl.col(POSITION) < pl.col(_GONE)))
-            )
-            .group_by(WID, POSITION)
-            .agg(pl.col(SEQ).max().alias(UPDATE), pl.col(WMAX).first().alias(TIE))
-        )
-    else:
-        timers = _continuous_processing_timers(
-            trigger.interval, windows, found, added, ticks, clock.clocks
-        )
-    fired = timers.join(windows.select(WID, PART, GROUP, WSTART, WEND, WMAX), on=WID)
-    watermark = clock.watermarks.gather(fired[POSITION] // 2)
-    return fired.with_columns(watermark.alias(FIRED_WM)).select(
-        PART,
-        GROUP,
-        WSTART,
-        WEND,
-        UPDATE,
-        POSITION,
-        TIE,
-        pl.when(pl.col(FIRED_WM) < pl.col(WMAX))
-        .then(pl.lit("EARLY"))
-        .otherwise(pl.lit("LATE"))
-        .alias(TIMING),
-        FIRED_WM,
-    )
-
-
-def _continuous_processing_timers(
-    interval: int,
-    windows: pl.DataFrame,
-    found: pl.DataFrame,
-    added: pl.DataFrame,
-    ticks: pl.DataFrame,
-    clocks: pl.Series,
-) -> pl.DataFrame:
-    """``ContinuousProcessingTimeTrigger(interval)``: each window's chain of timers (its
-    start carried over merges as for the event-time trigger, with the processing-time
-    clock), placed at the clock advances reaching them while the window lives.
-
-    Raises:
-        KStreamLikeError: the clock reaches a live window's ``maxTimestamp``: the trigger
-            then sets its timer there again at every firing, for ever (the reference
-            interpreter would not return either).
-    """
-    # the chain starts from the clock, not the watermark or the element's timestamp
-    clocked = windows.drop(FIRST_WM).with_columns(
-        pl.col(_NOW).alias(FIRST_WM), pl.col(_NOW).alias("__ks_ts")
-    )
-    starts = _chain_starts(interval, clocked, found, every=True)
-    chains = windows.with_columns(starts.alias(_START))
-    latest = ticks.group_by(PART).agg(pl.col(TICK).max().alias(_LATEST))
-    # the clock at the end of the window's life (its timers cannot fire later)
-    gone = chains[_GONE]
-    at_end = clocks.gather(((gone - 1) // 2).fill_null(0)).zip_with(
-        gone.is_not_null(), pl.repeat(None, gone.len(), dtype=pl.Int64, eager=True)
-    )
-    chains = chains.join(latest, on=PART, how="left", maintain_order="left").with_columns(
-        pl.coalesce(at_end, pl.col(_LATEST)).alias(_LATEST)
-    )
-    first, end, last = pl.col(_START), pl.col(WMAX), pl.col(_LATEST)
-    upto = pl.min_horizontal(last, end - 1)
-    count = (
-        pl.when(last.is_null() | (first > upto)).then(0).otherwise((upto - first) // interval + 1)
-    )
-    reach = ticks.select(PART, TICK, pl.col(SLOT).alias(POSITION))
-    alive = pl.col(_GONE).is_null() | (pl.col(POSITION) < pl.col(_GONE))
-    timers = (
-        chains.with_columns(count.alias(_COUNT))
-        .filter(pl.col(_COUNT) > 0)
-        .with_columns(pl.int_ranges(0, pl.col(_COUNT), dtype=pl.Int64).alias(TIE))
-        .explode(TIE)
-        .with_columns((first + pl.col(TIE) * interval).alias(TIE))
-        .sort(TIE)
-        .join_asof(
-            reach, left_on=TIE, right_on=TICK, by=PART, strategy="forward", check_sortedness=False
-        )
-        .filter(pl.col(POSITION).is_not_null() & alive)
-    )
-    ends = (
-        chains.filter(end <= last)
-        .sort(WMAX)
-        .join_asof(
-            reach, left_on=WMAX, right_on=TICK, by=PART, strategy="forward", check_sortedness=False
-        )
-        .filter(pl.col(POSITION).is_not_null() & alive)
-    )
-    if ends.height:
-        raise endless_firing(interval)
-    # the window after its last record before the firing
-    records = added.select(WID, pl.col(SEQ).alias(UPDATE)).sort(UPDATE)
-    return (
-        timers.with_columns(((pl.col(POSITION) - 2) // 2).alias(_AT))
-        .sort(_AT)
-        .join_asof(
-            records,
-            left_on=_AT,
-            right_on=UPDATE,
-            by=WID,
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .select(WID, POSITION, UPDATE, TIE)
-    )
+    return pl.concat([on_time, late], how="vertical_relaxed")

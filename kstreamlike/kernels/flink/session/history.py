@@ -1,4 +1,4 @@
-"""The history of Flink session windows, as :mod:`.windows` derives it, in the shapes
+"""The history of Flink session windows, as :mod:`.merging` derives it, in the shapes
 its firing and contents modules read.
 
 * :func:`record_windows` (*versions*): every accepted record with the window it was

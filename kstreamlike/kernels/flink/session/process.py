@@ -1,9 +1,9 @@
 """``ProcessWindowFunction`` (``process``, ``window_function=``) on Flink session windows,
 under any trigger that merges, with or without evictor: the per-firing path.
 
-The firings and what each reads come from :mod:`.windows` (the windows' history,
-their firings, purged and evicted contents); a window's elements are read in its list
-order (its merge tree in post-order, :mod:`.contents`), and a ``reduce`` or
+The firings come from :mod:`.windows` and what each reads from :mod:`.merging`,
+:mod:`.values` and :mod:`.contents`; a window's elements are read in its list order (its
+merge tree in post-order, :mod:`.contents`), and a ``reduce`` or
 ``AggregateFunction`` before the window function folds as the reference does (merging
 accumulators when windows merge, or over what an evictor leaves). A firing that finds its
 window empty (purged, or emptied by an evictor after the function) calls nothing.
@@ -33,7 +33,7 @@ from kstreamlike.kernels.flink.firing_functions import (
     firing_results,
     window_function_panes,
 )
-from kstreamlike.kernels.flink.processing_time import clock_at
+from kstreamlike.kernels.flink.processing_time import call_clocks
 from kstreamlike.kernels.flink.session.contents import FID, ORDER, purged_reads
 from kstreamlike.kernels.flink.session.history import (
     FIRED_WM,
@@ -48,7 +48,10 @@ from kstreamlike.kernels.flink.session.history import (
     WSTART,
     window_table,
 )
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, SLOT
+from kstreamlike.kernels.flink.session.merging import World, listed_contents
+from kstreamlike.kernels.flink.session.python import purged_python_values, session_python_values
+from kstreamlike.kernels.flink.session.values import evicted_session_reads
+from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.kernels.python import RUNNING_VALUE
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
@@ -62,7 +65,7 @@ _EMITTED = "__ks_emitted"  # a firing's number among those that read something
 
 def session_process_panes(
     node: FlinkWindowedAggregate,
-    world: Any,
+    world: World,
     versions: pl.DataFrame,
     found: pl.DataFrame,
     frame: pl.DataFrame,
@@ -77,7 +80,7 @@ def session_process_panes(
 
     Args:
         node: the plan node (a session window with a window function).
-        world: :mod:`.windows`'s records in position order (``_World``).
+        world: the records in position order (:class:`.merging.World`).
         versions: every accepted record with its window.
         found: the windows each record merged.
         frame: every valid record, row ``i`` at arrival position ``i``.
@@ -93,20 +96,18 @@ def session_process_panes(
         The firings' output rows: ``PART``, the keys, the window bounds, ``pane_timing``,
         ``pane_index`` and ``value``, in emission order.
     """
-    from kstreamlike.kernels.flink.session import windows as sessions
-
     firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
     # what each firing reads, in its window's list order, and which firings read anything
     order = versions.select(SEQ, pl.col(WEND).alias(ORDER))
     if node.evictor is not None:
-        reads = sessions._evicted_reads(node, world, versions, frame, firings, purging=purging)
+        reads = evicted_session_reads(node, world, versions, frame, firings, purging=purging)
         emitting = reads[FID].unique()
         reads = reads.filter(pl.col(KEEP)).drop(KEEP)
     elif purging:
         reads = purged_reads(versions, window_table(versions, found), firings)
         emitting = reads[FID].unique()
     else:
-        listed = sessions._listed(world, firings[UPDATE].unique())
+        listed = listed_contents(world, firings[UPDATE].unique())
         reads = firings.select(FID, UPDATE).join(listed, on=UPDATE).select(FID, SEQ)
         emitting = firings[FID]
     reads = reads.join(order, on=SEQ).sort(FID, ORDER, SEQ)
@@ -116,9 +117,7 @@ def session_process_panes(
         .with_row_index(_EMITTED)
         .with_columns(pl.col(_EMITTED).cast(pl.Int64))
     )
-    results = _results(
-        node, sessions, world, versions, found, frame, firings, emitted, reads, purging
-    )
+    results = _results(node, world, versions, found, frame, firings, emitted, reads, purging)
     # at one position, a watermark advance's event-time timers (cleanups too) run before
     # the processing-time timers of the clock advance there
     processing = uses_processing_time(node.trigger)
@@ -136,21 +135,15 @@ def session_process_panes(
         how="diagonal_relaxed",
     ).sort([PART, POSITION, _DOMAIN, TIE, *node.keys, WSTART, _STEP], nulls_last=True)
     if clocks is not None:
-        # firings at even positions are processing-time timers under a processing-time
-        # trigger, cleanups are event-time timers
-        def at(processing_timers: bool) -> pl.Series:
-            return clock_at(
-                events[POSITION],
-                events[PART],
-                clocks,
-                frame[PART],
-                processing_timers=processing_timers,
-            )
-
-        firing = at(processing)
-        events = events.with_columns(
-            firing.zip_with(~events[CLEAR], at(processing_timers=False)).alias(PROCESSING)
+        shown = call_clocks(
+            events[POSITION],
+            events[PART],
+            events[CLEAR],
+            clocks,
+            frame[PART],
+            processing=processing,
         )
+        events = events.with_columns(shown.alias(PROCESSING))
     # the results of the firings, in event order (cleanups read nothing)
     picked = events[_EMITTED].to_list()
     ordered = [None if i is None else results[i] for i in picked]
@@ -165,8 +158,7 @@ def session_process_panes(
 
 def _results(
     node: FlinkWindowedAggregate,
-    sessions: Any,
-    world: Any,
+    world: World,
     versions: pl.DataFrame,
     found: pl.DataFrame,
     frame: pl.DataFrame,
@@ -186,11 +178,11 @@ def _results(
         )
         return firing_results(node, emitted.height, contents)
     if purging:
-        values = sessions._purged_python_values(node, versions, found, frame, firings)
+        values = purged_python_values(node, versions, found, frame, firings)
         by_fid = dict(zip(values[FID].to_list(), values[RUNNING_VALUE].to_list(), strict=True))
         return [by_fid[fid] for fid in emitted[FID].to_list()]
     needed = emitted[UPDATE].unique().sort()
-    values = sessions._python_values(node, world, found, frame, needed)
+    values = session_python_values(node, world, found, frame, needed)
     by_update = dict(zip(values[UPDATE].to_list(), values[RUNNING_VALUE].to_list(), strict=True))
     return [by_update[update] for update in emitted[UPDATE].to_list()]
 
@@ -209,28 +201,16 @@ def _cleanups(
     lateness = node.allowed_lateness
     windows = window_table(versions, found).filter(pl.col(SUPERSEDED).is_null())
     cleanup = pl.col(WMAX).clip(upper_bound=LONG_MAX - lateness) + lateness
-    timers = (
-        windows.with_columns(cleanup.alias(TIE))
-        .filter(pl.col(TIE) < LONG_MAX)
-        .sort(TIE)
-        .join_asof(
-            advances.sort(ADVANCE),
-            left_on=TIE,
-            right_on=ADVANCE,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .join(bounds, on=PART)
+    timers = reached_by_watermark(
+        windows.with_columns(cleanup.alias(TIE)).filter(pl.col(TIE) < LONG_MAX),
+        TIE,
+        advances,
+        bounds,
+        bounded=node.source.bounded,
+        position=POSITION,
+        watermark=WATERMARK,
     )
-    position, watermark = pl.col(SLOT), pl.col(ADVANCE)
-    if node.source.bounded:
-        position = position.fill_null(2 * pl.col(LAST) + 2)
-        watermark = watermark.fill_null(LONG_MAX)
     keys = frame.select(node.keys)
-    timers = timers.with_columns(position.alias(POSITION), watermark.alias(WATERMARK)).filter(
-        pl.col(POSITION).is_not_null()
-    )
     return pl.concat(
         [
             timers.select(PART, GROUP, WSTART, WEND, POSITION, TIE, WATERMARK),
