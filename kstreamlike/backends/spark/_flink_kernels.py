@@ -30,6 +30,7 @@ from kstreamlike.kernels.flink.time import TIE, flink_panes
 from kstreamlike.kernels.flink.watermarks import ADVANCE, FIRST, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.plan.positions import advance_before
 
 __all__ = [
     "EV_POS",
@@ -184,7 +185,7 @@ def vectorized_key(
     before = watermarks.shift(1, fill_value=LONG_MIN)
     steps = [
         local.filter(watermarks > before).select(
-            PART, (2 * pl.col(SEQ)).alias(SLOT), pl.col(WM).cast(pl.Int64).alias(ADVANCE)
+            PART, advance_before(pl.col(SEQ)).alias(SLOT), pl.col(WM).cast(pl.Int64).alias(ADVANCE)
         )
     ]
     if exact is not None:
@@ -344,7 +345,7 @@ def clocked_key(
     n = skeleton.height
     raised = pl.col(WM) > pl.col(WM).shift(1, fill_value=LONG_MIN)
     advances = skeleton.filter(raised).select(
-        PART, (2 * pl.col(SEQ)).alias(SLOT), pl.col(WM).alias(ADVANCE)
+        PART, advance_before(pl.col(SEQ)).alias(SLOT), pl.col(WM).alias(ADVANCE)
     )
     bounds = pl.DataFrame({PART: records[PART][:1], FIRST: [0], LAST: [n - 1]}).cast(
         {FIRST: pl.Int64, LAST: pl.Int64}

@@ -26,6 +26,7 @@ from kstreamlike.kernels.aggregates import running_exprs
 from kstreamlike.kernels.columns import PART, SEQ, TS
 from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.kernels.flink.watermarks import POS, WM
+from kstreamlike.plan.positions import processing_of
 
 __all__ = ["AT", "HORIZON", "TIMER", "WATERMARK", "continuous_panes", "continuous_timers"]
 
@@ -117,7 +118,7 @@ def continuous_panes(
         *over,
         wmax,
         pl.lit(None, dtype=pl.Int64).alias(TIMER),
-        (2 * pl.col(SEQ) + 1).alias(POS),
+        processing_of(pl.col(SEQ)).alias(POS),
         *values,
         pl.lit("LATE").alias("pane_timing"),
         pl.col(windex),

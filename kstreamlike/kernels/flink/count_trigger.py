@@ -49,6 +49,7 @@ from kstreamlike.plan.firing import (
     FlinkTimeEvictor,
 )
 from kstreamlike.plan.nodes import Source
+from kstreamlike.plan.positions import processing_of
 
 __all__ = ["PANE", "RANK", "TIMING", "count_trigger_panes"]
 
@@ -96,7 +97,7 @@ def count_trigger_panes(
         *(pl.col(c) for c in over),
         *(pl.col(c) for c in carry),
         pl.col(RANK),
-        (2 * pl.col(SEQ) + 1).alias(POS),
+        processing_of(pl.col(SEQ)).alias(POS),
         pl.when(pl.col(WM) < max_timestamp)
         .then(pl.lit("EARLY"))
         .otherwise(pl.lit("LATE"))

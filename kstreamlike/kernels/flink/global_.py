@@ -64,6 +64,7 @@ from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
 )
+from kstreamlike.plan.positions import advance_after, processing_of
 from kstreamlike.plan.schema import aggregate_columns
 
 __all__ = ["flink_global_panes", "global_window_gap"]
@@ -352,7 +353,7 @@ def _end_of_stream(
     ends = bounds.join(recorded, on=PART, how="left", nulls_equal=True)
     end = pl.col(SLOT)
     if node.source.bounded:
-        end = end.fill_null(2 * pl.col(LAST) + 2)
+        end = end.fill_null(advance_after(pl.col(LAST)))
     return ends.select(PART, end.alias(POS)).filter(pl.col(POS).is_not_null())
 
 
@@ -394,7 +395,7 @@ def _python_firings(
         fires = ranked.filter((pl.col(_RANK) + 1) % count == 0).select(
             *group,
             pl.col(_RANK).alias(HI),
-            (2 * pl.col(SEQ) + 1).alias(POS),
+            processing_of(pl.col(SEQ)).alias(POS),
             pl.when(pl.col(WM) < LONG_MAX)
             .then(pl.lit("EARLY"))
             .otherwise(pl.lit("LATE"))

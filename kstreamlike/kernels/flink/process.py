@@ -30,6 +30,7 @@ from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.kernels.flink.watermarks import ADVANCE, POS, SLOT, WM
 from kstreamlike.plan.firing import FlinkPurgingTrigger
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.plan.positions import processing_of
 
 __all__ = ["process_window_panes"]
 
@@ -92,7 +93,7 @@ def process_window_panes(
             *group,
             pl.col(_RANK).alias(HI),
             (pl.col(_RANK) if purging else pl.lit(0, dtype=pl.Int64)).alias(LO),
-            (2 * pl.col(SEQ) + 1).alias(POS),
+            processing_of(pl.col(SEQ)).alias(POS),
             pl.col(windex).alias(_TIME),
             pl.col(WM).alias(WATERMARK),
             pl.lit("LATE").alias("pane_timing"),

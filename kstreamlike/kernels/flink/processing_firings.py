@@ -22,6 +22,7 @@ from kstreamlike.kernels.flink.processing_time import TICK, Clock
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
 from kstreamlike.kernels.flink.watermarks import POS, SLOT
 from kstreamlike.plan.firing import endless_firing
+from kstreamlike.plan.positions import advance_after
 
 __all__ = [
     "CLEANUP_TIME",
@@ -134,7 +135,7 @@ def processing_timers(
         check_sortedness=False,
     )
     return (
-        elements.with_columns((2 * pl.col(SEQ) + 2).alias(_AFTER))
+        elements.with_columns(advance_after(pl.col(SEQ)).alias(_AFTER))
         .sort(_AFTER)
         .join_asof(
             advances.select(PART, pl.col(SLOT).alias(_NEXT)).sort(_NEXT),

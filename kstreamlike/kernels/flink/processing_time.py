@@ -28,6 +28,7 @@ import polars as pl
 from kstreamlike._time import LONG_MIN
 from kstreamlike.kernels.columns import PART, PROC, SEQ, STAND_IN
 from kstreamlike.kernels.flink.watermarks import SLOT
+from kstreamlike.plan.positions import advance_before
 
 __all__ = [
     "CLOCK",
@@ -93,7 +94,7 @@ def processing_clock(records: pl.LazyFrame, partitioned: bool) -> tuple[pl.LazyF
         running, before = running.over(PART), before.over(PART)
     clocked = records.with_columns(running.alias(CLOCK))
     advances = clocked.filter(pl.col(CLOCK) > before).select(
-        PART, (2 * pl.col(SEQ).cast(pl.Int64)).alias(SLOT), pl.col(CLOCK).alias(TICK)
+        PART, advance_before(pl.col(SEQ).cast(pl.Int64)).alias(SLOT), pl.col(CLOCK).alias(TICK)
     )
     return clocked, advances
 

@@ -40,6 +40,7 @@ from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.kernels.flink.watermarks import POS, WM
 from kstreamlike.plan.firing import FlinkDeltaTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
+from kstreamlike.plan.positions import processing_of
 from kstreamlike.plan.schema import aggregate_columns
 
 __all__ = [
@@ -189,7 +190,7 @@ def late_firings(node: FlinkWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFr
             panes = list_prefixes(panes, windows, lists, group)
     return _firing_columns(
         node,
-        panes.with_columns((2 * pl.col(SEQ) + 1).alias(POS)),
+        panes.with_columns(processing_of(pl.col(SEQ)).alias(POS)),
         pane_timing="LATE",
         tie=pl.col(WINDEX),
         pane_index=pl.col(PANE),

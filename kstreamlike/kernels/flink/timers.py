@@ -15,6 +15,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.columns import PART
 from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, SLOT
+from kstreamlike.plan.positions import advance_after
 
 __all__ = ["early_or_late", "end_of_input", "reached_by_watermark"]
 
@@ -23,7 +24,7 @@ Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
 def end_of_input() -> pl.Expr:
     """The emission position of a bounded input's last advance (after ``LAST``)."""
-    return 2 * pl.col(LAST) + 2
+    return advance_after(pl.col(LAST))
 
 
 def reached_by_watermark(

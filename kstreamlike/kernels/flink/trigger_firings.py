@@ -45,6 +45,7 @@ from kstreamlike.plan.firing import (
     nested_trigger,
 )
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.plan.positions import processing_of
 
 __all__ = ["cleanup_timers", "element_firings", "trigger_firings"]
 
@@ -58,7 +59,7 @@ def element_firings(
     return elements.select(
         *group,
         pl.col(READ).alias(FIRED),
-        (2 * pl.col(SEQ) + 1).alias(POS),
+        processing_of(pl.col(SEQ)).alias(POS),
         tie.cast(pl.Int64).alias(TIE),
         early_or_late(pl.col(WM), max_timestamp).alias(TIMING),
         pl.col(WM).alias(WATERMARK),

@@ -19,6 +19,7 @@ import polars as pl
 from kstreamlike._time import LONG_MIN
 from kstreamlike.kernels.columns import PART, ROW, SEQ, TS
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate, GeneratedWatermarks
+from kstreamlike.plan.positions import advance_after, advance_before
 
 __all__ = [
     "ADVANCE",
@@ -95,7 +96,7 @@ def _generated_watermarks(
         partitioned(node, pl.col(WM_NEXT).shift(1, fill_value=LONG_MIN)).alias(WM)
     )
     advances = records.filter(pl.col(WM_NEXT) > pl.col(WM)).select(
-        PART, (2 * pl.col(SEQ) + 2).alias(SLOT), pl.col(WM_NEXT).alias(ADVANCE)
+        PART, advance_after(pl.col(SEQ)).alias(SLOT), pl.col(WM_NEXT).alias(ADVANCE)
     )
     return records.drop(WM_NEXT), advances
 
@@ -153,8 +154,8 @@ def _explicit_watermarks(
         .join_asof(orders, on=ORDER, by=PART, strategy="backward", check_sortedness=False)
         .with_columns(
             pl.when(pl.col(SEQ).is_null())
-            .then(2 * pl.col(FIRST))
-            .otherwise(2 * pl.col(SEQ) + 2)
+            .then(advance_before(pl.col(FIRST)))
+            .otherwise(advance_after(pl.col(SEQ)))
             .alias(SLOT)
         )
     )
@@ -167,7 +168,7 @@ def _explicit_watermarks(
         .drop(_ROW_ORDER)
     )
     with_wm = (
-        records.with_columns((2 * pl.col(SEQ)).alias(POS))
+        records.with_columns(advance_before(pl.col(SEQ)).alias(POS))
         .join_asof(
             advances,
             left_on=POS,

@@ -33,6 +33,7 @@ from kstreamlike.kernels.flink.session.history import (
 )
 from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.kernels.flink.watermarks import WM
+from kstreamlike.plan.positions import processing_of
 
 __all__ = ["CHAIN_TS", "chain_starts", "continuous_timer_firings"]
 
@@ -128,7 +129,7 @@ def continuous_timer_firings(
     )
     timers = reached_by_watermark(
         timers, _REACH, advances, bounds, bounded=bounded, position=POSITION, watermark=FIRED_WM
-    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(POSITION) < 2 * pl.col(SUPERSEDED) + 1))
+    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(POSITION) < processing_of(pl.col(SUPERSEDED))))
     # the window after its last record before the firing
     added = (
         versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])

@@ -43,6 +43,7 @@ from kstreamlike.plan.firing import (
     FlinkProcessingTimeTrigger,
     FlinkTrigger,
 )
+from kstreamlike.plan.positions import processing_of
 
 __all__ = ["FIRING_COLUMNS", "merging_trigger_firings"]
 
@@ -122,7 +123,7 @@ def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
         WSTART,
         WEND,
         pl.col(SEQ).alias(UPDATE),
-        (2 * pl.col(SEQ) + 1).alias(POSITION),
+        processing_of(pl.col(SEQ)).alias(POSITION),
         pl.lit(0, dtype=pl.Int64).alias(TIE),
         early_or_late(pl.col(WM), pl.col(WMAX)).alias(TIMING),
         pl.col(WM).alias(FIRED_WM),
@@ -192,10 +193,10 @@ def _end_timer_firings(
     # fires unless a record extends the window before the advance reaching its end
     windows = reached_by_watermark(
         created, WMAX, advances, bounds, bounded=bounded, position=FIRE, watermark=FIRED_WM
-    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < 2 * pl.col(SUPERSEDED) + 1))
+    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < processing_of(pl.col(SUPERSEDED))))
     on_time = (
         versions.join(windows.select(*window, FIRE, FIRED_WM), on=window)
-        .filter(2 * pl.col(SEQ) + 1 < pl.col(FIRE))
+        .filter(processing_of(pl.col(SEQ)) < pl.col(FIRE))
         .group_by(window)
         .agg(
             pl.col(SEQ).max().alias(UPDATE),
@@ -224,7 +225,7 @@ def _end_timer_firings(
             PART,
             *window,
             pl.col(SEQ).alias(UPDATE),
-            (2 * pl.col(SEQ) + 1).alias(POSITION),
+            processing_of(pl.col(SEQ)).alias(POSITION),
             pl.lit(0, dtype=pl.Int64).alias(TIE),
             pl.lit("LATE").alias(TIMING),
             (

@@ -39,6 +39,7 @@ from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,
     FlinkProcessingTimeTrigger,
 )
+from kstreamlike.plan.positions import processing_of
 
 __all__ = ["SessionClock", "processing_firings"]
 
@@ -102,11 +103,11 @@ def processing_firings(
     retire = pl.lit(None, dtype=pl.Int64)
     if retired is not None and retired.height:
         windows = windows.join(retired, on=[GROUP, WSTART, WEND], how="left", maintain_order="left")
-        retire = 2 * pl.col(RETIRED) + 1
+        retire = processing_of(pl.col(RETIRED))
     windows = windows.with_columns(
         # the window's last place: before the record merging it away or retiring it, or its
         # cleanup
-        pl.min_horizontal(2 * pl.col(SUPERSEDED) + 1, pl.col(_GONE), retire).alias(_GONE)
+        pl.min_horizontal(processing_of(pl.col(SUPERSEDED)), pl.col(_GONE), retire).alias(_GONE)
     )
     added = versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
     if isinstance(trigger, FlinkProcessingTimeTrigger):

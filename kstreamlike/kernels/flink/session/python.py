@@ -25,6 +25,7 @@ from kstreamlike.kernels.flink.session.history import (
 from kstreamlike.kernels.flink.session.merging import World
 from kstreamlike.kernels.python import RUNNING_VALUE, fold_for, python_values
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.plan.positions import processing_of
 
 __all__ = ["purged_python_values", "session_python_values"]
 
@@ -109,7 +110,7 @@ def purged_python_values(
     events = pl.concat(
         [
             links.select(
-                (2 * pl.col(SEQ) + 1).alias(POSITION),
+                processing_of(pl.col(SEQ)).alias(POSITION),
                 pl.lit(0, dtype=pl.Int64).alias(FID),
                 SEQ,
                 WRITER,
