@@ -78,8 +78,9 @@ def _as_int(dtype: pl.DataType) -> bool:
 
 
 class Partials:
-    """The partial columns of :class:`.Measures`: which table (integer or float) holds each,
-    how it combines a record's value, and the records' values."""
+    """The partial columns of the sliding windows' measures
+    (:class:`~kstreamlike.kernels.kafka.sliding.contents.Measures`): which table (integer or
+    float) holds each, how it combines a record's value, and the records' values."""
 
     def __init__(
         self, measures: Measures, arrivals: bool, frame: pl.DataFrame, schema: pl.Schema

@@ -164,7 +164,7 @@ def flink_global_panes(
 
     Returns:
         The panes in emission order (the output columns before
-        :func:`~._output.finish_main`, with ``POS`` and ``TIE``: the timestamp of the timer
+        the backend's ``finish_main``, with ``POS`` and ``TIE``: the timestamp of the timer
         that fired a pane, ``Long.MAX_VALUE`` for the end of the input and for firings
         during a record's processing), and the late records (none: global windows are never
         late).
@@ -425,7 +425,7 @@ def _python_firings(
 def _output_columns(
     node: FlinkWindowedAggregate, emitted: pl.LazyFrame, tie: pl.Expr | None = None
 ) -> pl.LazyFrame:
-    """The output columns (before :func:`~._output.finish_main`): null window bounds and
+    """The output columns (before the backend's ``finish_main``): null window bounds and
     ``GlobalWindow#maxTimestamp`` as every result's timestamp; ``TIE`` is ``tie`` (the
     firing timer's timestamp), ``Long.MAX_VALUE`` by default."""
     partition = node.source.partition

@@ -68,7 +68,7 @@ def run_flink_session(
 
     Returns:
         The panes in emission order (the output columns before
-        :func:`~._output.finish_main`, with ``POS`` and ``TIE``), and the late records in
+        the backend's ``finish_main``, with ``POS`` and ``TIE``), and the late records in
         arrival order (with ``WM``).
     """
     frame = records.collect()
