@@ -13,16 +13,10 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import SEQ, TS
-from kstreamlike.kernels.flink.evictors import KEEP
+from kstreamlike.kernels.columns import FID, KEEP, LIST_ORDER, READ_AFTER, SEQ, TS, WEND
 from kstreamlike.kernels.flink.firing_functions import firing_results
-from kstreamlike.kernels.flink.session.contents import (
-    FID,
-    ORDER,
-    evicted_reads,
-    purged_reads,
-)
-from kstreamlike.kernels.flink.session.history import UPDATE, WEND, window_table
+from kstreamlike.kernels.flink.session.contents import evicted_reads, purged_reads
+from kstreamlike.kernels.flink.session.history import window_table
 from kstreamlike.kernels.flink.session.merging import World, listed_contents
 from kstreamlike.kernels.flink.session.python import purged_python_values, session_python_values
 from kstreamlike.kernels.kafka.session.aggregates import (
@@ -49,10 +43,10 @@ def _listed_values(
     contents: the records at positions ``FROM + 1 .. TO`` that arrived by then."""
     listed = listed_contents(world, needed)
     columns = sorted({e.column for e in exprs if e.column is not None})
-    contents = listed.select(UPDATE, SEQ).with_columns(
+    contents = listed.select(READ_AFTER, SEQ).with_columns(
         frame[column].gather(listed[SEQ]) for column in columns
     )
-    return contents.group_by(UPDATE).agg(final_exprs(exprs, frame.schema))
+    return contents.group_by(READ_AFTER).agg(final_exprs(exprs, frame.schema))
 
 
 def window_values(
@@ -62,7 +56,7 @@ def window_values(
     frame: pl.DataFrame,
     needed: pl.Series,
 ) -> pl.DataFrame:
-    """The aggregate columns after each ``needed`` record, keyed by ``UPDATE``."""
+    """The aggregate columns after each ``needed`` record, keyed by ``READ_AFTER``."""
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
         return session_python_values(node, world, found, frame, needed)
@@ -92,11 +86,11 @@ def evicted_session_reads(
     """What the firings (numbered by ``FID``) of evicting windows read: their present
     elements (``FID``, ``SEQ``, ``KEEP``) in list order
     (:func:`.contents.evicted_reads`); firings with none emit nothing."""
-    listed = firings.select(FID, UPDATE).join(
-        listed_contents(world, firings[UPDATE].unique()), on=UPDATE
+    listed = firings.select(FID, READ_AFTER).join(
+        listed_contents(world, firings[READ_AFTER].unique()), on=READ_AFTER
     )
     listed = listed.select(FID, SEQ).join(
-        versions.select(SEQ, TS, pl.col(WEND).alias(ORDER)), on=SEQ
+        versions.select(SEQ, TS, pl.col(WEND).alias(LIST_ORDER)), on=SEQ
     )
     delta = isinstance(node.evictor, FlinkDeltaEvictor)
     values = python_values(node.source, frame) if delta else []
