@@ -91,7 +91,9 @@ SUB = "__ks_sub"  # order of a record's forwards (sessions: tombstones 0, 1, the
 TIME_ORDER = "__ks_time_order"  # the sort key of (store, time)
 TO = "__ks_to"  # position of the last record of the record's merged session
 TS_MAX = "__ks_ts_max"  # largest timestamp
-UPDATE = "__ks_update"  # arrival position of the record whose update a row is
+# arrival position of the record whose update a row is (Flink sessions: the record after which
+# a firing reads its window)
+UPDATE = "__ks_update"
 UPDATE_ORDER = "__ks_update_order"  # order among a record's updates of existing windows
 WPOS = "__ks_wpos"  # row of a window in the window table, sorted by (group, start)
 
@@ -167,7 +169,6 @@ RANK = "__ks_rank"  # position of a record in its window, in arrival order, from
 REACH = "__ks_reach"  # the smallest watermark advance that fires a timer
 REACHED = "__ks_reached"  # the first clock advance reaching the window's end
 READ = "__ks_read"  # the window rank of an element a firing may read
-READ_AFTER = "__ks_read_after"  # the record after which a firing reads its window
 READ_HI = "__ks_read_hi"  # the rank of the last element a firing reads
 READ_LO = "__ks_read_lo"  # the rank of the first element a firing reads
 REMOVED = "__ks_removed"  # whether the firing removes the element from its window

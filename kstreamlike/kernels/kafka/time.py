@@ -247,6 +247,7 @@ def run_time(
 
     Example:
         >>> import polars as pl
+        >>> from kstreamlike.kernels.columns import ST
         >>> import kstreamlike as ks
         >>> rows = {"k": ["a", "a", "a"], "ts": [1, 12, 3], "v": [1, 2, 3]}
         >>> windows = ks.TimeWindows.of_size_with_no_grace(10)

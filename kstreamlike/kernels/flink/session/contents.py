@@ -45,11 +45,11 @@ from kstreamlike.kernels.columns import (
     LIST_ORDER,
     MERGED_INTO,
     NEWEST,
-    READ_AFTER,
     REMOVED,
     SEQ,
     SUPERSEDED,
     TS,
+    UPDATE,
     WEND,
     WID,
     WSTART,
@@ -73,7 +73,7 @@ def purged_reads(
         versions: every accepted record with its window (``SEQ``, ``GROUP``, ``WSTART``,
             ``WEND``).
         windows: the windows (:func:`.history.window_table`).
-        firings: every firing, with ``FID`` (emission order), its window and ``READ_AFTER``.
+        firings: every firing, with ``FID`` (emission order), its window and ``UPDATE``.
 
     Returns:
         ``FID`` and ``SEQ``: the records each firing reads (records no firing reads are
@@ -81,7 +81,7 @@ def purged_reads(
     """
     window = [GROUP, WSTART, WEND]
     ids = windows.select(*window, WID)
-    fired = firings.join(ids, on=window).select(WID, READ_AFTER, FID).sort(READ_AFTER, FID)
+    fired = firings.join(ids, on=window).select(WID, UPDATE, FID).sort(UPDATE, FID)
     own = (
         versions.join(ids, on=window)
         .select(SEQ, WID)
@@ -89,7 +89,7 @@ def purged_reads(
         .join_asof(
             fired,
             left_on=SEQ,
-            right_on=READ_AFTER,
+            right_on=UPDATE,
             by=WID,
             strategy="forward",
             check_sortedness=False,

@@ -26,12 +26,12 @@ from kstreamlike.kernels.columns import (
     PANE_POS,
     PART,
     REACH,
-    READ_AFTER,
     SEQ,
     SUPERSEDED,
     TIE,
     TIMER,
     TS,
+    UPDATE,
     WEND,
     WID,
     WM,
@@ -133,8 +133,8 @@ def continuous_timer_firings(
     # the window after its last record before the firing
     added = (
         versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
-        .select(WID, pl.col(SEQ).alias(READ_AFTER))
-        .sort(READ_AFTER)
+        .select(WID, pl.col(SEQ).alias(UPDATE))
+        .sort(UPDATE)
     )
     return (
         timers.with_columns(((pl.col(PANE_POS) - 2) // 2).alias(AT))
@@ -142,7 +142,7 @@ def continuous_timer_firings(
         .join_asof(
             added,
             left_on=AT,
-            right_on=READ_AFTER,
+            right_on=UPDATE,
             by=WID,
             strategy="backward",
             check_sortedness=False,
@@ -152,7 +152,7 @@ def continuous_timer_firings(
             GROUP,
             WSTART,
             WEND,
-            READ_AFTER,
+            UPDATE,
             PANE_POS,
             pl.col(TIMER).alias(TIE),
             pl.when(pl.col(TIMER) == pl.col(WMAX))

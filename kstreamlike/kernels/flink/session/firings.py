@@ -3,7 +3,7 @@ windows' history (:mod:`.history`). The event-time trigger's end timers and late
 elements, the count trigger (whose counts merges add up) and the never trigger are here;
 the continuous event-time trigger's chains are in :mod:`.continuous`, the processing-time
 triggers in :mod:`.processing`. A firing reads its window after the last record added to
-it before the firing (``READ_AFTER``); :mod:`.values` computes what it reads. The design
+it before the firing (``UPDATE``); :mod:`.values` computes what it reads. The design
 page "Flink session windows, vectorized" explains each trigger's state across merges.
 """
 
@@ -20,10 +20,10 @@ from kstreamlike.kernels.columns import (
     GROUP,
     PANE_POS,
     PART,
-    READ_AFTER,
     SEQ,
     SUPERSEDED,
     TIE,
+    UPDATE,
     WEND,
     WM,
     WMAX,
@@ -47,7 +47,7 @@ from kstreamlike.plan.positions import processing_of
 
 __all__ = ["FIRING_COLUMNS", "merging_trigger_firings"]
 
-FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, READ_AFTER, PANE_POS, TIE, TIMING, FIRED_WM]
+FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, PANE_POS, TIE, TIMING, FIRED_WM]
 """The columns of a firing: its window, the record after which it reads the window, its
 emission position, its order within the position (a timer's timestamp), timing and the
 watermark then."""
@@ -93,7 +93,7 @@ def merging_trigger_firings(
             GROUP,
             WSTART,
             WEND,
-            pl.col(SEQ).alias(READ_AFTER),
+            pl.col(SEQ).alias(UPDATE),
             pl.col(SEQ).alias(PANE_POS),
             pl.col(SEQ).alias(TIE),
             pl.lit("", dtype=pl.String).alias(TIMING),
@@ -120,7 +120,7 @@ def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
         GROUP,
         WSTART,
         WEND,
-        pl.col(SEQ).alias(READ_AFTER),
+        pl.col(SEQ).alias(UPDATE),
         processing_of(pl.col(SEQ)).alias(PANE_POS),
         pl.lit(0, dtype=pl.Int64).alias(TIE),
         early_or_late(pl.col(WM), pl.col(WMAX)).alias(TIMING),
@@ -168,7 +168,7 @@ def _end_timer_firings(
     *,
     bounded: bool,
 ) -> pl.DataFrame:
-    """``EventTimeTrigger``: every pane, ``READ_AFTER`` (the record after which the contents
+    """``EventTimeTrigger``: every pane, ``UPDATE`` (the record after which the contents
     are read), window, ``PANE_POS``, ``TIE``, timing and index. A window's end timer, set
     when the window is created before the watermark passes its end, fires at the first
     advance reaching it unless a record extends the window first; a record added after the
@@ -197,7 +197,7 @@ def _end_timer_firings(
         .filter(processing_of(pl.col(SEQ)) < pl.col(FIRE))
         .group_by(window)
         .agg(
-            pl.col(SEQ).max().alias(READ_AFTER),
+            pl.col(SEQ).max().alias(UPDATE),
             pl.col(FIRE).first().alias(PANE_POS),
             pl.col(WMAX).first().alias(TIE),
             pl.col(PART).first(),
@@ -206,7 +206,7 @@ def _end_timer_firings(
         .select(
             PART,
             *window,
-            READ_AFTER,
+            UPDATE,
             PANE_POS,
             TIE,
             pl.lit("ON_TIME").alias(TIMING),
@@ -222,7 +222,7 @@ def _end_timer_firings(
         .select(
             PART,
             *window,
-            pl.col(SEQ).alias(READ_AFTER),
+            pl.col(SEQ).alias(UPDATE),
             processing_of(pl.col(SEQ)).alias(PANE_POS),
             pl.lit(0, dtype=pl.Int64).alias(TIE),
             pl.lit("LATE").alias(TIMING),

@@ -30,12 +30,12 @@ from kstreamlike.kernels.columns import (
     KEYG,
     PART,
     POSITION,
-    READ_AFTER,
     RETIRED,
     SEQ,
     SUPERSEDED,
     TO,
     TS,
+    UPDATE,
     WEND,
     WM,
     WMAX,
@@ -262,18 +262,18 @@ def fixpoint(
 
 
 def listed_contents(world: World, needed: pl.Series) -> pl.DataFrame:
-    """The contents of the ``needed`` records' windows (``READ_AFTER``, ``SEQ``): the records at
+    """The contents of the ``needed`` records' windows (``UPDATE``, ``SEQ``): the records at
     positions ``FROM + 1 .. TO`` that arrived by then."""
     rows = world.frame.filter(pl.col(SEQ).is_in(needed.implode())).select(
-        pl.col(SEQ).cast(pl.Int64).alias(READ_AFTER),
+        pl.col(SEQ).cast(pl.Int64).alias(UPDATE),
         pl.int_ranges(pl.col(FROM) + 1, pl.col(TO) + 1).alias(POSITION),
     )
     listed = rows.explode(POSITION)
     seqs = world.frame[SEQ].cast(pl.Int64)
     return (
         listed.with_columns(seqs.gather(listed[POSITION]).alias(SEQ))
-        .filter(pl.col(SEQ) <= pl.col(READ_AFTER))
-        .select(READ_AFTER, SEQ)
+        .filter(pl.col(SEQ) <= pl.col(UPDATE))
+        .select(UPDATE, SEQ)
     )
 
 

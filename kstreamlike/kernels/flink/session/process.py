@@ -38,12 +38,12 @@ from kstreamlike.kernels.columns import (
     LIST_ORDER,
     PANE_POS,
     PART,
-    READ_AFTER,
     SEQ,
     STEP,
     SUPERSEDED,
     TIE,
     TS,
+    UPDATE,
     WEND,
     WMAX,
     WSTART,
@@ -107,8 +107,8 @@ def session_process_panes(
         reads = purged_reads(versions, window_table(versions, found), firings)
         emitting = reads[FID].unique()
     else:
-        listed = listed_contents(world, firings[READ_AFTER].unique())
-        reads = firings.select(FID, READ_AFTER).join(listed, on=READ_AFTER).select(FID, SEQ)
+        listed = listed_contents(world, firings[UPDATE].unique())
+        reads = firings.select(FID, UPDATE).join(listed, on=UPDATE).select(FID, SEQ)
         emitting = firings[FID]
     reads = reads.join(order, on=SEQ).sort(FID, LIST_ORDER, SEQ)
     emitted = (
@@ -181,12 +181,10 @@ def _results(
         values = purged_python_values(node, versions, found, frame, firings)
         by_fid = dict(zip(values[FID].to_list(), values[RUNNING_VALUE].to_list(), strict=True))
         return [by_fid[fid] for fid in emitted[FID].to_list()]
-    needed = emitted[READ_AFTER].unique().sort()
+    needed = emitted[UPDATE].unique().sort()
     values = session_python_values(node, world, found, frame, needed)
-    by_update = dict(
-        zip(values[READ_AFTER].to_list(), values[RUNNING_VALUE].to_list(), strict=True)
-    )
-    return [by_update[update] for update in emitted[READ_AFTER].to_list()]
+    by_update = dict(zip(values[UPDATE].to_list(), values[RUNNING_VALUE].to_list(), strict=True))
+    return [by_update[update] for update in emitted[UPDATE].to_list()]
 
 
 def _cleanups(

@@ -27,12 +27,12 @@ from kstreamlike.kernels.columns import (
     NOW,
     PANE_POS,
     PART,
-    READ_AFTER,
     RETIRED,
     SEQ,
     SESSION_CLEANUP_TIME,
     SUPERSEDED,
     TIE,
+    UPDATE,
     WEND,
     WID,
     WMAX,
@@ -119,7 +119,7 @@ def processing_firings(
                 added, windows, [WID], WMAX, clock.advances, gone=GONE, position=PANE_POS
             )
             .group_by(WID, PANE_POS)
-            .agg(pl.col(SEQ).max().alias(READ_AFTER), pl.col(WMAX).first().alias(TIE))
+            .agg(pl.col(SEQ).max().alias(UPDATE), pl.col(WMAX).first().alias(TIE))
         )
     else:
         timers = _continuous_processing_timers(
@@ -132,7 +132,7 @@ def processing_firings(
         GROUP,
         WSTART,
         WEND,
-        READ_AFTER,
+        UPDATE,
         PANE_POS,
         TIE,
         early_or_late(pl.col(FIRED_WM), pl.col(WMAX)).alias(TIMING),
@@ -169,17 +169,17 @@ def _continuous_processing_timers(
         position=PANE_POS,
     )
     # the window after its last record before the firing
-    records = added.select(WID, pl.col(SEQ).alias(READ_AFTER)).sort(READ_AFTER)
+    records = added.select(WID, pl.col(SEQ).alias(UPDATE)).sort(UPDATE)
     return (
         timers.with_columns(((pl.col(PANE_POS) - 2) // 2).alias(AT))
         .sort(AT)
         .join_asof(
             records,
             left_on=AT,
-            right_on=READ_AFTER,
+            right_on=UPDATE,
             by=WID,
             strategy="backward",
             check_sortedness=False,
         )
-        .select(WID, PANE_POS, READ_AFTER, TIE)
+        .select(WID, PANE_POS, UPDATE, TIE)
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike.kernels.columns import FID, FOUND_AT, PANE_POS, READ_AFTER, SEQ, WRITER
+from kstreamlike.kernels.columns import FID, FOUND_AT, PANE_POS, SEQ, UPDATE, WRITER
 from kstreamlike.kernels.flink.session.history import record_windows, with_writers
 from kstreamlike.kernels.flink.session.merging import World
 from kstreamlike.kernels.python import RUNNING_VALUE, fold_for, python_values
@@ -67,7 +67,7 @@ def session_python_values(
             out_value.append(fold.result(acc))
     return pl.DataFrame(
         {
-            READ_AFTER: pl.Series(out_seq, dtype=pl.Int64),
+            UPDATE: pl.Series(out_seq, dtype=pl.Int64),
             RUNNING_VALUE: pl.Series(out_value, dtype=pl.Object),
         }
     )
@@ -107,7 +107,7 @@ def purged_python_values(
                 SEQ,
                 WRITER,
             ),
-            firings.select(PANE_POS, pl.col(FID) + 1, pl.col(READ_AFTER).alias(SEQ)),
+            firings.select(PANE_POS, pl.col(FID) + 1, pl.col(UPDATE).alias(SEQ)),
         ],
         how="diagonal",
     ).sort(PANE_POS, FID)

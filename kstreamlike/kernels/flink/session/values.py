@@ -13,7 +13,7 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import FID, KEEP, LIST_ORDER, READ_AFTER, SEQ, TS, WEND
+from kstreamlike.kernels.columns import FID, KEEP, LIST_ORDER, SEQ, TS, UPDATE, WEND
 from kstreamlike.kernels.flink.firing_functions import firing_results
 from kstreamlike.kernels.flink.session.contents import evicted_reads, purged_reads
 from kstreamlike.kernels.flink.session.history import window_table
@@ -43,10 +43,10 @@ def _listed_values(
     contents: the records at positions ``FROM + 1 .. TO`` that arrived by then."""
     listed = listed_contents(world, needed)
     columns = sorted({e.column for e in exprs if e.column is not None})
-    contents = listed.select(READ_AFTER, SEQ).with_columns(
+    contents = listed.select(UPDATE, SEQ).with_columns(
         frame[column].gather(listed[SEQ]) for column in columns
     )
-    return contents.group_by(READ_AFTER).agg(final_exprs(exprs, frame.schema))
+    return contents.group_by(UPDATE).agg(final_exprs(exprs, frame.schema))
 
 
 def window_values(
@@ -56,7 +56,7 @@ def window_values(
     frame: pl.DataFrame,
     needed: pl.Series,
 ) -> pl.DataFrame:
-    """The aggregate columns after each ``needed`` record, keyed by ``READ_AFTER``."""
+    """The aggregate columns after each ``needed`` record, keyed by ``UPDATE``."""
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
         return session_python_values(node, world, found, frame, needed)
@@ -86,8 +86,8 @@ def evicted_session_reads(
     """What the firings (numbered by ``FID``) of evicting windows read: their present
     elements (``FID``, ``SEQ``, ``KEEP``) in list order
     (:func:`.contents.evicted_reads`); firings with none emit nothing."""
-    listed = firings.select(FID, READ_AFTER).join(
-        listed_contents(world, firings[READ_AFTER].unique()), on=READ_AFTER
+    listed = firings.select(FID, UPDATE).join(
+        listed_contents(world, firings[UPDATE].unique()), on=UPDATE
     )
     listed = listed.select(FID, SEQ).join(
         versions.select(SEQ, TS, pl.col(WEND).alias(LIST_ORDER)), on=SEQ

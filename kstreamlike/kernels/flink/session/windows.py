@@ -20,9 +20,9 @@ from kstreamlike.kernels.columns import (
     KEYG,
     PANE_POS,
     PART,
-    READ_AFTER,
     TIE,
     TS,
+    UPDATE,
     WEND,
     WM,
     WSTART,
@@ -102,7 +102,7 @@ def run_flink_session(
         retired=retired,
     ).select(FIRING_COLUMNS)
     if node.keys:
-        keys = frame.select(node.keys)[firings[READ_AFTER]]
+        keys = frame.select(node.keys)[firings[UPDATE]]
         firings = pl.concat([firings, keys], how="horizontal")
     firings = firings.sort([PART, PANE_POS, TIE, *node.keys, WSTART], nulls_last=True)
     if node.calls_window_function:
@@ -125,9 +125,9 @@ def run_flink_session(
     elif purging:
         emitted = purged_panes(node, versions, found, frame, firings)
     else:
-        needed = firings[READ_AFTER].unique().sort()
+        needed = firings[UPDATE].unique().sort()
         values = window_values(node, world, found, frame, needed)
-        emitted = firings.join(values, on=READ_AFTER, how="left", maintain_order="left")
+        emitted = firings.join(values, on=UPDATE, how="left", maintain_order="left")
     emitted = emitted.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(GROUP, WSTART, WEND).alias(PANE)
     )
