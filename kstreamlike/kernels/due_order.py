@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kstreamlike.kernels.columns import PART
-from kstreamlike.kernels.emission import DUE, FIRST, TIME
+from kstreamlike.kernels.columns import DUE, FIRST, PART, TIME
 from kstreamlike.kernels.packing import sorting_rows
 from kstreamlike.kernels.partials import compiled, pooled
 

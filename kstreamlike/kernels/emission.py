@@ -6,11 +6,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-__all__ = ["FIRST", "first_position_reaching", "first_reached", "reaching_steps"]
+from kstreamlike.kernels.columns import DUE, FIRST, TIME
 
-FIRST = "__ks_first"
-TIME = "__ks_time"
-DUE = "__ks_due"
+__all__ = ["FIRST", "first_position_reaching", "first_reached", "reaching_steps"]
 
 
 def reaching_steps(

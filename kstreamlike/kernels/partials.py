@@ -22,17 +22,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from kstreamlike.kernels.columns import SEQ
-from kstreamlike.kernels.kafka.sliding.contents import (
-    COUNT,
-    FIRST_SEQ,
-    LAST_SEQ,
-    Measures,
-    count_of,
-    max_of,
-    min_of,
-    sum_of,
-)
+from kstreamlike.kernels.columns import COUNT, FIRST_SEQ, LAST_SEQ, SEQ
+from kstreamlike.kernels.kafka.sliding.contents import Measures, count_of, max_of, min_of, sum_of
 
 __all__ = [
     "ADD",

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike.kernels.columns import TS
+from kstreamlike.kernels.columns import DELETED, RUNNING_TS, TS
 from kstreamlike.plan.nodes import (
     Aggregation,
     FlinkAggregateFunction,
@@ -41,8 +41,6 @@ __all__ = [
 ]
 
 RUNNING_VALUE = "value"
-RUNNING_TS = "__ks_running_ts"
-DELETED = "__ks_deleted"
 
 
 class WindowDeleted(Exception):

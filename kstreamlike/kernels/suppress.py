@@ -14,14 +14,20 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from kstreamlike.kernels.columns import END, START, TIMESTAMP
-from kstreamlike.kernels.emission import DUE, FIRST, TIME, first_position_reaching
+from kstreamlike.kernels.columns import (
+    DUE,
+    END,
+    EVICT,
+    FIRST,
+    LOG_POS,
+    NEXT_UPDATE,
+    START,
+    TIME,
+    TIMESTAMP,
+)
+from kstreamlike.kernels.emission import first_position_reaching
 
 __all__ = ["suppress"]
-
-POS = "__ks_pos"
-EVICT = "__ks_evict"
-NEXT = "__ks_next"
 
 
 def suppress(
@@ -37,19 +43,21 @@ def suppress(
     part = list(partition)
     window = list(dict.fromkeys([*part, *keys, START, END]))
     st_sup = pl.col(TIMESTAMP).cum_max()
-    log = changelog.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(POS)).with_columns(
+    log = changelog.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias(LOG_POS)
+    ).with_columns(
         (st_sup.over(part) if part else st_sup).alias(TIME),
         (pl.col(END) + duration).alias(DUE),
-        pl.col(POS).shift(-1).over(window).alias(NEXT),
+        pl.col(LOG_POS).shift(-1).over(window).alias(NEXT_UPDATE),
     )
-    evictions = first_position_reaching(log, log.select(*part, TIME, POS), POS, part)
+    evictions = first_position_reaching(log, log.select(*part, TIME, LOG_POS), LOG_POS, part)
     return (
-        evictions.with_columns(pl.max_horizontal(POS, FIRST).alias(EVICT))
+        evictions.with_columns(pl.max_horizontal(LOG_POS, FIRST).alias(EVICT))
         .filter(
             pl.col(FIRST).is_not_null()
             & ~pl.col(tombstone)
-            & (pl.col(NEXT).is_null() | (pl.col(EVICT) < pl.col(NEXT)))
+            & (pl.col(NEXT_UPDATE).is_null() | (pl.col(EVICT) < pl.col(NEXT_UPDATE)))
         )
         .sort(list(dict.fromkeys([*part, EVICT, END, *keys, START])), nulls_last=True)
-        .drop(POS, EVICT, NEXT, FIRST)
+        .drop(LOG_POS, EVICT, NEXT_UPDATE, FIRST)
     )

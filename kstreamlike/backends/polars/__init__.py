@@ -22,13 +22,13 @@ from kstreamlike.backends.polars._output import (
 )
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
-from kstreamlike.kernels.columns import ROW, TS
+from kstreamlike.kernels.columns import ROW, ST, TS, WM
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
-from kstreamlike.kernels.flink.watermarks import WM, replay_watermarks
+from kstreamlike.kernels.flink.watermarks import replay_watermarks
 from kstreamlike.kernels.kafka.session.windows import run_session
 from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
-from kstreamlike.kernels.kafka.time import ST, run_time
+from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate

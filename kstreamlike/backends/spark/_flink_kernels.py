@@ -25,9 +25,8 @@ from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.spark._columns import PART, SEQ
 from kstreamlike.backends.spark._kernels import GLOBAL, local_numbers
 from kstreamlike.backends.spark.flink import PROCESSING
-from kstreamlike.kernels.columns import PROC, STAND_IN
+from kstreamlike.kernels.columns import ADVANCE, FIRST_ARRIVAL, LAST, POS, PROC, SLOT, STAND_IN, WM
 from kstreamlike.kernels.flink.time import TIE, flink_panes
-from kstreamlike.kernels.flink.watermarks import ADVANCE, FIRST, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.positions import advance_before
@@ -201,8 +200,8 @@ def vectorized_key(
             )
         )
     advances = pl.concat(steps).unique(ADVANCE, keep="first").sort(ADVANCE)
-    bounds = pl.DataFrame({PART: part, FIRST: [0], LAST: [n - 1]}).cast(
-        {FIRST: pl.Int64, LAST: pl.Int64}
+    bounds = pl.DataFrame({PART: part, FIRST_ARRIVAL: [0], LAST: [n - 1]}).cast(
+        {FIRST_ARRIVAL: pl.Int64, LAST: pl.Int64}
     )
     panes_lazy, late_lazy = flink_panes(node, local.lazy(), advances.lazy(), bounds.lazy())
     panes, late = pl.collect_all([panes_lazy, late_lazy])
@@ -347,8 +346,8 @@ def clocked_key(
     advances = skeleton.filter(raised).select(
         PART, advance_before(pl.col(SEQ)).alias(SLOT), pl.col(WM).alias(ADVANCE)
     )
-    bounds = pl.DataFrame({PART: records[PART][:1], FIRST: [0], LAST: [n - 1]}).cast(
-        {FIRST: pl.Int64, LAST: pl.Int64}
+    bounds = pl.DataFrame({PART: records[PART][:1], FIRST_ARRIVAL: [0], LAST: [n - 1]}).cast(
+        {FIRST_ARRIVAL: pl.Int64, LAST: pl.Int64}
     )
     inputs = skeleton.drop(kind, sub, place)
     panes_lazy, late_lazy = flink_panes(node, inputs.lazy(), advances.lazy(), bounds.lazy())

@@ -34,7 +34,7 @@ from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.frames import schema_of
-from kstreamlike.kernels.kafka.session.changelog import CONSUMER, SUB
+from kstreamlike.kernels.columns import CONSUMER, CREATED, SUB
 from kstreamlike.kernels.kafka.session.windows import run_session
 from kstreamlike.kernels.kafka.sliding.in_grace import (
     closed_form_candidates,
@@ -42,7 +42,6 @@ from kstreamlike.kernels.kafka.sliding.in_grace import (
     takes_split,
 )
 from kstreamlike.kernels.kafka.sliding.scan import scan_stores
-from kstreamlike.kernels.kafka.sliding.table import CREATED
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted

@@ -23,21 +23,26 @@ import polars as pl
 from kstreamlike.agg import AggExpr
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.aggregates import running_exprs
-from kstreamlike.kernels.columns import PART, SEQ, TS
+from kstreamlike.kernels.columns import (
+    AT,
+    AT_SEQ,
+    HORIZON,
+    PART,
+    POS,
+    REACH,
+    SEQ,
+    TIMER,
+    TIMER_WM,
+    TS,
+    WID,
+    WM,
+)
 from kstreamlike.kernels.flink.timers import reached_by_watermark
-from kstreamlike.kernels.flink.watermarks import POS, WM
 from kstreamlike.plan.positions import processing_of
 
-__all__ = ["AT", "HORIZON", "TIMER", "WATERMARK", "continuous_panes", "continuous_timers"]
+__all__ = ["AT", "HORIZON", "TIMER", "TIMER_WM", "continuous_panes", "continuous_timers"]
 
-TIMER = "__ks_timer"  # a periodic or end timer's timestamp (null for a late firing)
-HORIZON = "__ks_horizon"  # the last watermark advance before the end of the input
 _MOST_FIRINGS = 100_000_000  # more periodic firings than this would not fit in memory
-_REACH = "__ks_reach"  # the smallest advance that fires the timer
-AT = "__ks_at"  # the last arrival position before a firing
-WATERMARK = "__ks_timer_wm"  # the watermark when a timer fires
-_AT = "__ks_at_seq"  # an element's arrival position, searched for ``AT``
-_WID = "__ks_wid"  # the window's id
 
 
 def continuous_panes(
@@ -80,7 +85,7 @@ def continuous_panes(
     over = list(group)
     values = [e.name for e in exprs]
     # one Int64 id per window, for the as-of join (its keys may be null)
-    ids = elements.select(over).unique(maintain_order=True).with_row_index(_WID)
+    ids = elements.select(over).unique(maintain_order=True).with_row_index(WID)
     elements = elements.join(ids, on=over, how="left", nulls_equal=True, maintain_order="left")
     running = elements.with_columns(*running_exprs(exprs, over, schema))
     timers = continuous_timers(
@@ -96,13 +101,13 @@ def continuous_panes(
     # the window's value after its last element before the firing
     fired = (
         timers.join(ids, on=over, how="left", nulls_equal=True)
-        .select(*over, _WID, wmax, TIMER, POS, AT)
+        .select(*over, WID, wmax, TIMER, POS, AT)
         .sort(AT)
         .join_asof(
-            running.select(_WID, pl.col(SEQ).alias(_AT), *values).sort(_AT),
+            running.select(WID, pl.col(SEQ).alias(AT_SEQ), *values).sort(AT_SEQ),
             left_on=AT,
-            right_on=_AT,
-            by=_WID,
+            right_on=AT_SEQ,
+            by=WID,
             strategy="backward",
             check_sortedness=False,
         )
@@ -123,7 +128,7 @@ def continuous_panes(
         pl.lit("LATE").alias("pane_timing"),
         pl.col(windex),
     )
-    panes = pl.concat([fired.drop(AT, _AT, _WID), late], how="diagonal_relaxed")
+    panes = pl.concat([fired.drop(AT, AT_SEQ, WID), late], how="diagonal_relaxed")
     return panes.sort([*over, POS, pl.coalesce(TIMER, windex)], nulls_last=True).with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias("pane_index")
     )
@@ -156,7 +161,7 @@ def continuous_timers(
 
     Returns:
         ``group``, ``wmax``, ``TIMER`` (the timer's timestamp), ``POS`` (where it fires),
-        ``WATERMARK`` (the watermark then) and ``AT`` (the last arrival position before).
+        ``TIMER_WM`` (the watermark then) and ``AT`` (the last arrival position before).
     """
     over = list(group)
     ts = pl.col(TS)
@@ -196,21 +201,21 @@ def continuous_timers(
             .otherwise(pl.min_horizontal(tick, pl.col(wmax)))
             .alias(TIMER)
         )
-        .with_columns(pl.max_horizontal(pl.col(TIMER), pl.col("__ks_wm0") + 1).alias(_REACH))
+        .with_columns(pl.max_horizontal(pl.col(TIMER), pl.col("__ks_wm0") + 1).alias(REACH))
     )
     # the end of a bounded input fires every timer left (only the end timer of a window
     # that never ends)
     reached = reached_by_watermark(
         timers,
-        _REACH,
+        REACH,
         advances,
         bounds,
         bounded=bounded,
         position=POS,
-        watermark=WATERMARK,
+        watermark=TIMER_WM,
         at_end=None if horizon is None else pl.col(TIMER) == pl.col(wmax),
     )
-    return reached.select(*over, wmax, TIMER, POS, WATERMARK, ((pl.col(POS) - 2) // 2).alias(AT))
+    return reached.select(*over, wmax, TIMER, POS, TIMER_WM, ((pl.col(POS) - 2) // 2).alias(AT))
 
 
 def _bounded(first: pl.LazyFrame, count: pl.Expr, interval: int) -> pl.LazyFrame:

@@ -33,15 +33,12 @@ from kstreamlike.kernels.aggregates import (
     rolling_exprs,
     running_exprs,
 )
-from kstreamlike.kernels.columns import SEQ
+from kstreamlike.kernels.columns import BLOCK, FIRED, KEEP, POS, RANK, SEQ, WM
 from kstreamlike.kernels.flink.evictors import (
-    FIRED,
-    KEEP,
     delta_evicted_values,
     keep_at_first_firing,
     successive_firing_values,
 )
-from kstreamlike.kernels.flink.watermarks import POS, WM
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkDeltaEvictor,
@@ -53,10 +50,8 @@ from kstreamlike.plan.positions import processing_of
 
 __all__ = ["PANE", "RANK", "TIMING", "count_trigger_panes"]
 
-RANK = "__ks_rank"  # position of the element in its window, in arrival order
 PANE = "pane_index"
 TIMING = "pane_timing"
-_BLOCK = "__ks_block"  # purging count triggers: the firing that reads the element
 
 
 def count_trigger_panes(
@@ -155,18 +150,18 @@ def _block_values(
 ) -> pl.LazyFrame:
     """Purging: each firing reads the ``count`` elements since the previous one; keyed by
     the firing element's rank."""
-    blocks = [*group, _BLOCK]
+    blocks = [*group, BLOCK]
     keep = keep_at_first_firing(evictor, blocks)
-    framed = ranked.with_columns((pl.col(RANK) // count).alias(_BLOCK))
+    framed = ranked.with_columns((pl.col(RANK) // count).alias(BLOCK))
     if keep is not None:
         framed = framed.with_columns(keep.alias(KEEP))
     return (
         framed.group_by(blocks)
         .agg(
             *final_exprs(exprs, schema, None if keep is None else pl.col(KEEP)),
-            (pl.col(_BLOCK).first() * count + (count - 1)).alias(RANK),
+            (pl.col(BLOCK).first() * count + (count - 1)).alias(RANK),
         )
-        .drop(_BLOCK)
+        .drop(BLOCK)
     )
 
 

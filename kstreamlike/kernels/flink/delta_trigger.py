@@ -24,16 +24,13 @@ from kstreamlike.kernels.aggregates import (
     rolling_exprs,
     running_exprs,
 )
-from kstreamlike.kernels.columns import SEQ
-from kstreamlike.kernels.flink.count_trigger import PANE, RANK, TIMING
+from kstreamlike.kernels.columns import DELTA_FIRES, DELTA_SEGMENT, FIRED, KEEP, POS, RANK, SEQ, WM
+from kstreamlike.kernels.flink.count_trigger import PANE, TIMING
 from kstreamlike.kernels.flink.evictors import (
-    FIRED,
-    KEEP,
     delta_evicted_values,
     keep_at_first_firing,
     successive_firing_values,
 )
-from kstreamlike.kernels.flink.watermarks import POS, WM
 from kstreamlike.kernels.python import python_values
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
@@ -45,9 +42,6 @@ from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.positions import processing_of
 
 __all__ = ["delta_fires", "delta_trigger_panes"]
-
-_FIRE = "__ks_fire"  # whether the element fires its window
-_SEGMENT = "__ks_segment"  # purging: the firings before the element
 
 
 def delta_trigger_panes(
@@ -82,11 +76,11 @@ def delta_trigger_panes(
     over = list(group)
     ordered = elements.sort([*over, SEQ], nulls_last=True).collect()
     ordered = ordered.with_columns(
-        pl.Series(_FIRE, delta_fires(ordered, over, trigger, source), dtype=pl.Boolean),
+        pl.Series(DELTA_FIRES, delta_fires(ordered, over, trigger, source), dtype=pl.Boolean),
         pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(RANK),
     )
     ranked = ordered.lazy()
-    fired = pl.col(_FIRE)
+    fired = pl.col(DELTA_FIRES)
     columns: list[pl.Expr] = [
         *(pl.col(c) for c in over),
         *(pl.col(c) for c in carry),
@@ -117,9 +111,9 @@ def delta_trigger_panes(
     if isinstance(evictor, FlinkDeltaEvictor):
         values = delta_evicted_values(evictor, over, ranked, RANK, fired, purging, exprs, source)
     elif purging:
-        segments = [*over, _SEGMENT]
+        segments = [*over, DELTA_SEGMENT]
         framed = ranked.with_columns(
-            (fired.cast(pl.Int64).cum_sum() - fired.cast(pl.Int64)).over(over).alias(_SEGMENT)
+            (fired.cast(pl.Int64).cum_sum() - fired.cast(pl.Int64)).over(over).alias(DELTA_SEGMENT)
         )
         keep = keep_at_first_firing(evictor, segments)
         if keep is not None:
@@ -130,13 +124,13 @@ def delta_trigger_panes(
                 *final_exprs(exprs, schema, None if keep is None else pl.col(KEEP)),
                 pl.col(RANK).max(),
             )
-            .drop(_SEGMENT)
+            .drop(DELTA_SEGMENT)
         )
     else:
         assert evictor is not None
         firings = fires.select(*over, pl.col(RANK).alias(FIRED))
         values = successive_firing_values(
-            evictor, over, ranked.drop(RANK, _FIRE), firings, exprs, schema
+            evictor, over, ranked.drop(RANK, DELTA_FIRES), firings, exprs, schema
         ).rename({FIRED: RANK})
     return fires.join(values, on=[*over, RANK], how="left", nulls_equal=True).drop(RANK)
 

@@ -37,7 +37,27 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import SEQ, TS
+from kstreamlike.kernels.columns import (
+    ELEMENT_ROW,
+    EVICT_AFTER,
+    EVICT_FIRES,
+    EVICT_HI,
+    EVICT_INDEX,
+    EVICT_LAST,
+    EVICT_LO,
+    EVICT_NEWEST,
+    EVICT_PREV,
+    EVICT_PREV_NEWEST,
+    EVICT_RANK,
+    EVICT_UPTO,
+    EVICT_WINDOW,
+    FIRED,
+    FIRING_ROW,
+    KEEP,
+    READ,
+    SEQ,
+    TS,
+)
 from kstreamlike.kernels.python import python_values
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
@@ -56,24 +76,6 @@ __all__ = [
     "keep_at_first_firing",
     "successive_firing_values",
 ]
-
-KEEP = "__ks_keep"  # whether the element is read by the firing (survives eviction before)
-FIRED = "__ks_fired"  # the window rank of a firing's last element
-READ = "__ks_read"  # the window rank of an element a firing may read
-_RANK = "__ks_evict_rank"  # position of an element in its window, from 0
-_PREV = "__ks_evict_prev"  # the rank the window's previous firing fired at (-1: none)
-_NEWEST = "__ks_evict_newest"  # newest timestamp of the window up to the firing
-_PREV_NEWEST = "__ks_evict_prev_newest"  # the same at the previous firing
-_WID = "__ks_evict_window"  # an Int64 id of the window
-_IDX = "__ks_evict_index"  # row of an element among its window's elements sorted by time
-_AFTER = "__ks_evict_after"  # a time range's exclusive lower bound
-_UPTO = "__ks_evict_upto"  # a time range's inclusive upper bound
-_LAST = "__ks_evict_last"  # the largest rank a time range takes
-_LO = "__ks_evict_lo"  # first row of a time range
-_HI = "__ks_evict_hi"  # last row of a time range
-_FIRES = "__ks_evict_fires"  # delta evictor: whether the element fires its window
-_FIRING_ROW = "__ks_firing_row"  # delta evictor: the firing element's row
-_ELEMENT_ROW = "__ks_element_row"  # delta evictor: a row the firing reads
 
 
 def keep_at_first_firing(evictor: FlinkEvictor | None, group: Sequence[str]) -> pl.Expr | None:
@@ -158,21 +160,21 @@ def firing_reads(
     ranked = elements.select(
         *over,
         TS,
-        pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(_RANK),
-        pl.col(TS).cum_max().over(over).alias(_NEWEST),
+        pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(EVICT_RANK),
+        pl.col(TS).cum_max().over(over).alias(EVICT_NEWEST),
     )
-    newest = ranked.select(*over, pl.col(_RANK).alias(FIRED), _NEWEST)
+    newest = ranked.select(*over, pl.col(EVICT_RANK).alias(FIRED), EVICT_NEWEST)
     identity = list(dict.fromkeys([by, FIRED]))
     chained = (
         firings.select(*over, *identity)
         .join(newest, on=[*over, FIRED], how="left", nulls_equal=True)
         .sort([*over, by], nulls_last=True)
         .with_columns(
-            pl.col(FIRED).shift(1, fill_value=-1).over(over).alias(_PREV),
-            pl.col(_NEWEST).shift(1).over(over).alias(_PREV_NEWEST),
+            pl.col(FIRED).shift(1, fill_value=-1).over(over).alias(EVICT_PREV),
+            pl.col(EVICT_NEWEST).shift(1).over(over).alias(EVICT_PREV_NEWEST),
         )
     )
-    fired, prev = pl.col(FIRED), pl.col(_PREV)
+    fired, prev = pl.col(FIRED), pl.col(EVICT_PREV)
     if isinstance(evictor, FlinkCountEvictor):
         # a run of ranks ending at the firing element: the last m of those left
         m = evictor.max_count
@@ -192,12 +194,14 @@ def firing_reads(
         # the elements up to the firing newer than the newest minus w, and the firing
         # element itself (read unless w = 0)
         recent = _time_range(
-            ranked, over, chained, by, pl.col(_NEWEST) - w, pl.col(_NEWEST), fired - 1
+            ranked, over, chained, by, pl.col(EVICT_NEWEST) - w, pl.col(EVICT_NEWEST), fired - 1
         )
-        own = chained.select(*over, by, fired.alias(READ), pl.col(_NEWEST))
+        own = chained.select(*over, by, fired.alias(READ), pl.col(EVICT_NEWEST))
         own = own.join(
-            ranked.select(*over, pl.col(_RANK).alias(READ), TS), on=[*over, READ], nulls_equal=True
-        ).select(*over, by, READ, (pl.col(TS) > pl.col(_NEWEST) - w).alias(KEEP))
+            ranked.select(*over, pl.col(EVICT_RANK).alias(READ), TS),
+            on=[*over, READ],
+            nulls_equal=True,
+        ).select(*over, by, READ, (pl.col(TS) > pl.col(EVICT_NEWEST) - w).alias(KEEP))
         return pl.concat([recent.with_columns(pl.lit(value=True).alias(KEEP)), own])
     # what the previous firing left (its newest minus w), then everything since
     since = chained.select(*over, by, pl.int_ranges(prev + 1, fired + 1).alias(READ)).explode(READ)
@@ -206,8 +210,8 @@ def firing_reads(
         over,
         chained.filter(prev >= 0),
         by,
-        pl.col(_PREV_NEWEST) - w,
-        pl.col(_PREV_NEWEST),
+        pl.col(EVICT_PREV_NEWEST) - w,
+        pl.col(EVICT_PREV_NEWEST),
         prev,
     )
     return pl.concat([left, since]).with_columns(pl.lit(value=True).alias(KEEP))
@@ -227,48 +231,54 @@ def _time_range(
     elements sorted by time."""
     # numbered in sorted order: the query reads ``ids`` more than once, and ``unique``
     # alone may number the windows differently each time
-    ids = ranked.select(group).unique().sort(group, nulls_last=True).with_row_index(_WID)
+    ids = ranked.select(group).unique().sort(group, nulls_last=True).with_row_index(EVICT_WINDOW)
     by_time = (
         ranked.join(ids, on=group, nulls_equal=True)
-        .select(_WID, TS, _RANK)
-        .sort(_WID, TS, _RANK)
-        .with_row_index(_IDX)
-        .with_columns(pl.col(_IDX).cast(pl.Int64))
+        .select(EVICT_WINDOW, TS, EVICT_RANK)
+        .sort(EVICT_WINDOW, TS, EVICT_RANK)
+        .with_row_index(EVICT_INDEX)
+        .with_columns(pl.col(EVICT_INDEX).cast(pl.Int64))
     )
     queries = firings.join(ids, on=group, nulls_equal=True).select(
         *group,
-        _WID,
+        EVICT_WINDOW,
         by,
-        after.alias(_AFTER),
-        upto.alias(_UPTO),
-        last_rank.alias(_LAST),
+        after.alias(EVICT_AFTER),
+        upto.alias(EVICT_UPTO),
+        last_rank.alias(EVICT_LAST),
     )
     # the first element later than ``after`` and the last one at or before ``upto``
     # (as-of searches take the first, resp. last, of equal timestamps)
-    lo = queries.sort(_AFTER).join_asof(
-        by_time.select(_WID, pl.col(TS).alias(_AFTER), pl.col(_IDX).alias(_LO)),
-        on=_AFTER,
-        by=_WID,
+    lo = queries.sort(EVICT_AFTER).join_asof(
+        by_time.select(
+            EVICT_WINDOW, pl.col(TS).alias(EVICT_AFTER), pl.col(EVICT_INDEX).alias(EVICT_LO)
+        ),
+        on=EVICT_AFTER,
+        by=EVICT_WINDOW,
         strategy="forward",
         allow_exact_matches=False,
         check_sortedness=False,
     )
-    hi = lo.sort(_UPTO).join_asof(
-        by_time.select(_WID, pl.col(TS).alias(_UPTO), pl.col(_IDX).alias(_HI)),
-        on=_UPTO,
-        by=_WID,
+    hi = lo.sort(EVICT_UPTO).join_asof(
+        by_time.select(
+            EVICT_WINDOW, pl.col(TS).alias(EVICT_UPTO), pl.col(EVICT_INDEX).alias(EVICT_HI)
+        ),
+        on=EVICT_UPTO,
+        by=EVICT_WINDOW,
         strategy="backward",
         check_sortedness=False,
     )
     spans = (
-        hi.filter(pl.col(_LO).is_not_null() & pl.col(_HI).is_not_null())
-        .select(*group, by, _LAST, pl.int_ranges(_LO, pl.col(_HI) + 1).alias(_IDX))
-        .explode(_IDX)
+        hi.filter(pl.col(EVICT_LO).is_not_null() & pl.col(EVICT_HI).is_not_null())
+        .select(
+            *group, by, EVICT_LAST, pl.int_ranges(EVICT_LO, pl.col(EVICT_HI) + 1).alias(EVICT_INDEX)
+        )
+        .explode(EVICT_INDEX)
     )
     return (
-        spans.join(by_time.select(_IDX, _RANK), on=_IDX)
-        .filter(pl.col(_RANK) <= pl.col(_LAST))
-        .select(*group, by, pl.col(_RANK).alias(READ))
+        spans.join(by_time.select(EVICT_INDEX, EVICT_RANK), on=EVICT_INDEX)
+        .filter(pl.col(EVICT_RANK) <= pl.col(EVICT_LAST))
+        .select(*group, by, pl.col(EVICT_RANK).alias(READ))
     )
 
 
@@ -303,10 +313,12 @@ def delta_evicted_values(
         ``group``, ``rank`` (of the firing element) and the aggregates.
     """
     over = list(group)
-    ordered = ranked.sort([*over, SEQ], nulls_last=True).with_columns(fired.alias(_FIRES)).collect()
+    ordered = (
+        ranked.sort([*over, SEQ], nulls_last=True).with_columns(fired.alias(EVICT_FIRES)).collect()
+    )
     ids = ordered.select(pl.struct(over).rle_id().alias("id"))["id"].to_list()
     values = python_values(source, ordered)
-    fires = ordered[_FIRES].to_list()
+    fires = ordered[EVICT_FIRES].to_list()
     delta, threshold = evictor.delta_function, evictor.threshold
 
     def evict(elements: list[int]) -> list[int]:
@@ -334,17 +346,17 @@ def delta_evicted_values(
         kept.extend([bool(read)] * len(pairs))
         buffer = [] if purging else (evict(read) if evictor.do_evict_after else read)
     reads = pl.DataFrame(
-        {_FIRING_ROW: firing_rows, _ELEMENT_ROW: element_rows, KEEP: kept},
-        schema={_FIRING_ROW: pl.UInt32, _ELEMENT_ROW: pl.UInt32, KEEP: pl.Boolean},
+        {FIRING_ROW: firing_rows, ELEMENT_ROW: element_rows, KEEP: kept},
+        schema={FIRING_ROW: pl.UInt32, ELEMENT_ROW: pl.UInt32, KEEP: pl.Boolean},
     )
-    indexed = ordered.with_row_index(_ELEMENT_ROW)
-    firing = indexed.select(pl.col(_ELEMENT_ROW).alias(_FIRING_ROW), *over, rank)
+    indexed = ordered.with_row_index(ELEMENT_ROW)
+    firing = indexed.select(pl.col(ELEMENT_ROW).alias(FIRING_ROW), *over, rank)
     return (
         reads.lazy()
-        .join(indexed.lazy().drop(*over, rank), on=_ELEMENT_ROW)
-        .sort(_FIRING_ROW, _ELEMENT_ROW)
-        .group_by(_FIRING_ROW)
+        .join(indexed.lazy().drop(*over, rank), on=ELEMENT_ROW)
+        .sort(FIRING_ROW, ELEMENT_ROW)
+        .group_by(FIRING_ROW)
         .agg(*final_exprs(exprs, source.schema, pl.col(KEEP)))
-        .join(firing.lazy(), on=_FIRING_ROW)
-        .drop(_FIRING_ROW)
+        .join(firing.lazy(), on=FIRING_ROW)
+        .drop(FIRING_ROW)
     )

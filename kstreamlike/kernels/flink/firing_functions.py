@@ -2,7 +2,7 @@
 operations.
 
 When a window's firings and the range of elements each reads are known (a frame of
-firings with the ranks ``[LO, HI]`` of their contents), the contents are gathered with an
+firings with the ranks ``[READ_LO, READ_HI]`` of their contents), the contents are gathered with an
 explode and a join; only the user's functions then run in Python: the ``reduce`` or
 ``AggregateFunction`` folds once per (firing, element), and a ``ProcessWindowFunction``
 once per firing, in emission order, with per-window and per-key state as Flink keeps it
@@ -18,6 +18,7 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX
 from kstreamlike.functions import ProcessWindowContext
+from kstreamlike.kernels.columns import CLEAR, FID, FIRE_CLOCK, FIRE_RANK, FIRE_WM, READ_HI, READ_LO
 from kstreamlike.kernels.python import (
     RUNNING_VALUE,
     empty_result,
@@ -29,23 +30,15 @@ from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 __all__ = [
     "CLEAR",
     "FID",
-    "HI",
-    "LO",
-    "PROCESSING",
-    "WATERMARK",
+    "READ_HI",
+    "READ_LO",
+    "FIRE_CLOCK",
+    "FIRE_WM",
     "firing_results",
     "listed_panes",
     "python_panes",
     "window_function_panes",
 ]
-
-FID = "__ks_fid"  # a firing's number, in emission order
-LO = "__ks_lo"  # the rank of the first element a firing reads
-HI = "__ks_hi"  # the rank of the last element a firing reads
-WATERMARK = "__ks_fire_wm"  # the watermark when the window fires
-PROCESSING = "__ks_fire_clock"  # the processing time then (streams with processing_time)
-CLEAR = "__ks_clear"  # a window's cleanup (the function's clear), not a firing
-_RANK = "__ks_fire_rank"
 
 
 def python_panes(
@@ -60,8 +53,8 @@ def python_panes(
 
     Args:
         node: the plan node (a Python aggregation or a window function).
-        fires: one row per firing, in emission order: ``group``, ``LO``, ``HI``,
-            ``WATERMARK`` and what the output needs; with a ``CLEAR`` column, the rows
+        fires: one row per firing, in emission order: ``group``, ``READ_LO``, ``READ_HI``,
+            ``FIRE_WM`` and what the output needs; with a ``CLEAR`` column, the rows
             where it is true are cleanups of their window (``ProcessWindowFunction#clear``,
             then the window's state is dropped) and emit nothing.
         elements: the windows' elements: ``group``, ``rank`` (position in the window in
@@ -72,23 +65,25 @@ def python_panes(
             ``maxTimestamp`` for the function's context; None for global windows.
 
     Returns:
-        ``fires`` without ``LO``/``HI``, one row per emitted value (column ``value``, Python
-        objects), in emission order.
+        ``fires`` without ``READ_LO``/``READ_HI``, one row per emitted value (column ``value``,
+        Python objects), in emission order.
     """
     over = list(group)
     fires = fires.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(FID))
     contents = (
-        fires.select(*over, FID, pl.int_ranges(LO, pl.col(HI) + 1, dtype=pl.Int64).alias(_RANK))
-        .explode(_RANK)
+        fires.select(
+            *over, FID, pl.int_ranges(READ_LO, pl.col(READ_HI) + 1, dtype=pl.Int64).alias(FIRE_RANK)
+        )
+        .explode(FIRE_RANK)
         .join(
-            elements.rename({rank: _RANK}),
-            on=[*over, _RANK],
+            elements.rename({rank: FIRE_RANK}),
+            on=[*over, FIRE_RANK],
             how="inner",
             nulls_equal=True,
         )
-        .sort(FID, _RANK)
+        .sort(FID, FIRE_RANK)
     )
-    return listed_panes(node, fires.drop(LO, HI), contents, group, bounds)
+    return listed_panes(node, fires.drop(READ_LO, READ_HI), contents, group, bounds)
 
 
 def listed_panes(
@@ -103,7 +98,7 @@ def listed_panes(
     Args:
         node: the plan node (a Python aggregation or a window function).
         fires: one row per firing (or cleanup), in emission order, numbered by ``FID``
-            (``0, 1, ...``): as for :func:`python_panes`, without ``LO``/``HI``.
+            (``0, 1, ...``): as for :func:`python_panes`, without ``READ_LO``/``READ_HI``.
         contents: the elements each firing reads (``FID``, ``TS``, the key and value
             columns), in the order the firing reads them.
         group: the window identity columns (partition first).
@@ -156,11 +151,11 @@ def window_function_panes(
         window = [pl.col(c).alias(n) for c, n in zip(bounds, names, strict=True)]
     clears = pl.col(CLEAR) if CLEAR in fires.columns else pl.lit(value=False).alias(CLEAR)
     clock = (
-        pl.col(PROCESSING)
-        if PROCESSING in fires.columns
-        else pl.lit(None, dtype=pl.Int64).alias(PROCESSING)
+        pl.col(FIRE_CLOCK)
+        if FIRE_CLOCK in fires.columns
+        else pl.lit(None, dtype=pl.Int64).alias(FIRE_CLOCK)
     )
-    rows = fires.select(*over, *window, WATERMARK, clears, clock)
+    rows = fires.select(*over, *window, FIRE_WM, clears, clock)
     width = len(over)
     for fid, row in enumerate(rows.iter_rows()):
         state_key = tuple(row[:width])

@@ -15,30 +15,33 @@ from collections.abc import Sequence
 import polars as pl
 
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import SEQ, TS
-from kstreamlike.kernels.flink.evictors import FIRED, KEEP, READ
-from kstreamlike.kernels.flink.firing_functions import (
+from kstreamlike.kernels.columns import (
     CLEAR,
-    PROCESSING,
-    WATERMARK,
-    firing_results,
-    window_function_panes,
+    DOMAIN,
+    EMITTED,
+    FID,
+    FIRE_CLOCK,
+    FIRE_WM,
+    FIRED,
+    KEEP,
+    POS,
+    READ,
+    SEQ,
+    STEP,
+    TIE,
+    TS,
 )
+from kstreamlike.kernels.flink.firing_functions import firing_results, window_function_panes
 from kstreamlike.kernels.flink.processing_time import Clock, call_clocks
-from kstreamlike.kernels.flink.watermarks import POS
-from kstreamlike.kernels.flink.window_reads import FID, window_reads
+from kstreamlike.kernels.flink.window_reads import window_reads
 from kstreamlike.kernels.python import RUNNING_VALUE
 from kstreamlike.plan.firing import FlinkPurgingTrigger, uses_processing_time
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 
-__all__ = ["FIRED", "PANE", "READ", "TIE", "TIMING", "WATERMARK", "firing_panes"]
+__all__ = ["FIRED", "PANE", "READ", "TIE", "TIMING", "FIRE_WM", "firing_panes"]
 
-TIE = "__ks_tie"  # order within a position: a timer's timestamp, or the assigner index
 PANE = "pane_index"
 TIMING = "pane_timing"
-_STEP = "__ks_step"  # within one timer: the firing (0) before the cleanup (1)
-_DOMAIN = "__ks_domain"  # at one position: event-time timers (0) before processing-time ones (1)
-_EMITTED = "__ks_emitted"  # a firing's number among those that read something
 
 
 def firing_panes(
@@ -58,8 +61,8 @@ def firing_panes(
         elements: every element each window took, in arrival order: ``group``, ``SEQ``,
             ``TS``, the key, value and aggregated columns.
         firings: one row per firing: ``group``, ``FIRED``, ``POS``, ``TIE``, ``TIMING``,
-            ``WATERMARK`` and the ``bounds`` columns.
-        cleanups: the windows' cleanups (``group``, ``POS``, ``TIE``, ``WATERMARK`` and the
+            ``FIRE_WM`` and the ``bounds`` columns.
+        cleanups: the windows' cleanups (``group``, ``POS``, ``TIE``, ``FIRE_WM`` and the
             ``bounds`` columns), for a ``ProcessWindowFunction``'s ``clear``; None when
             windows are never cleaned up.
         group: the window identity columns, partition first.
@@ -86,27 +89,27 @@ def firing_panes(
     emitted = (
         firings.filter(pl.col(FID).is_in(reads[FID].unique().implode()))
         .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(PANE))
-        .with_row_index(_EMITTED)
-        .with_columns(pl.col(_EMITTED).cast(pl.Int64))
+        .with_row_index(EMITTED)
+        .with_columns(pl.col(EMITTED).cast(pl.Int64))
     )
     ranked = elements.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(READ))
     contents = (
-        reads.join(emitted.select(FID, _EMITTED, *over), on=FID)
+        reads.join(emitted.select(FID, EMITTED, *over), on=FID)
         .join(ranked, on=[*over, READ], nulls_equal=True)
-        .sort(_EMITTED, READ)
+        .sort(EMITTED, READ)
     )
     aggregation = node.aggregation
     if isinstance(aggregation, DeclarativeAggregation):
-        values = contents.group_by(_EMITTED).agg(
+        values = contents.group_by(EMITTED).agg(
             final_exprs(aggregation.exprs, node.source.schema, pl.col(KEEP))
         )
-        panes = emitted.join(values, on=_EMITTED, how="left", maintain_order="left")
-        return panes.drop(FID, _EMITTED, FIRED)
+        panes = emitted.join(values, on=EMITTED, how="left", maintain_order="left")
+        return panes.drop(FID, EMITTED, FIRED)
     columns = list(dict.fromkeys([SEQ, TS, *node.keys, *node.source.value]))
-    kept = contents.filter(pl.col(KEEP)).select(pl.col(_EMITTED).alias(FID), *columns)
+    kept = contents.filter(pl.col(KEEP)).select(pl.col(EMITTED).alias(FID), *columns)
     results = firing_results(node, emitted.height, kept)
     if node.window_function is None:
-        return emitted.drop(FID, _EMITTED, FIRED).with_columns(
+        return emitted.drop(FID, EMITTED, FIRED).with_columns(
             pl.Series(RUNNING_VALUE, results, dtype=pl.Object)
         )
     # at one position, a watermark advance's event-time timers (cleanups too) run before
@@ -114,18 +117,18 @@ def firing_panes(
     processing = uses_processing_time(node.trigger)
     events = emitted.drop(FID, FIRED).with_columns(
         pl.lit(value=False).alias(CLEAR),
-        pl.lit(0).alias(_STEP),
-        pl.lit(1 if processing else 0).alias(_DOMAIN),
+        pl.lit(0).alias(STEP),
+        pl.lit(1 if processing else 0).alias(DOMAIN),
     )
     if cleanups is not None:
         clears = cleanups.with_columns(
             pl.lit(value=True).alias(CLEAR),
-            pl.lit(1).alias(_STEP),
-            pl.lit(None, dtype=pl.Int64).alias(_EMITTED),
-            pl.lit(0).alias(_DOMAIN),
+            pl.lit(1).alias(STEP),
+            pl.lit(None, dtype=pl.Int64).alias(EMITTED),
+            pl.lit(0).alias(DOMAIN),
         )
         events = pl.concat([events, clears], how="diagonal_relaxed")
-    events = events.sort([over[0], POS, _DOMAIN, TIE, *over[1:], _STEP], nulls_last=True)
+    events = events.sort([over[0], POS, DOMAIN, TIE, *over[1:], STEP], nulls_last=True)
     if clock is not None:
         shown = call_clocks(
             events[POS],
@@ -135,10 +138,10 @@ def firing_panes(
             clock.parts,
             processing=processing,
         )
-        events = events.with_columns(shown.alias(PROCESSING))
-    picked = events[_EMITTED].to_list()
+        events = events.with_columns(shown.alias(FIRE_CLOCK))
+    picked = events[EMITTED].to_list()
     ordered = [None if i is None else results[i] for i in picked]
     fires = events.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(FID)).drop(
-        _STEP, _EMITTED, _DOMAIN
+        STEP, EMITTED, DOMAIN
     )
     return window_function_panes(node, fires, ordered, over, bounds).drop(CLEAR, strict=False)

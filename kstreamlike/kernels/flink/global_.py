@@ -35,16 +35,35 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import PART, SEQ, TS
-from kstreamlike.kernels.flink.continuous import HORIZON, TIMER, continuous_panes
+from kstreamlike.kernels.columns import (
+    ADVANCE,
+    CLOCK,
+    FIRE_WM,
+    HORIZON,
+    KEEP,
+    LAST,
+    PART,
+    POS,
+    RANK,
+    READ_HI,
+    READ_LO,
+    SEQ,
+    SLOT,
+    TIE,
+    TIMER,
+    TS,
+    WINDEX,
+    WM,
+    WMAX,
+)
+from kstreamlike.kernels.flink.continuous import continuous_panes
 from kstreamlike.kernels.flink.count_trigger import PANE, TIMING, count_trigger_panes
 from kstreamlike.kernels.flink.delta_trigger import delta_trigger_panes
-from kstreamlike.kernels.flink.evictors import KEEP, keep_at_first_firing
-from kstreamlike.kernels.flink.firing_functions import HI, LO, WATERMARK, python_panes
-from kstreamlike.kernels.flink.firings import TIE, firing_panes
-from kstreamlike.kernels.flink.processing_time import CLOCK, Clock, processing_clock, records_only
+from kstreamlike.kernels.flink.evictors import keep_at_first_firing
+from kstreamlike.kernels.flink.firing_functions import python_panes
+from kstreamlike.kernels.flink.firings import firing_panes
+from kstreamlike.kernels.flink.processing_time import Clock, processing_clock, records_only
 from kstreamlike.kernels.flink.trigger_firings import trigger_firings
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, POS, SLOT, WM
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -70,9 +89,6 @@ from kstreamlike.plan.schema import aggregate_columns
 __all__ = ["flink_global_panes", "global_window_gap"]
 
 # Internal columns of this module.
-_RANK = "__ks_rank"  # Python functions: the element's position in its key's window
-_WMAX = "__ks_wmax"  # the window's maxTimestamp (Long.MAX_VALUE)
-_WINDEX = "__ks_windex"  # the window's index in the assigner's list (0: the only one)
 
 
 @dataclass(frozen=True)
@@ -264,7 +280,7 @@ def _general_panes(
         clock = Clock(ticks, watermarks[WM], watermarks[CLOCK], watermarks[PART])
     elements, advanced, ends = pl.collect_all([records_only(records), advances, bounds])
     horizon = advanced.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
-    elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX))
+    elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(WMAX))
     group = _group(node)
     firings = trigger_firings(
         node,
@@ -272,7 +288,7 @@ def _general_panes(
         advanced,
         ends,
         group=group,
-        max_timestamp=_WMAX,
+        max_timestamp=WMAX,
         tie=pl.lit(0, dtype=pl.Int64),
         horizon=horizon,
         clock=clock if uses_processing_time(node.trigger) else None,
@@ -298,7 +314,7 @@ def _continuous_firings(
     reach its timers, and once more at the end of a bounded input (its end timer)."""
     horizon = advances.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
     elements = records.with_columns(
-        pl.lit(LONG_MAX, dtype=pl.Int64).alias(_WMAX), pl.lit(0, dtype=pl.Int64).alias(_WINDEX)
+        pl.lit(LONG_MAX, dtype=pl.Int64).alias(WMAX), pl.lit(0, dtype=pl.Int64).alias(WINDEX)
     )
     return continuous_panes(
         elements,
@@ -309,7 +325,7 @@ def _continuous_firings(
         bounded=node.source.bounded,
         exprs=_exprs_of(node).exprs,
         schema=node.source.schema,
-        names=(_WMAX, _WINDEX),
+        names=(WMAX, WINDEX),
         horizon=horizon,
     )
 
@@ -372,19 +388,19 @@ def _python_firings(
     """Firings with Python functions: the firings and the rank range each reads are
     columnar (as for ``ks.agg``), the functions run per firing (:mod:`.firing_functions`)."""
     group = _group(node)
-    ranked = records.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(_RANK))
+    ranked = records.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK))
     evictor = node.evictor
-    hi = pl.col(HI)
+    hi = pl.col(READ_HI)
     if firing.count is None:
         fires = (
             ranked.filter(pl.col(WM) < LONG_MAX)
             .group_by(group)
-            .agg((pl.len().cast(pl.Int64) - 1).alias(HI))
+            .agg((pl.len().cast(pl.Int64) - 1).alias(READ_HI))
             .join(_end_of_stream(node, advances, bounds), on=PART, nulls_equal=True)
             .with_columns(
                 pl.lit("ON_TIME").alias(TIMING),
                 pl.lit(0, dtype=pl.Int64).alias(PANE),
-                pl.lit(LONG_MAX, dtype=pl.Int64).alias(WATERMARK),
+                pl.lit(LONG_MAX, dtype=pl.Int64).alias(FIRE_WM),
             )
         )
         lo = pl.lit(0, dtype=pl.Int64)
@@ -392,16 +408,16 @@ def _python_firings(
             lo = pl.max_horizontal(lo, hi - (evictor.max_count - 1))
     else:
         count = firing.count
-        fires = ranked.filter((pl.col(_RANK) + 1) % count == 0).select(
+        fires = ranked.filter((pl.col(RANK) + 1) % count == 0).select(
             *group,
-            pl.col(_RANK).alias(HI),
+            pl.col(RANK).alias(READ_HI),
             processing_of(pl.col(SEQ)).alias(POS),
             pl.when(pl.col(WM) < LONG_MAX)
             .then(pl.lit("EARLY"))
             .otherwise(pl.lit("LATE"))
             .alias(TIMING),
-            ((pl.col(_RANK) + 1) // count - 1).alias(PANE),
-            pl.col(WM).alias(WATERMARK),
+            ((pl.col(RANK) + 1) // count - 1).alias(PANE),
+            pl.col(WM).alias(FIRE_WM),
         )
         lo = hi - (count - 1) if firing.purging else pl.lit(0, dtype=pl.Int64)
         if isinstance(evictor, FlinkCountEvictor):
@@ -409,11 +425,11 @@ def _python_firings(
                 lo = pl.max_horizontal(lo, hi - (evictor.max_count - 1))
             elif not firing.purging:
                 lo = pl.max_horizontal(lo, hi - (count + evictor.max_count - 1))
-    ordered = fires.with_columns(lo.alias(LO)).sort([PART, POS, *node.keys], nulls_last=True)
-    columns = [*group, _RANK, TS, *node.source.value]
+    ordered = fires.with_columns(lo.alias(READ_LO)).sort([PART, POS, *node.keys], nulls_last=True)
+    columns = [*group, RANK, TS, *node.source.value]
     elements = ranked.select(list(dict.fromkeys(columns)))
     frames = pl.collect_all([ordered, elements])
-    panes = python_panes(node, frames[0], frames[1], group, _RANK, None)
+    panes = python_panes(node, frames[0], frames[1], group, RANK, None)
     return panes.lazy()
 
 

@@ -18,26 +18,30 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.kernels.columns import PART, SEQ, TS
-from kstreamlike.kernels.flink.firing_functions import (
+from kstreamlike.kernels.columns import (
+    ADVANCE,
     CLEAR,
-    HI,
-    LO,
-    WATERMARK,
-    python_panes,
+    FIRE_WM,
+    PART,
+    POS,
+    RANK,
+    READ_HI,
+    READ_LO,
+    SEQ,
+    SLOT,
+    STEP,
+    TIMER,
+    TS,
+    WEND,
+    WM,
 )
+from kstreamlike.kernels.flink.firing_functions import python_panes
 from kstreamlike.kernels.flink.timers import reached_by_watermark
-from kstreamlike.kernels.flink.watermarks import ADVANCE, POS, SLOT, WM
 from kstreamlike.plan.firing import FlinkPurgingTrigger
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.positions import processing_of
 
 __all__ = ["process_window_panes"]
-
-_RANK = "__ks_rank"  # position of the record in its window, in arrival order
-_TIME = "__ks_timer"  # a timer's timestamp
-_WEND = "__ks_wend"  # window end
-_STEP = "__ks_step"  # within one timer: the firing (0) before the cleanup (1)
 
 
 def process_window_panes(
@@ -67,21 +71,21 @@ def process_window_panes(
     """
     wstart, wmax, cleanup, windex, tie, pane = names
     accepted = pairs.filter(pl.col(cleanup) > pl.col(WM)).with_columns(
-        pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(_RANK)
+        pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK)
     )
     on_time = _at_timers(
         node,
         accepted.filter(pl.col(WM) < pl.col(wmax))
         .group_by(group)
-        .agg(pl.col(_RANK).max().alias(HI), pl.col(wmax).first().alias(_TIME)),
+        .agg(pl.col(RANK).max().alias(READ_HI), pl.col(wmax).first().alias(TIMER)),
         advances,
         bounds,
     ).with_columns(
-        pl.lit(0, dtype=pl.Int64).alias(LO),
+        pl.lit(0, dtype=pl.Int64).alias(READ_LO),
         pl.lit("ON_TIME").alias("pane_timing"),
         pl.lit(0, dtype=pl.Int64).alias(pane),
         pl.lit(value=False).alias(CLEAR),
-        pl.lit(0).alias(_STEP),
+        pl.lit(0).alias(STEP),
     )
     had_on_time = (pl.col(WM) < pl.col(wmax)).any().over(group).cast(pl.Int64)
     late_before = (pl.col(wmax) <= pl.col(WM)).cast(pl.Int64).cum_sum().over(group) - 1
@@ -91,40 +95,40 @@ def process_window_panes(
         .filter(pl.col(wmax) <= pl.col(WM))
         .select(
             *group,
-            pl.col(_RANK).alias(HI),
-            (pl.col(_RANK) if purging else pl.lit(0, dtype=pl.Int64)).alias(LO),
+            pl.col(RANK).alias(READ_HI),
+            (pl.col(RANK) if purging else pl.lit(0, dtype=pl.Int64)).alias(READ_LO),
             processing_of(pl.col(SEQ)).alias(POS),
-            pl.col(windex).alias(_TIME),
-            pl.col(WM).alias(WATERMARK),
+            pl.col(windex).alias(TIMER),
+            pl.col(WM).alias(FIRE_WM),
             pl.lit("LATE").alias("pane_timing"),
             pl.col(pane),
             pl.lit(value=False).alias(CLEAR),
-            pl.lit(0).alias(_STEP),
+            pl.lit(0).alias(STEP),
         )
     )
     cleanups = _at_timers(
         node,
         accepted.group_by(group)
-        .agg(pl.col(cleanup).first().alias(_TIME))
-        .filter(pl.col(_TIME) < LONG_MAX),
+        .agg(pl.col(cleanup).first().alias(TIMER))
+        .filter(pl.col(TIMER) < LONG_MAX),
         advances,
         bounds,
-    ).with_columns(pl.lit(value=True).alias(CLEAR), pl.lit(1).alias(_STEP))
+    ).with_columns(pl.lit(value=True).alias(CLEAR), pl.lit(1).alias(STEP))
     keys = list(node.keys)
     events = (
         pl.concat([on_time, late, cleanups], how="diagonal_relaxed")
         .with_columns(
-            (pl.col(wstart) + size).alias(_WEND),
+            (pl.col(wstart) + size).alias(WEND),
             (pl.col(wstart) + (size - 1)).alias(wmax),
         )
-        .sort([PART, POS, _TIME, *keys, wstart, _STEP], nulls_last=True)
-        .drop(_STEP)
+        .sort([PART, POS, TIMER, *keys, wstart, STEP], nulls_last=True)
+        .drop(STEP)
     )
-    columns = [*group, _RANK, TS, *node.source.value]
+    columns = [*group, RANK, TS, *node.source.value]
     elements = accepted.select(list(dict.fromkeys(columns)))
     fires, contents = pl.collect_all([events, elements])
-    panes = python_panes(node, fires, contents, group, _RANK, (wstart, _WEND, wmax))
-    return panes.lazy().rename({_TIME: tie}).drop(_WEND, wmax)
+    panes = python_panes(node, fires, contents, group, RANK, (wstart, WEND, wmax))
+    return panes.lazy().rename({TIMER: tie}).drop(WEND, wmax)
 
 
 def _at_timers(
@@ -133,15 +137,15 @@ def _at_timers(
     advances: pl.LazyFrame,
     bounds: pl.LazyFrame,
 ) -> pl.LazyFrame:
-    """Each timer (``_TIME``) with the position (``POS``) and watermark (``WATERMARK``)
+    """Each timer (``TIMER``) with the position (``POS``) and watermark (``FIRE_WM``)
     of the first advance reaching it: a recorded one, or the end of a bounded input."""
     reached = reached_by_watermark(
         timers,
-        _TIME,
+        TIMER,
         advances,
         bounds,
         bounded=node.source.bounded,
         position=POS,
-        watermark=WATERMARK,
+        watermark=FIRE_WM,
     )
     return reached.drop(SLOT, ADVANCE, *bounds.collect_schema().names()[1:])

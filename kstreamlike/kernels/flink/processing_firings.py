@@ -14,13 +14,29 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX
 from kstreamlike.errors import KStreamLikeError
-from kstreamlike.kernels.columns import PART, SEQ
-from kstreamlike.kernels.flink.evictors import FIRED, READ
-from kstreamlike.kernels.flink.firing_functions import WATERMARK
-from kstreamlike.kernels.flink.firings import TIE, TIMING
-from kstreamlike.kernels.flink.processing_time import TICK, Clock
+from kstreamlike.kernels.columns import (
+    AFTER,
+    CLEANUP_TIME,
+    FIRE_WM,
+    FIRED,
+    GONE,
+    LATEST,
+    NEXT_TICK,
+    NOW,
+    PART,
+    PERIODIC_COUNT,
+    PERIODIC_START,
+    POS,
+    REACHED,
+    READ,
+    SEQ,
+    SLOT,
+    TICK,
+    TIE,
+)
+from kstreamlike.kernels.flink.firings import TIMING
+from kstreamlike.kernels.flink.processing_time import Clock
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
-from kstreamlike.kernels.flink.watermarks import POS, SLOT
 from kstreamlike.plan.firing import endless_firing
 from kstreamlike.plan.positions import advance_after
 
@@ -35,15 +51,6 @@ __all__ = [
     "with_cleanup_slots",
 ]
 
-NOW = "__ks_now"  # the processing time when the window took its first element
-CLEANUP_TIME = "__ks_end_time"  # the window's cleanup time
-_GONE = "__ks_gone"  # the position of the watermark advance that cleans the window up
-_REACHED = "__ks_reached"  # the first clock advance reaching the window's end
-_AFTER = "__ks_after"  # the position right after an element
-_NEXT = "__ks_next"  # the first clock advance after an element
-_START = "__ks_start"  # a periodic chain's first timer
-_LATEST = "__ks_latest"  # the partition's last clock advance
-_COUNT = "__ks_count"  # how many of a chain's periodic timers the clock reaches
 _MOST_FIRINGS = 100_000_000  # more periodic firings than this would not fit in memory
 
 
@@ -65,7 +72,7 @@ def last_before(ranked: pl.DataFrame, group: list[str], timers: pl.DataFrame) ->
             strategy="backward",
             check_sortedness=False,
         )
-        .select(*group, FIRED, POS, TIE, TIMING, WATERMARK)
+        .select(*group, FIRED, POS, TIE, TIMING, FIRE_WM)
     )
 
 
@@ -76,15 +83,15 @@ def with_cleanup_slots(
     advances: pl.DataFrame,
     bounds: pl.DataFrame,
 ) -> pl.DataFrame:
-    """``windows`` with ``_GONE``: the position of the watermark advance that cleans each
+    """``windows`` with ``GONE``: the position of the watermark advance that cleans each
     up at its cleanup time (``CLEANUP_TIME``), whose event-time timers run before the
     processing-time timers at the same place; null if never."""
     timers = windows.filter(pl.col(CLEANUP_TIME) < LONG_MAX).select(
         *group, pl.col(CLEANUP_TIME).alias(TIE)
     )
     gone = reached_by_watermark(
-        timers, TIE, advances, bounds, bounded=bounded, position=_GONE
-    ).select(*group, _GONE)
+        timers, TIE, advances, bounds, bounded=bounded, position=GONE
+    ).select(*group, GONE)
     return windows.join(gone, on=group, how="left", nulls_equal=True)
 
 
@@ -94,8 +101,8 @@ def _processing_fired(
     """``timers`` firing at ``POS`` with the watermark then and their timing (``EARLY``
     while the watermark is before the window's end, ``LATE`` after)."""
     watermark = watermarks.gather(timers[POS] // 2)
-    return timers.with_columns(watermark.alias(WATERMARK)).with_columns(
-        early_or_late(pl.col(WATERMARK), pl.col(max_timestamp)).alias(TIMING)
+    return timers.with_columns(watermark.alias(FIRE_WM)).with_columns(
+        early_or_late(pl.col(FIRE_WM), pl.col(max_timestamp)).alias(TIMING)
     )
 
 
@@ -127,7 +134,7 @@ def processing_timers(
         ``elements`` whose timer fires while the window lives, with ``position``.
     """
     reached = windows.sort(max_timestamp).join_asof(
-        advances.sort(TICK).select(PART, TICK, pl.col(SLOT).alias(_REACHED)),
+        advances.sort(TICK).select(PART, TICK, pl.col(SLOT).alias(REACHED)),
         left_on=max_timestamp,
         right_on=TICK,
         by=PART,
@@ -135,21 +142,21 @@ def processing_timers(
         check_sortedness=False,
     )
     return (
-        elements.with_columns(advance_after(pl.col(SEQ)).alias(_AFTER))
-        .sort(_AFTER)
+        elements.with_columns(advance_after(pl.col(SEQ)).alias(AFTER))
+        .sort(AFTER)
         .join_asof(
-            advances.select(PART, pl.col(SLOT).alias(_NEXT)).sort(_NEXT),
-            left_on=_AFTER,
-            right_on=_NEXT,
+            advances.select(PART, pl.col(SLOT).alias(NEXT_TICK)).sort(NEXT_TICK),
+            left_on=AFTER,
+            right_on=NEXT_TICK,
             by=PART,
             strategy="forward",
             check_sortedness=False,
         )
-        .join(reached.select(*on, _REACHED, gone), on=on, nulls_equal=True)
-        .with_columns(pl.max_horizontal(_REACHED, _NEXT).alias(position))
+        .join(reached.select(*on, REACHED, gone), on=on, nulls_equal=True)
+        .with_columns(pl.max_horizontal(REACHED, NEXT_TICK).alias(position))
         .filter(
-            pl.col(_REACHED).is_not_null()
-            & pl.col(_NEXT).is_not_null()
+            pl.col(REACHED).is_not_null()
+            & pl.col(NEXT_TICK).is_not_null()
             & (pl.col(gone).is_null() | (pl.col(position) < pl.col(gone)))
         )
     )
@@ -189,29 +196,29 @@ def chain_timers(
             then sets its timer there again at every firing, for ever (the reference
             interpreter would not return either); or more firings than fit in memory.
     """
-    latest = advances.group_by(PART).agg(pl.col(TICK).max().alias(_LATEST))
+    latest = advances.group_by(PART).agg(pl.col(TICK).max().alias(LATEST))
     chains = chains.join(latest, on=PART, how="left", maintain_order="left")
     # the clock when the window's life ends (its timers cannot fire later)
     ends_at = chains[gone]
     at_end = clocks.gather(((ends_at - 1) // 2).fill_null(0)).zip_with(
         ends_at.is_not_null(), pl.repeat(None, ends_at.len(), dtype=pl.Int64, eager=True)
     )
-    chains = chains.with_columns(pl.coalesce(at_end, pl.col(_LATEST)).alias(_LATEST))
-    end, first, last = pl.col(max_timestamp), pl.col(start), pl.col(_LATEST)
+    chains = chains.with_columns(pl.coalesce(at_end, pl.col(LATEST)).alias(LATEST))
+    end, first, last = pl.col(max_timestamp), pl.col(start), pl.col(LATEST)
     # the periodic timers before the end that the clock reaches
     upto = pl.min_horizontal(last, end - 1)
     count = (
         pl.when(last.is_null() | (first > upto)).then(0).otherwise((upto - first) // interval + 1)
     )
-    chains = chains.with_columns(count.alias(_COUNT))
+    chains = chains.with_columns(count.alias(PERIODIC_COUNT))
     _check_count(chains, interval)
     reach = advances.sort(TICK).select(PART, TICK, pl.col(SLOT).alias(position))
     alive = pl.col(position).is_not_null() & (
         pl.col(gone).is_null() | (pl.col(position) < pl.col(gone))
     )
     timers = (
-        chains.filter(pl.col(_COUNT) > 0)
-        .with_columns(pl.int_ranges(0, pl.col(_COUNT), dtype=pl.Int64).alias(TIE))
+        chains.filter(pl.col(PERIODIC_COUNT) > 0)
+        .with_columns(pl.int_ranges(0, pl.col(PERIODIC_COUNT), dtype=pl.Int64).alias(TIE))
         .explode(TIE)
         .with_columns((first + pl.col(TIE) * interval).alias(TIE))
         .sort(TIE)
@@ -222,7 +229,7 @@ def chain_timers(
     )
     # a chain that gets to the window's end would fire there without end
     ends = (
-        chains.filter(pl.col(_COUNT).is_not_null() & (end <= last) & (first <= end))
+        chains.filter(pl.col(PERIODIC_COUNT).is_not_null() & (end <= last) & (first <= end))
         .sort(max_timestamp)
         .join_asof(
             reach,
@@ -236,7 +243,7 @@ def chain_timers(
     )
     if ends.height:
         raise endless_firing(interval)
-    return timers.drop(_LATEST, _COUNT)
+    return timers.drop(LATEST, PERIODIC_COUNT)
 
 
 def processing_time_firings(
@@ -251,14 +258,14 @@ def processing_time_firings(
     that time (one firing for the elements between two firings), until the window is
     cleaned up."""
     nexts = processing_timers(
-        ranked, windows, group, max_timestamp, clock.advances, gone=_GONE, position=POS
+        ranked, windows, group, max_timestamp, clock.advances, gone=GONE, position=POS
     )
     timers = nexts.group_by(*group, POS).agg(
         pl.col(READ).max().alias(FIRED), pl.col(max_timestamp).first()
     )
     return _processing_fired(
         timers.with_columns(pl.col(max_timestamp).alias(TIE)), clock.watermarks, max_timestamp
-    ).select(*group, FIRED, POS, TIE, TIMING, WATERMARK)
+    ).select(*group, FIRED, POS, TIE, TIMING, FIRE_WM)
 
 
 def continuous_processing_firings(
@@ -277,13 +284,13 @@ def continuous_processing_firings(
     now = pl.col(NOW)
     start = pl.min_horizontal(now - _java_remainder(now, interval) + interval, max_timestamp)
     timers = chain_timers(
-        windows.with_columns(start.alias(_START)),
+        windows.with_columns(start.alias(PERIODIC_START)),
         interval,
         clock.advances,
         clock.clocks,
         max_timestamp=max_timestamp,
-        start=_START,
-        gone=_GONE,
+        start=PERIODIC_START,
+        gone=GONE,
         position=POS,
     )
     return last_before(
@@ -298,7 +305,7 @@ def continuous_processing_firings(
 def _check_count(chains: pl.DataFrame, interval: int) -> None:
     """Refuse more periodic firings than fit in memory (a clock far past a global
     window's first element, with a short interval)."""
-    total = int(chains[_COUNT].sum() or 0)
+    total = int(chains[PERIODIC_COUNT].sum() or 0)
     if total > _MOST_FIRINGS:
         raise KStreamLikeError(
             f"ContinuousProcessingTimeTrigger({interval}) would fire {total} times "

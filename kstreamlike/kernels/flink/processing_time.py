@@ -26,8 +26,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from kstreamlike._time import LONG_MIN
-from kstreamlike.kernels.columns import PART, PROC, SEQ, STAND_IN
-from kstreamlike.kernels.flink.watermarks import SLOT
+from kstreamlike.kernels.columns import CLOCK, PART, PROC, SEQ, SLOT, STAND_IN, TICK
 from kstreamlike.plan.positions import advance_before
 
 __all__ = [
@@ -40,9 +39,6 @@ __all__ = [
     "records_only",
     "stand_ins",
 ]
-
-CLOCK = "__ks_clock"  # the processing time when the record is processed
-TICK = "__ks_tick"  # the processing time a clock advance raises the partition to
 
 
 @dataclass(frozen=True)

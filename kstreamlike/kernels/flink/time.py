@@ -11,17 +11,25 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import PART, REASON, ROW
-from kstreamlike.kernels.flink.firing_functions import WATERMARK
-from kstreamlike.kernels.flink.firings import firing_panes
-from kstreamlike.kernels.flink.processing_time import CLOCK, Clock, processing_clock, records_only
-from kstreamlike.kernels.flink.time_assignment import (
+from kstreamlike.kernels.columns import (
     CLEANUP,
-    PANE,
+    CLOCK,
+    FIRE_WM,
+    PART,
+    POS,
+    REASON,
+    ROW,
     TIE,
+    WEND,
     WINDEX,
+    WM,
     WMAX,
     WSTART,
+)
+from kstreamlike.kernels.flink.firings import firing_panes
+from kstreamlike.kernels.flink.processing_time import Clock, processing_clock, records_only
+from kstreamlike.kernels.flink.time_assignment import (
+    PANE,
     assign_windows,
     is_late,
     window_group,
@@ -35,7 +43,6 @@ from kstreamlike.kernels.flink.time_firings import (
     on_time_firings,
 )
 from kstreamlike.kernels.flink.trigger_firings import cleanup_timers, trigger_firings
-from kstreamlike.kernels.flink.watermarks import POS, WM
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
@@ -57,8 +64,6 @@ from kstreamlike.plan.windows import (
 )
 
 __all__ = ["TIE", "flink_panes", "unassigned_records"]
-
-_WEND = "__ks_wend"  # window end
 
 
 def unassigned_records(node: FlinkWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame | None:
@@ -204,7 +209,7 @@ def _general_panes(
     if clock is not None:
         processing = Clock(ticks, watermarks[WM], watermarks[CLOCK], watermarks[PART])
     window = [
-        (pl.col(WSTART) + size).alias(_WEND),
+        (pl.col(WSTART) + size).alias(WEND),
         (pl.col(WSTART) + (size - 1)).alias(WMAX),
     ]
     firings = trigger_firings(
@@ -223,14 +228,14 @@ def _general_panes(
     if node.calls_window_function:
         windows = accepted.group_by(group).agg(pl.col(CLEANUP).first())
         cleanups = cleanup_timers(node, windows, CLEANUP, advanced, ends).with_columns(window)
-        cleanups = cleanups.select(*group, POS, TIE, WATERMARK, _WEND, WMAX)
+        cleanups = cleanups.select(*group, POS, TIE, FIRE_WM, WEND, WMAX)
     panes = firing_panes(
         node,
         accepted,
         firings,
         cleanups,
         group=group,
-        bounds=(WSTART, _WEND, WMAX),
+        bounds=(WSTART, WEND, WMAX),
         clock=processing,
     )
     return panes.lazy()

@@ -14,9 +14,19 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.agg import AggExpr
-from kstreamlike.kernels.columns import PART, SEQ, TS
-from kstreamlike.kernels.flink.processing_time import CLOCK
-from kstreamlike.kernels.flink.watermarks import WM
+from kstreamlike.kernels.columns import (
+    CLEANUP,
+    CLOCK,
+    PART,
+    RANK,
+    SEQ,
+    TIE,
+    TS,
+    WINDEX,
+    WM,
+    WMAX,
+    WSTART,
+)
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
@@ -44,12 +54,6 @@ __all__ = [
     "window_size",
 ]
 
-TIE = "__ks_tie"  # order within a position: timer timestamp, or assigner index
-WSTART = "__ks_wstart"  # window start
-WMAX = "__ks_wmax"  # window maxTimestamp (end - 1)
-WINDEX = "__ks_windex"  # index of the window in the assigner's list for the record
-CLEANUP = "__ks_cleanup"  # cleanupTime(window)
-RANK = "__ks_rank"  # position of a record within its window, from 0
 PANE = "pane_index"
 TIMING = "pane_timing"
 

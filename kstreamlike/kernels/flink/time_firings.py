@@ -12,19 +12,25 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.aggregates import running_exprs
-from kstreamlike.kernels.columns import PART, SEQ
-from kstreamlike.kernels.flink.continuous import TIMER, continuous_panes
+from kstreamlike.kernels.columns import (
+    CLEANUP,
+    PART,
+    POS,
+    RANK,
+    SEQ,
+    TIE,
+    TIMER,
+    WINDEX,
+    WM,
+    WMAX,
+    WSTART,
+)
+from kstreamlike.kernels.flink.continuous import continuous_panes
 from kstreamlike.kernels.flink.count_trigger import count_trigger_panes
 from kstreamlike.kernels.flink.delta_trigger import delta_trigger_panes
 from kstreamlike.kernels.flink.time_assignment import (
-    CLEANUP,
     PANE,
-    RANK,
-    TIE,
     TIMING,
-    WINDEX,
-    WMAX,
-    WSTART,
     exprs_of,
     window_group,
     window_size,
@@ -37,7 +43,6 @@ from kstreamlike.kernels.flink.time_values import (
     window_values,
 )
 from kstreamlike.kernels.flink.timers import reached_by_watermark
-from kstreamlike.kernels.flink.watermarks import POS, WM
 from kstreamlike.plan.firing import FlinkDeltaTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 from kstreamlike.plan.positions import processing_of

@@ -14,22 +14,9 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import SEQ
-from kstreamlike.kernels.flink.evictors import (
-    FIRED,
-    KEEP,
-    keep_at_first_firing,
-    successive_firing_values,
-)
-from kstreamlike.kernels.flink.time_assignment import (
-    PANE,
-    RANK,
-    WINDEX,
-    WMAX,
-    exprs_of,
-    window_group,
-)
-from kstreamlike.kernels.flink.watermarks import WM
+from kstreamlike.kernels.columns import FIRED, KEEP, RANK, SEQ, WINDEX, WM, WMAX
+from kstreamlike.kernels.flink.evictors import keep_at_first_firing, successive_firing_values
+from kstreamlike.kernels.flink.time_assignment import PANE, exprs_of, window_group
 from kstreamlike.kernels.python import RUNNING_VALUE, running_python_values
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 

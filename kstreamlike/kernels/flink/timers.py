@@ -13,8 +13,7 @@ from typing import TypeVar
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.kernels.columns import PART
-from kstreamlike.kernels.flink.watermarks import ADVANCE, LAST, SLOT
+from kstreamlike.kernels.columns import ADVANCE, LAST, PART, SLOT
 from kstreamlike.plan.positions import advance_after
 
 __all__ = ["early_or_late", "end_of_input", "reached_by_watermark"]

@@ -15,24 +15,34 @@ from collections.abc import Sequence
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.kernels.columns import SEQ
-from kstreamlike.kernels.flink.continuous import AT, TIMER, continuous_timers
-from kstreamlike.kernels.flink.continuous import WATERMARK as CONTINUOUS_WM
-from kstreamlike.kernels.flink.delta_trigger import delta_fires
-from kstreamlike.kernels.flink.evictors import FIRED, READ
-from kstreamlike.kernels.flink.firing_functions import WATERMARK
-from kstreamlike.kernels.flink.firings import TIE, TIMING
-from kstreamlike.kernels.flink.processing_firings import (
+from kstreamlike.kernels.columns import (
+    ADVANCE,
+    AT,
     CLEANUP_TIME,
+    CLOCK,
+    FIRE_WM,
+    FIRED,
     NOW,
+    POS,
+    READ,
+    SEQ,
+    SLOT,
+    TIE,
+    TIMER,
+    WM,
+)
+from kstreamlike.kernels.columns import TIMER_WM as CONTINUOUS_WM
+from kstreamlike.kernels.flink.continuous import continuous_timers
+from kstreamlike.kernels.flink.delta_trigger import delta_fires
+from kstreamlike.kernels.flink.firings import TIMING
+from kstreamlike.kernels.flink.processing_firings import (
     continuous_processing_firings,
     last_before,
     processing_time_firings,
     with_cleanup_slots,
 )
-from kstreamlike.kernels.flink.processing_time import CLOCK, Clock
+from kstreamlike.kernels.flink.processing_time import Clock
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
-from kstreamlike.kernels.flink.watermarks import ADVANCE, POS, SLOT, WM
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -62,7 +72,7 @@ def element_firings(
         processing_of(pl.col(SEQ)).alias(POS),
         tie.cast(pl.Int64).alias(TIE),
         early_or_late(pl.col(WM), max_timestamp).alias(TIMING),
-        pl.col(WM).alias(WATERMARK),
+        pl.col(WM).alias(FIRE_WM),
     )
 
 
@@ -99,7 +109,7 @@ def trigger_firings(
             ``CLOCK``).
 
     Returns:
-        ``group``, ``FIRED``, ``POS``, ``TIE``, ``TIMING`` and ``WATERMARK``.
+        ``group``, ``FIRED``, ``POS``, ``TIE``, ``TIMING`` and ``FIRE_WM``.
     """
     over = list(group)
     trigger = node.trigger
@@ -136,7 +146,7 @@ def trigger_firings(
             .then(pl.lit("ON_TIME"))
             .otherwise(pl.lit("EARLY"))
             .alias(TIMING),
-            pl.col(CONTINUOUS_WM).alias(WATERMARK),
+            pl.col(CONTINUOUS_WM).alias(FIRE_WM),
         )
         return pl.concat(
             [last_before(ranked, over, at), element_firings(late, over, wmax, tie)],
@@ -153,7 +163,7 @@ def trigger_firings(
             bounds,
         )
         return ends.with_columns(pl.lit("ON_TIME").alias(TIMING)).select(
-            *over, FIRED, POS, TIE, TIMING, WATERMARK
+            *over, FIRED, POS, TIE, TIMING, FIRE_WM
         )
     if isinstance(nested, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)):
         assert clock is not None
@@ -183,7 +193,7 @@ def trigger_firings(
     ).with_columns(pl.lit("ON_TIME").alias(TIMING))
     return pl.concat(
         [
-            on_time.select(*over, FIRED, POS, TIE, TIMING, WATERMARK),
+            on_time.select(*over, FIRED, POS, TIE, TIMING, FIRE_WM),
             element_firings(late, over, wmax, tie),
         ],
         how="vertical_relaxed",
@@ -213,7 +223,7 @@ def _timer_positions(
     bounds: pl.DataFrame,
 ) -> pl.DataFrame:
     """Each timer (``TIE``: its timestamp) with the position (``POS``) and watermark
-    (``WATERMARK``) of the first advance reaching it; timers nothing reaches are left out."""
+    (``FIRE_WM``) of the first advance reaching it; timers nothing reaches are left out."""
     return reached_by_watermark(
         timers,
         TIE,
@@ -221,5 +231,5 @@ def _timer_positions(
         bounds,
         bounded=node.source.bounded,
         position=POS,
-        watermark=WATERMARK,
+        watermark=FIRE_WM,
     )

@@ -17,13 +17,27 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike._time import LONG_MIN
-from kstreamlike.kernels.columns import PART, ROW, SEQ, TS
+from kstreamlike.kernels.columns import (
+    ADVANCE,
+    FIRST_ARRIVAL,
+    LAST,
+    ORDER,
+    PART,
+    POS,
+    ROW,
+    SEQ,
+    SLOT,
+    TS,
+    WM,
+    WM_NEXT,
+    WM_ROW,
+)
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate, GeneratedWatermarks
 from kstreamlike.plan.positions import advance_after, advance_before
 
 __all__ = [
     "ADVANCE",
-    "FIRST",
+    "FIRST_ARRIVAL",
     "LAST",
     "POS",
     "SLOT",
@@ -31,16 +45,6 @@ __all__ = [
     "partitioned",
     "replay_watermarks",
 ]
-
-WM = "__ks_wm"  # the watermark when the record is processed (before it)
-WM_NEXT = "__ks_wm_next"  # generated watermarks: the watermark right after the record
-ADVANCE = "__ks_advance"  # the watermark an advance raises the partition to
-SLOT = "__ks_slot"  # emission position of an advance (even: 2 * arrival position)
-POS = "__ks_pos"  # emission position of a firing within its partition
-FIRST = "__ks_first"  # the partition's first arrival position
-LAST = "__ks_last"  # the partition's last arrival position
-ORDER = "__ks_order"  # the arrival-order value explicit watermarks refer to
-_ROW_ORDER = "__ks_wm_row"  # a recorded watermark's row in its frame
 
 
 def replay_watermarks(
@@ -55,7 +59,7 @@ def replay_watermarks(
     Returns:
         ``valid`` with ``SEQ`` as Int64 and ``WM``; the advances (``PART``, ``SLOT``,
         ``ADVANCE``), strictly increasing and sorted by ``SLOT`` within a partition; and per
-        partition its first and last arrival positions (``PART``, ``FIRST``, ``LAST``).
+        partition its first and last arrival positions (``PART``, ``FIRST_ARRIVAL``, ``LAST``).
     """
     records = valid.with_columns(pl.col(SEQ).cast(pl.Int64))
     bounds = _partition_bounds(records)
@@ -72,8 +76,10 @@ def partitioned(node: FlinkWindowedAggregate, expr: pl.Expr) -> pl.Expr:
 
 
 def _partition_bounds(records: pl.LazyFrame) -> pl.LazyFrame:
-    """Per partition: its first and last arrival positions (``FIRST``, ``LAST``)."""
-    return records.group_by(PART).agg(pl.col(SEQ).min().alias(FIRST), pl.col(SEQ).max().alias(LAST))
+    """Per partition: its first and last arrival positions (``FIRST_ARRIVAL``, ``LAST``)."""
+    return records.group_by(PART).agg(
+        pl.col(SEQ).min().alias(FIRST_ARRIVAL), pl.col(SEQ).max().alias(LAST)
+    )
 
 
 def _generated_watermarks(
@@ -136,7 +142,7 @@ def _explicit_watermarks(
     order_column, dtype = _order_dtype(node, plan.frame.schema["after"])
     rows = (
         plan.frame.lazy()
-        .with_row_index(_ROW_ORDER)
+        .with_row_index(WM_ROW)
         .filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
     )
     if source.partition is not None and "partition" in plan.frame.columns:
@@ -154,18 +160,18 @@ def _explicit_watermarks(
         .join_asof(orders, on=ORDER, by=PART, strategy="backward", check_sortedness=False)
         .with_columns(
             pl.when(pl.col(SEQ).is_null())
-            .then(advance_before(pl.col(FIRST)))
+            .then(advance_before(pl.col(FIRST_ARRIVAL)))
             .otherwise(advance_after(pl.col(SEQ)))
             .alias(SLOT)
         )
     )
     running = pl.col(ADVANCE).cum_max().over(PART)
     advances = (
-        placed.select(PART, SLOT, _ROW_ORDER, pl.col("watermark").cast(pl.Int64).alias(ADVANCE))
-        .sort(PART, SLOT, _ROW_ORDER)
+        placed.select(PART, SLOT, WM_ROW, pl.col("watermark").cast(pl.Int64).alias(ADVANCE))
+        .sort(PART, SLOT, WM_ROW)
         .with_columns(running)
         .filter(pl.col(ADVANCE) > pl.col(ADVANCE).shift(1, fill_value=LONG_MIN).over(PART))
-        .drop(_ROW_ORDER)
+        .drop(WM_ROW)
     )
     with_wm = (
         records.with_columns(advance_before(pl.col(SEQ)).alias(POS))

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from kstreamlike.kernels.columns import SEQ, TS
-from kstreamlike.kernels.flink.evictors import FIRED, KEEP, READ, firing_reads
+from kstreamlike.kernels.columns import FID, FIRED, KEEP, PREV_FIRED, READ, SEQ, TS, WINDOW_RANK
+from kstreamlike.kernels.flink.evictors import firing_reads
 from kstreamlike.kernels.python import python_values
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
@@ -36,10 +36,6 @@ from kstreamlike.plan.firing import (
 from kstreamlike.plan.nodes import Source
 
 __all__ = ["FID", "window_reads"]
-
-FID = "__ks_fid"  # a firing's number, in emission order
-_PREV = "__ks_prev_fired"  # the rank the window's previous firing fired at (-1: none)
-_RANK = "__ks_window_rank"  # an element's rank in its window
 
 
 def window_reads(
@@ -70,7 +66,7 @@ def window_reads(
     chained = (
         firings.select(*over, FID, FIRED)
         .sort(FID)
-        .with_columns(pl.col(FIRED).shift(1, fill_value=-1).over(over).alias(_PREV))
+        .with_columns(pl.col(FIRED).shift(1, fill_value=-1).over(over).alias(PREV_FIRED))
     )
     if isinstance(evictor, FlinkDeltaEvictor):
         return _delta_reads(evictor, purging, over, elements, chained, source)
@@ -78,7 +74,7 @@ def window_reads(
     if evictor is not None and not purging and not emptied:
         reads = firing_reads(evictor, over, elements.lazy(), chained.lazy(), by=FID)
         return reads.collect().select(FID, READ, KEEP).sort(FID, READ)
-    first = pl.lit(0, dtype=pl.Int64) if evictor is None and not purging else pl.col(_PREV) + 1
+    first = pl.lit(0, dtype=pl.Int64) if evictor is None and not purging else pl.col(PREV_FIRED) + 1
     spans = chained.select(
         *over, FID, pl.int_ranges(first, pl.col(FIRED) + 1, dtype=pl.Int64).alias(READ)
     ).explode(READ)
@@ -109,14 +105,14 @@ def _delta_reads(
 ) -> pl.DataFrame:
     """``DeltaEvictor``: each window's firings replayed in emission order; the state is
     the list of present ranks, evicted against its last element (older element first)."""
-    ids = elements.select(group).unique(maintain_order=True).with_row_index(_RANK)
-    ranked = elements.join(ids, on=group, nulls_equal=True).sort(_RANK, SEQ)
+    ids = elements.select(group).unique(maintain_order=True).with_row_index(WINDOW_RANK)
+    ranked = elements.join(ids, on=group, nulls_equal=True).sort(WINDOW_RANK, SEQ)
     values = python_values(source, ranked)
-    window_of = ranked[_RANK].to_list()
+    window_of = ranked[WINDOW_RANK].to_list()
     starts: dict[int, int] = {}
     for row, window in enumerate(window_of):
         starts.setdefault(window, row)
-    fires = chained.join(ids, on=group, nulls_equal=True).sort(_RANK, FID)
+    fires = chained.join(ids, on=group, nulls_equal=True).sort(WINDOW_RANK, FID)
     delta, threshold = evictor.delta_function, evictor.threshold
     out_fid: list[int] = []
     out_read: list[int] = []
@@ -124,7 +120,7 @@ def _delta_reads(
     state: list[int] = []
     window_now: int | None = None
     added = -1
-    for window, fid, fired in fires.select(_RANK, FID, FIRED).iter_rows():
+    for window, fid, fired in fires.select(WINDOW_RANK, FID, FIRED).iter_rows():
         if window != window_now:
             window_now, state, added = window, [], -1
         state.extend(range(added + 1, fired + 1))

@@ -16,23 +16,28 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.aggregates import final_exprs, running_exprs
-from kstreamlike.kernels.columns import END, SEQ, START, TIMESTAMP, TS
-from kstreamlike.kernels.emission import DUE, FIRST, TIME, first_position_reaching
-from kstreamlike.kernels.packing import Packing, Range, column_ranges, packing
-from kstreamlike.kernels.python import (
+from kstreamlike.kernels.columns import (
     DELETED,
+    DUE,
+    END,
+    FIRST,
+    PACKED,
     RUNNING_TS,
-    RUNNING_VALUE,
-    running_python_values,
+    SEQ,
+    START,
+    TIME,
+    TIMESTAMP,
+    TS,
 )
+from kstreamlike.kernels.emission import first_position_reaching
+from kstreamlike.kernels.packing import Packing, Range, column_ranges, packing
+from kstreamlike.kernels.python import RUNNING_VALUE, running_python_values
 from kstreamlike.kernels.suppress import suppress
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaTimeWindow
 
 __all__ = ["run_time"]
 
-ST = "__ks_st"
-PACKED = "__ks_window"
 TOMBSTONE = "is_tombstone"
 
 
@@ -242,6 +247,7 @@ def run_time(
 
     Example:
         >>> import polars as pl
+        >>> from kstreamlike.kernels.columns import ST
         >>> import kstreamlike as ks
         >>> rows = {"k": ["a", "a", "a"], "ts": [1, 12, 3], "v": [1, 2, 3]}
         >>> windows = ks.TimeWindows.of_size_with_no_grace(10)

@@ -36,10 +36,19 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, SEQ, TS
-from kstreamlike.kernels.flink.evictors import KEEP
-from kstreamlike.kernels.flink.session.history import (
+from kstreamlike.kernels.columns import (
+    FID,
+    FIRING_UP,
+    FROM_END,
+    GROUP,
+    KEEP,
+    LIST_ORDER,
+    MERGED_INTO,
+    NEWEST,
+    REMOVED,
+    SEQ,
     SUPERSEDED,
+    TS,
     UPDATE,
     WEND,
     WID,
@@ -52,15 +61,7 @@ from kstreamlike.plan.firing import (
     FlinkTimeEvictor,
 )
 
-__all__ = ["FID", "ORDER", "evicted_reads", "purged_reads"]
-
-FID = "__ks_fid"  # a firing's number, in emission order
-ORDER = "__ks_list_order"  # an element's place in its window's list (with its arrival)
-_FROM_END = "__ks_from_end"  # how many listed elements come after the element
-_NEWEST = "__ks_newest"  # the newest timestamp a firing lists
-_REMOVED = "__ks_removed"  # whether the firing removes the element from its window
-_PARENT = "__ks_parent"  # the window a window is merged into
-_NEXT = "__ks_next"  # the nearest window up the chain of merges that fires (itself too)
+__all__ = ["FID", "LIST_ORDER", "evicted_reads", "purged_reads"]
 
 
 def purged_reads(
@@ -98,8 +99,12 @@ def purged_reads(
     merged_into = versions.select(pl.col(SEQ).alias(SUPERSEDED), *window).join(ids, on=window)
     parents = (
         windows.select(WID, SUPERSEDED)
-        .join(merged_into.select(SUPERSEDED, pl.col(WID).alias(_PARENT)), on=SUPERSEDED, how="left")
-        .sort(WID)[_PARENT]
+        .join(
+            merged_into.select(SUPERSEDED, pl.col(WID).alias(MERGED_INTO)),
+            on=SUPERSEDED,
+            how="left",
+        )
+        .sort(WID)[MERGED_INTO]
     )
     first = (
         pl.DataFrame({WID: pl.int_range(windows.height, dtype=pl.Int64, eager=True)})
@@ -107,7 +112,7 @@ def purged_reads(
         .sort(WID)[FID]
     )
     fires = first.is_not_null()
-    up = pl.Series(_NEXT, parents)
+    up = pl.Series(FIRING_UP, parents)
     while True:
         stuck = up.is_null() | fires.gather(up.fill_null(0)).fill_null(value=True)
         jumped = pl.select(
@@ -138,31 +143,31 @@ def evicted_reads(
         evictor: the evictor, if any.
         purging: whether every firing clears its window.
         listed: every firing's window contents: ``FID`` (emission order), ``SEQ``, ``TS``
-            and ``ORDER``.
+            and ``LIST_ORDER``.
         values: what a delta function receives, per arrival position.
 
     Returns:
         The present elements of every firing that has any (``FID``, ``SEQ``), in the
         firing's list order, with ``KEEP``: whether the firing reads the element.
     """
-    ordered = listed.sort(FID, ORDER, SEQ)
+    ordered = listed.sort(FID, LIST_ORDER, SEQ)
     if isinstance(evictor, FlinkDeltaEvictor):
         return _delta_reads(evictor, purging, ordered, values)
     from_end = (pl.len() - 1 - pl.int_range(pl.len(), dtype=pl.Int64)).over(FID)
     if purging:
         removed = pl.lit(value=True)
     elif isinstance(evictor, FlinkCountEvictor):
-        removed = pl.col(_FROM_END) >= evictor.max_count
+        removed = pl.col(FROM_END) >= evictor.max_count
     else:
         assert isinstance(evictor, FlinkTimeEvictor)
         w = evictor.window_size
-        removed = pl.lit(value=True) if w == 0 else pl.col(TS) <= pl.col(_NEWEST) - w
+        removed = pl.lit(value=True) if w == 0 else pl.col(TS) <= pl.col(NEWEST) - w
     flagged = ordered.with_columns(
-        from_end.alias(_FROM_END), pl.col(TS).max().over(FID).alias(_NEWEST)
-    ).with_columns(removed.alias(_REMOVED))
+        from_end.alias(FROM_END), pl.col(TS).max().over(FID).alias(NEWEST)
+    ).with_columns(removed.alias(REMOVED))
     # present unless the latest earlier firing listing the element removed it
-    earlier = pl.col(_REMOVED).shift(1).over(SEQ, order_by=FID)
-    present = flagged.filter(earlier.is_null() | ~earlier).sort(FID, ORDER, SEQ)
+    earlier = pl.col(REMOVED).shift(1).over(SEQ, order_by=FID)
+    present = flagged.filter(earlier.is_null() | ~earlier).sort(FID, LIST_ORDER, SEQ)
     keep = pl.lit(value=True)
     if evictor is not None and not evictor.do_evict_after:
         if isinstance(evictor, FlinkCountEvictor):

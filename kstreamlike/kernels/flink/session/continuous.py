@@ -14,35 +14,35 @@ from typing import Any
 import polars as pl
 
 from kstreamlike._time import LONG_MAX, java_remainder
-from kstreamlike.kernels.columns import GROUP, PART, SEQ, TS
-from kstreamlike.kernels.flink.session.history import (
+from kstreamlike.kernels.columns import (
+    AT,
+    CHAIN_START,
+    CHAIN_TS,
+    CREATOR,
     FIRED_WM,
-    FIRST_SEQ,
     FIRST_WM,
     FOUND_AT,
-    POSITION,
+    GROUP,
+    PANE_POS,
+    PART,
+    REACH,
+    SEQ,
     SUPERSEDED,
     TIE,
-    TIMING,
+    TIMER,
+    TS,
     UPDATE,
     WEND,
     WID,
+    WM,
     WMAX,
     WSTART,
-    window_table,
 )
+from kstreamlike.kernels.flink.session.history import TIMING, window_table
 from kstreamlike.kernels.flink.timers import reached_by_watermark
-from kstreamlike.kernels.flink.watermarks import WM
 from kstreamlike.plan.positions import processing_of
 
 __all__ = ["CHAIN_TS", "chain_starts", "continuous_timer_firings"]
-
-CHAIN_TS = "__ks_ts"  # the time a window's chain starts from (rounded down, plus the interval)
-
-_START = "__ks_chain_start"  # the first periodic timer of a window's chain
-_TIMER = "__ks_timer"  # a timer's timestamp
-_REACH = "__ks_reach"  # the smallest watermark advance firing a timer
-_AT = "__ks_at"  # the last arrival position before a firing
 
 
 def _round_up(value: int, watermark: int, interval: int) -> int:
@@ -61,7 +61,7 @@ def chain_starts(
     each element sets the chain of a window without one (processing time has no late
     elements)."""
     ids = windows.select(GROUP, WSTART, WEND, WID)
-    creators = windows.select(pl.col(FIRST_SEQ).alias(FOUND_AT), pl.col(WID).alias("__ks_of"))
+    creators = windows.select(pl.col(CREATOR).alias(FOUND_AT), pl.col(WID).alias("__ks_of"))
     parts = (
         found.join(creators, on=FOUND_AT)
         .join(ids, on=[GROUP, WSTART, WEND])
@@ -88,7 +88,7 @@ def chain_starts(
             stamp = stamps[window]
             pending = min(stamp - java_remainder(stamp, interval) + interval, ends[window])
         starts[window] = pending
-    return pl.Series(_START, starts, dtype=pl.Int64)
+    return pl.Series(CHAIN_START, starts, dtype=pl.Int64)
 
 
 def continuous_timer_firings(
@@ -109,7 +109,7 @@ def continuous_timer_firings(
     lives = windows.join(sup_wm, on=SUPERSEDED, how="left").with_columns(
         pl.col("__ks_last_wm").fill_null(LONG_MAX)
     )
-    start, end, last = pl.col(_START), pl.col(WMAX), pl.col("__ks_last_wm")
+    start, end, last = pl.col(CHAIN_START), pl.col(WMAX), pl.col("__ks_last_wm")
     to_end = (end - start + interval - 1) // interval  # steps from the start to the end
     count = (
         pl.when(start.is_null() | (pl.col(FIRST_WM) >= last))
@@ -122,14 +122,14 @@ def continuous_timer_firings(
     )
     timers = (
         lives.filter(count > 0)
-        .with_columns(pl.int_ranges(0, count, dtype=pl.Int64).alias(_TIMER))
-        .explode(_TIMER)
-        .with_columns(pl.min_horizontal(start + pl.col(_TIMER) * interval, end).alias(_TIMER))
-        .with_columns(pl.max_horizontal(pl.col(_TIMER), pl.col(FIRST_WM) + 1).alias(_REACH))
+        .with_columns(pl.int_ranges(0, count, dtype=pl.Int64).alias(TIMER))
+        .explode(TIMER)
+        .with_columns(pl.min_horizontal(start + pl.col(TIMER) * interval, end).alias(TIMER))
+        .with_columns(pl.max_horizontal(pl.col(TIMER), pl.col(FIRST_WM) + 1).alias(REACH))
     )
     timers = reached_by_watermark(
-        timers, _REACH, advances, bounds, bounded=bounded, position=POSITION, watermark=FIRED_WM
-    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(POSITION) < processing_of(pl.col(SUPERSEDED))))
+        timers, REACH, advances, bounds, bounded=bounded, position=PANE_POS, watermark=FIRED_WM
+    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(PANE_POS) < processing_of(pl.col(SUPERSEDED))))
     # the window after its last record before the firing
     added = (
         versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
@@ -137,11 +137,11 @@ def continuous_timer_firings(
         .sort(UPDATE)
     )
     return (
-        timers.with_columns(((pl.col(POSITION) - 2) // 2).alias(_AT))
-        .sort(_AT)
+        timers.with_columns(((pl.col(PANE_POS) - 2) // 2).alias(AT))
+        .sort(AT)
         .join_asof(
             added,
-            left_on=_AT,
+            left_on=AT,
             right_on=UPDATE,
             by=WID,
             strategy="backward",
@@ -153,9 +153,9 @@ def continuous_timer_firings(
             WSTART,
             WEND,
             UPDATE,
-            POSITION,
-            pl.col(_TIMER).alias(TIE),
-            pl.when(pl.col(_TIMER) == pl.col(WMAX))
+            PANE_POS,
+            pl.col(TIMER).alias(TIE),
+            pl.when(pl.col(TIMER) == pl.col(WMAX))
             .then(pl.lit("ON_TIME"))
             .otherwise(pl.lit("EARLY"))
             .alias(TIMING),

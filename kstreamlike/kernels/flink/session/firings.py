@@ -11,29 +11,29 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, PART, SEQ
-from kstreamlike.kernels.flink.session.continuous import continuous_timer_firings
-from kstreamlike.kernels.flink.session.history import (
+from kstreamlike.kernels.columns import (
+    CREATOR,
+    FIRE,
     FIRED_WM,
-    FIRST_SEQ,
     FIRST_WM,
     FOUND_AT,
-    PANE,
-    POSITION,
+    GROUP,
+    PANE_POS,
+    PART,
+    SEQ,
     SUPERSEDED,
     TIE,
-    TIMING,
     UPDATE,
     WEND,
+    WM,
     WMAX,
     WRITER,
     WSTART,
-    superseding,
-    with_writers,
 )
+from kstreamlike.kernels.flink.session.continuous import continuous_timer_firings
+from kstreamlike.kernels.flink.session.history import PANE, TIMING, superseding, with_writers
 from kstreamlike.kernels.flink.session.processing import SessionClock, processing_firings
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
-from kstreamlike.kernels.flink.watermarks import WM
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -47,12 +47,10 @@ from kstreamlike.plan.positions import processing_of
 
 __all__ = ["FIRING_COLUMNS", "merging_trigger_firings"]
 
-FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, POSITION, TIE, TIMING, FIRED_WM]
+FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, PANE_POS, TIE, TIMING, FIRED_WM]
 """The columns of a firing: its window, the record after which it reads the window, its
 emission position, its order within the position (a timer's timestamp), timing and the
 watermark then."""
-
-FIRE = "__ks_fire"  # emission position of a window's end timer
 
 
 def merging_trigger_firings(
@@ -96,7 +94,7 @@ def merging_trigger_firings(
             WSTART,
             WEND,
             pl.col(SEQ).alias(UPDATE),
-            pl.col(SEQ).alias(POSITION),
+            pl.col(SEQ).alias(PANE_POS),
             pl.col(SEQ).alias(TIE),
             pl.lit("", dtype=pl.String).alias(TIMING),
             pl.col(SEQ).alias(FIRED_WM),
@@ -123,7 +121,7 @@ def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
         WSTART,
         WEND,
         pl.col(SEQ).alias(UPDATE),
-        processing_of(pl.col(SEQ)).alias(POSITION),
+        processing_of(pl.col(SEQ)).alias(PANE_POS),
         pl.lit(0, dtype=pl.Int64).alias(TIE),
         early_or_late(pl.col(WM), pl.col(WMAX)).alias(TIMING),
         pl.col(WM).alias(FIRED_WM),
@@ -171,7 +169,7 @@ def _end_timer_firings(
     bounded: bool,
 ) -> pl.DataFrame:
     """``EventTimeTrigger``: every pane, ``UPDATE`` (the record after which the contents
-    are read), window, ``POSITION``, ``TIE``, timing and index. A window's end timer, set
+    are read), window, ``PANE_POS``, ``TIE``, timing and index. A window's end timer, set
     when the window is created before the watermark passes its end, fires at the first
     advance reaching it unless a record extends the window first; a record added after the
     watermark passed the end fires its window at once."""
@@ -180,7 +178,7 @@ def _end_timer_firings(
         versions.sort(SEQ)
         .group_by(window)
         .agg(
-            pl.col(SEQ).first().alias(FIRST_SEQ),
+            pl.col(SEQ).first().alias(CREATOR),
             pl.col(WM).first().alias(FIRST_WM),
             pl.col(PART).first(),
             pl.col(WMAX).first(),
@@ -200,7 +198,7 @@ def _end_timer_firings(
         .group_by(window)
         .agg(
             pl.col(SEQ).max().alias(UPDATE),
-            pl.col(FIRE).first().alias(POSITION),
+            pl.col(FIRE).first().alias(PANE_POS),
             pl.col(WMAX).first().alias(TIE),
             pl.col(PART).first(),
             pl.col(FIRED_WM).first(),
@@ -209,7 +207,7 @@ def _end_timer_firings(
             PART,
             *window,
             UPDATE,
-            POSITION,
+            PANE_POS,
             TIE,
             pl.lit("ON_TIME").alias(TIMING),
             pl.lit(0, dtype=pl.Int64).alias(PANE),
@@ -225,7 +223,7 @@ def _end_timer_firings(
             PART,
             *window,
             pl.col(SEQ).alias(UPDATE),
-            processing_of(pl.col(SEQ)).alias(POSITION),
+            processing_of(pl.col(SEQ)).alias(PANE_POS),
             pl.lit(0, dtype=pl.Int64).alias(TIE),
             pl.lit("LATE").alias(TIMING),
             (

@@ -19,18 +19,38 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, PART, SEQ, TS
-from kstreamlike.kernels.flink.watermarks import WM
+from kstreamlike.kernels.columns import (
+    CREATOR,
+    FIRED_WM,
+    FIRST_WM,
+    FOUND_AT,
+    FOUND_HI,
+    FOUND_LO,
+    GROUP,
+    PANE_POS,
+    PART,
+    SEQ,
+    SUPERSEDED,
+    TIE,
+    TS,
+    UPDATE,
+    WEND,
+    WID,
+    WM,
+    WMAX,
+    WRITER,
+    WSTART,
+)
 
 __all__ = [
-    "FIRST_SEQ",
+    "CREATOR",
     "FIRED_WM",
     "FIRST_WM",
     "FOUND_AT",
-    "HI",
-    "LO",
+    "FOUND_HI",
+    "FOUND_LO",
     "PANE",
-    "POSITION",
+    "PANE_POS",
     "SUPERSEDED",
     "TIE",
     "TIMING",
@@ -46,23 +66,8 @@ __all__ = [
     "with_writers",
 ]
 
-FOUND_AT = "__ks_found_at"  # the record that found a window
-LO = "__ks_lo"  # first position of a found window
-HI = "__ks_hi"  # last position of a found window
-WSTART = "__ks_wstart"  # window start
-WEND = "__ks_wend"  # window end (exclusive)
-WMAX = "__ks_wmax"  # window maxTimestamp
-WID = "__ks_wid"  # an Int64 id of a window (its group and bounds)
-FIRST_SEQ = "__ks_first_seq"  # the record that created a window
-FIRST_WM = "__ks_first_wm"  # the watermark then
-SUPERSEDED = "__ks_superseded"  # the record that merged a window into a larger one
-POSITION = "__ks_emit_pos"  # emission position of a pane
-TIE = "__ks_tie"  # order within a position: the timer's timestamp
 PANE = "pane_index"
 TIMING = "pane_timing"
-UPDATE = "__ks_update"  # the record after which a firing reads its window
-FIRED_WM = "__ks_fired_wm"  # the watermark when a window fires
-WRITER = "__ks_writer"  # the record whose window a found window was
 
 
 def record_windows(frame: pl.DataFrame) -> pl.DataFrame:
@@ -110,13 +115,13 @@ def with_writers(found: pl.DataFrame, versions: pl.DataFrame) -> pl.DataFrame:
             allow_exact_matches=False,
             check_sortedness=False,
         )
-        .sort(FOUND_AT, LO)
+        .sort(FOUND_AT, FOUND_LO)
     )
 
 
 def window_table(versions: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
     """One row per window (``WID``, ``GROUP``, ``PART``, ``WSTART``, ``WEND``, ``WMAX``),
-    in creation order: the record that created it (``FIRST_SEQ``, its timestamp ``TS``
+    in creation order: the record that created it (``CREATOR``, its timestamp ``TS``
     and the watermark before it, ``FIRST_WM``) and the one that merged it into a larger
     window (``SUPERSEDED``, null if none)."""
     window = [GROUP, WSTART, WEND]
@@ -124,7 +129,7 @@ def window_table(versions: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
         versions.sort(SEQ)
         .group_by(window, maintain_order=True)
         .agg(
-            pl.col(SEQ).first().alias(FIRST_SEQ),
+            pl.col(SEQ).first().alias(CREATOR),
             pl.col(WM).first().alias(FIRST_WM),
             pl.col(TS).first(),
             pl.col(PART).first(),

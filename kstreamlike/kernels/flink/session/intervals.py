@@ -26,26 +26,25 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import SEQ as SEQ_COL
-from kstreamlike.kernels.columns import TS as TS_COL
-from kstreamlike.kernels.kafka.session.aggregates import (
+from kstreamlike.kernels.columns import (
+    ARRIVAL_END,
     FINAL,
     FINAL_END,
     FINAL_START,
     FROM,
-    POS,
+    GROUP,
+    POSITION,
+    QID,
+    SWEEP_ORDER,
+    SWEEP_VALUE,
     TO,
+    E,
 )
+from kstreamlike.kernels.columns import SEQ as SEQ_COL
+from kstreamlike.kernels.columns import TS as TS_COL
 from kstreamlike.kernels.ranges import MinTable, stabbing_min
 
-__all__ = ["E", "GROUP", "REACH", "dominance_max", "interval_layout"]
-
-GROUP = "__ks_group"  # one set of merging windows
-E = "__ks_e"  # the record's window end (exclusive, but compared inclusively)
-REACH = "__ks_reach"  # the end of the record's window at its arrival
-_QID = "__ks_qid"
-_V = "__ks_v"
-_BLOCK = "__ks_block"
+__all__ = ["E", "GROUP", "ARRIVAL_END", "dominance_max", "interval_layout"]
 
 
 def dominance_max(
@@ -84,7 +83,7 @@ def dominance_max(
             "g": groups.tail(n_queries),
             "a": queries["a"].cast(pl.Int64),
             "p": queries["p"].cast(pl.Int64),
-            _QID: pl.int_range(n_queries, dtype=pl.Int64, eager=True),
+            QID: pl.int_range(n_queries, dtype=pl.Int64, eager=True),
         }
     )
     top = int(pl.concat([pts["a"], qs["a"]]).max())  # type: ignore[arg-type]
@@ -97,25 +96,25 @@ def dominance_max(
         segment = pl.col("g") * blocks + pl.col("a") // (2 << k)
         order = (segment * spread + pl.col("p") + 1) * 2
         left = pts.filter((pl.col("a") // (1 << k)) % 2 == 0).select(
-            (order + point_kind).alias(_BLOCK),
-            (segment * width + pl.col("r") + 1).alias(_V),
-            pl.lit(-1, dtype=pl.Int64).alias(_QID),
+            (order + point_kind).alias(SWEEP_ORDER),
+            (segment * width + pl.col("r") + 1).alias(SWEEP_VALUE),
+            pl.lit(-1, dtype=pl.Int64).alias(QID),
         )
         right = qs.filter((pl.col("a") // (1 << k)) % 2 == 1).select(
-            (order + query_kind).alias(_BLOCK), (segment * width).alias(_V), _QID
+            (order + query_kind).alias(SWEEP_ORDER), (segment * width).alias(SWEEP_VALUE), QID
         )
         if left.is_empty() or right.is_empty():
             continue
         level = (
             pl.concat([left, right])
-            .sort(_BLOCK)
-            .with_columns(pl.col(_V).cum_max() - pl.col(_V) - 1)
-            .filter(pl.col(_QID) >= 0)
+            .sort(SWEEP_ORDER)
+            .with_columns(pl.col(SWEEP_VALUE).cum_max() - pl.col(SWEEP_VALUE) - 1)
+            .filter(pl.col(QID) >= 0)
         )
-        found = level.filter(pl.col(_V) >= 0)
-        index = found[_QID]
+        found = level.filter(pl.col(SWEEP_VALUE) >= 0)
+        index = found[QID]
         best = best.scatter(
-            index, pl.select(pl.max_horizontal(best.gather(index), found[_V])).to_series()
+            index, pl.select(pl.max_horizontal(best.gather(index), found[SWEEP_VALUE])).to_series()
         )
     has = best >= 0
     return pl.select(pl.when(has).then(distinct.gather(best.clip(lower_bound=0)))).to_series()
@@ -129,16 +128,16 @@ def interval_layout(records: pl.DataFrame) -> tuple[pl.DataFrame, MinTable, pl.S
             ``E`` (the window end), plus any other columns.
 
     Returns:
-        The records in position order (row ``i`` at ``POS`` ``i``) with ``FINAL``,
+        The records in position order (row ``i`` at ``POSITION`` ``i``) with ``FINAL``,
         ``FINAL_START``, ``FINAL_END``, ``FROM`` and ``TO`` (the record's component at its
-        arrival spans positions ``FROM + 1 .. TO``) and ``REACH`` (the component's end);
+        arrival spans positions ``FROM + 1 .. TO``) and ``ARRIVAL_END`` (the component's end);
         range minima of the arrival positions; and ``closed`` per boundary.
     """
     ts, e = pl.col(TS_COL), pl.col(E)
     frame = records.sort(GROUP, TS_COL, SEQ_COL).with_columns(
-        pl.int_range(pl.len(), dtype=pl.Int64).alias(POS)
+        pl.int_range(pl.len(), dtype=pl.Int64).alias(POSITION)
     )
-    pos = pl.col(POS)
+    pos = pl.col(POSITION)
     reached = e.cum_max().shift(1).over(GROUP)
     new_final = (reached.is_null() | (ts > reached)).fill_null(True)
     last_of_final = new_final.shift(-1).fill_null(True)
@@ -150,10 +149,12 @@ def interval_layout(records: pl.DataFrame) -> tuple[pl.DataFrame, MinTable, pl.S
     size = frame.height
     longest = int(frame.select(pl.col(FINAL_END) - pl.col(FINAL_START) + 1).max().item() or 1)
     seq = frame[SEQ_COL].cast(pl.Int64)
-    positions = frame[POS]
+    positions = frame[POSITION]
     arrival = MinTable.build(seq, longest)
     # the last position starting at or before each record's end
-    starts = frame.group_by(GROUP, TS_COL).agg(pl.col(POS).max().alias("__ks_last")).sort(TS_COL)
+    starts = (
+        frame.group_by(GROUP, TS_COL).agg(pl.col(POSITION).max().alias("__ks_last")).sort(TS_COL)
+    )
     reach_pos = (
         frame.select(GROUP, E)
         .with_row_index("__ks_i")
@@ -190,5 +191,5 @@ def interval_layout(records: pl.DataFrame) -> tuple[pl.DataFrame, MinTable, pl.S
     end = dominance_max(
         points, frame.select(pl.col(GROUP).alias("g"), (seq + 1).alias("a"), to.alias("p"))
     )
-    frame = frame.with_columns(start.alias(FROM), to.alias(TO), end.alias(REACH))
+    frame = frame.with_columns(start.alias(FROM), to.alias(TO), end.alias(ARRIVAL_END))
     return frame, arrival, closed

@@ -16,29 +16,35 @@ from dataclasses import dataclass
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.kernels.columns import GAP, GROUP, PART, SEQ, TS
-from kstreamlike.kernels.flink.processing_time import stand_ins
-from kstreamlike.kernels.flink.session.history import (
-    FIRST_SEQ,
+from kstreamlike.kernels.columns import (
+    ARRIVAL_END,
+    CLEANUP_AT,
+    CREATOR,
+    DEATH,
     FOUND_AT,
-    HI,
-    LO,
+    FOUND_HI,
+    FOUND_LO,
+    FROM,
+    GAP,
+    GROUP,
+    KEYG,
+    PART,
+    POSITION,
+    RETIRED,
+    SEQ,
     SUPERSEDED,
+    TO,
+    TS,
     UPDATE,
     WEND,
+    WM,
     WMAX,
     WSTART,
-    record_windows,
-    window_table,
-)
-from kstreamlike.kernels.flink.session.intervals import (
-    REACH,
     E,
-    dominance_max,
-    interval_layout,
 )
-from kstreamlike.kernels.flink.watermarks import WM
-from kstreamlike.kernels.kafka.session.aggregates import FROM, POS, TO
+from kstreamlike.kernels.flink.processing_time import stand_ins
+from kstreamlike.kernels.flink.session.history import record_windows, window_table
+from kstreamlike.kernels.flink.session.intervals import dominance_max, interval_layout
 from kstreamlike.kernels.kafka.session.windows import (
     CLOSED,
     Layout,
@@ -61,10 +67,6 @@ __all__ = [
     "retired_windows",
 ]
 
-KEYG = "__ks_keyg"  # id of (partition, key): one merging window set
-DEATH = "__ks_death"  # arrival position at which the record's window is cleaned up
-CLEANUP = "__ks_cleanup_at"  # cleanupTime of a window
-RETIRED = "__ks_retired"  # the late record that retires a window (see retired_windows)
 
 _NEVER = LONG_MAX  # death of a record whose window outlives the input
 
@@ -80,7 +82,7 @@ class World:
     """Records grouped by (partition, key, death), each with its window at its arrival.
 
     Attributes:
-        frame: the records in position order (row ``i`` at ``POS`` ``i``: by group, time,
+        frame: the records in position order (row ``i`` at ``POSITION`` ``i``: by group, time,
             arrival), with ``FROM``/``TO`` (the record's window holds the records at
             positions ``FROM + 1 .. TO`` that arrived by then), ``WSTART`` and ``WEND``.
         arrival: range minima of the arrival positions (``SEQ``) over the positions.
@@ -115,7 +117,7 @@ def _world(node: FlinkWindowedAggregate, records: pl.DataFrame) -> World:
         grouped.with_columns((pl.col(TS) + pl.col(GAP)).alias(E))
     )
     frame = frame.with_columns(
-        pl.col(TS).gather(pl.col(FROM) + 1).alias(WSTART), pl.col(REACH).alias(WEND)
+        pl.col(TS).gather(pl.col(FROM) + 1).alias(WSTART), pl.col(ARRIVAL_END).alias(WEND)
     )
     return World(frame, arrival, closed, None)
 
@@ -123,7 +125,7 @@ def _world(node: FlinkWindowedAggregate, records: pl.DataFrame) -> World:
 def _found(node: FlinkWindowedAggregate, world: World) -> pl.DataFrame:
     """The live windows each record merged (``MergingWindowSet#addWindow``), one row each:
     ``FOUND_AT`` (the record), ``GROUP``, ``PART``, the window's bounds (``WSTART``,
-    ``WEND``) and positions (``LO``..``HI``), in ascending start order per record.
+    ``WEND``) and positions (``FOUND_LO``..``FOUND_HI``), in ascending start order per record.
 
     The record's window spans positions ``FROM + 1 .. TO``; the boundaries in it that the
     record itself closed separate the windows it merged. A piece holding no record that
@@ -131,7 +133,7 @@ def _found(node: FlinkWindowedAggregate, world: World) -> pl.DataFrame:
     """
     frame = world.frame
     seq = frame[SEQ].cast(pl.Int64)
-    by_seq = pl.DataFrame({SEQ: seq, "__ks_row": frame[POS]})
+    by_seq = pl.DataFrame({SEQ: seq, "__ks_row": frame[POSITION]})
     cuts = pl.concat(
         [
             frame.select(pl.col(SEQ).cast(pl.Int64), pl.col(FROM).alias("__ks_cut")),
@@ -143,13 +145,13 @@ def _found(node: FlinkWindowedAggregate, world: World) -> pl.DataFrame:
         ]
     ).sort(SEQ, "__ks_cut")
     runs = (
-        cuts.with_columns((pl.col("__ks_cut").shift(1).over(SEQ) + 1).alias(LO))
-        .filter(pl.col(LO).is_not_null())
-        .select(SEQ, LO, pl.col("__ks_cut").alias(HI))
+        cuts.with_columns((pl.col("__ks_cut").shift(1).over(SEQ) + 1).alias(FOUND_LO))
+        .filter(pl.col(FOUND_LO).is_not_null())
+        .select(SEQ, FOUND_LO, pl.col("__ks_cut").alias(FOUND_HI))
         .join(by_seq, on=SEQ)
     )
     runs_seq = runs[SEQ]
-    first = world.arrival.first_below(runs[LO], runs[HI], runs_seq)
+    first = world.arrival.first_below(runs[FOUND_LO], runs[FOUND_HI], runs_seq)
     runs = runs.with_columns(first.alias("__ks_firstpos")).filter(
         pl.col("__ks_firstpos").is_not_null()
     )
@@ -158,18 +160,18 @@ def _found(node: FlinkWindowedAggregate, world: World) -> pl.DataFrame:
     window = node.window
     assert isinstance(window, FlinkSessionWindow)
     if window.gap is not None and window.gap_column is None:
-        last = world.arrival.last_below(runs[LO], runs[HI], runs[SEQ])
+        last = world.arrival.last_below(runs[FOUND_LO], runs[FOUND_HI], runs[SEQ])
         end = ts.gather(last) + window.gap
     else:
         points = frame.select(
             pl.col(GROUP).alias("g"),
             seq.alias("a"),
-            pl.col(POS).alias("p"),
+            pl.col(POSITION).alias("p"),
             (pl.col(TS) + pl.col(GAP)).alias("v"),
         )
         end = dominance_max(
             points,
-            pl.DataFrame({"g": frame[GROUP].gather(row), "a": runs[SEQ], "p": runs[HI]}),
+            pl.DataFrame({"g": frame[GROUP].gather(row), "a": runs[SEQ], "p": runs[FOUND_HI]}),
         )
     return runs.select(
         pl.col(SEQ).alias(FOUND_AT),
@@ -178,21 +180,21 @@ def _found(node: FlinkWindowedAggregate, world: World) -> pl.DataFrame:
         frame[WM].gather(row).alias(WM),
         ts.gather(runs["__ks_firstpos"]).alias(WSTART),
         end.alias(WEND),
-        LO,
-        HI,
-    ).sort(FOUND_AT, LO)
+        FOUND_LO,
+        FOUND_HI,
+    ).sort(FOUND_AT, FOUND_LO)
 
 
 def _first_reaching(cleanup: pl.DataFrame, progress: pl.DataFrame) -> pl.Series:
-    """For each row of ``cleanup`` (``PART``, ``CLEANUP``): the first arrival position of
-    its partition whose watermark is ``>= CLEANUP`` (null when none)."""
+    """For each row of ``cleanup`` (``PART``, ``CLEANUP_AT``): the first arrival position of
+    its partition whose watermark is ``>= CLEANUP_AT`` (null when none)."""
     steps = progress.sort(WM)
     found = (
         cleanup.with_row_index("__ks_i")
-        .sort(CLEANUP)
+        .sort(CLEANUP_AT)
         .join_asof(
             steps,
-            left_on=CLEANUP,
+            left_on=CLEANUP_AT,
             right_on=WM,
             by=PART,
             strategy="forward",
@@ -220,14 +222,16 @@ def _round(
     dead = found.filter(_late_window(node))
     if dead.is_empty():
         return drops, pl.DataFrame(schema={SEQ: pl.Int64, DEATH: pl.Int64}), world, found
-    cleanup = dead.select(PART, cleanup_time(node, pl.col(WEND) - 1).alias(CLEANUP))
+    cleanup = dead.select(PART, cleanup_time(node, pl.col(WEND) - 1).alias(CLEANUP_AT))
     dead = dead.with_columns(_first_reaching(cleanup, progress).cast(pl.Int64).alias(DEATH))
     # the dead window's records, those that arrived before its cleanup time (the others
     # joined it later, so their own arrival judges them)
-    spans = dead.select(DEATH, pl.int_ranges(LO, pl.col(HI) + 1).alias(POS)).explode(POS)
+    spans = dead.select(
+        DEATH, pl.int_ranges(FOUND_LO, pl.col(FOUND_HI) + 1).alias(POSITION)
+    ).explode(POSITION)
     seqs = frame[SEQ].cast(pl.Int64)
     members = (
-        spans.with_columns(seqs.gather(spans[POS]).alias(SEQ))
+        spans.with_columns(seqs.gather(spans[POSITION]).alias(SEQ))
         .filter(pl.col(SEQ) < pl.col(DEATH))
         .group_by(SEQ)
         .agg(pl.col(DEATH).min())
@@ -262,12 +266,12 @@ def listed_contents(world: World, needed: pl.Series) -> pl.DataFrame:
     positions ``FROM + 1 .. TO`` that arrived by then."""
     rows = world.frame.filter(pl.col(SEQ).is_in(needed.implode())).select(
         pl.col(SEQ).cast(pl.Int64).alias(UPDATE),
-        pl.int_ranges(pl.col(FROM) + 1, pl.col(TO) + 1).alias(POS),
+        pl.int_ranges(pl.col(FROM) + 1, pl.col(TO) + 1).alias(POSITION),
     )
-    listed = rows.explode(POS)
+    listed = rows.explode(POSITION)
     seqs = world.frame[SEQ].cast(pl.Int64)
     return (
-        listed.with_columns(seqs.gather(listed[POS]).alias(SEQ))
+        listed.with_columns(seqs.gather(listed[POSITION]).alias(SEQ))
         .filter(pl.col(SEQ) <= pl.col(UPDATE))
         .select(UPDATE, SEQ)
     )
@@ -319,7 +323,7 @@ def retired_windows(
         .filter(
             (pl.col(WSTART) <= pl.col("__ks_rstart"))
             & (pl.col("__ks_rend") <= pl.col(WEND))
-            & (pl.col(FIRST_SEQ) < pl.col(RETIRED))
+            & (pl.col(CREATOR) < pl.col(RETIRED))
             & (pl.col(SUPERSEDED).is_null() | (pl.col(RETIRED) < pl.col(SUPERSEDED)))
         )
         .group_by(GROUP, WSTART, WEND)

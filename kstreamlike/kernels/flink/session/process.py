@@ -24,30 +24,34 @@ from typing import Any
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.kernels.columns import GROUP, PART, SEQ, TS
-from kstreamlike.kernels.flink.evictors import KEEP
-from kstreamlike.kernels.flink.firing_functions import (
+from kstreamlike.kernels.columns import (
     CLEAR,
-    PROCESSING,
-    WATERMARK,
-    firing_results,
-    window_function_panes,
-)
-from kstreamlike.kernels.flink.processing_time import call_clocks
-from kstreamlike.kernels.flink.session.contents import FID, ORDER, purged_reads
-from kstreamlike.kernels.flink.session.history import (
+    CREATOR,
+    DOMAIN,
+    EMITTED,
+    FID,
+    FIRE_CLOCK,
+    FIRE_WM,
     FIRED_WM,
-    FIRST_SEQ,
-    PANE,
-    POSITION,
+    GROUP,
+    KEEP,
+    LIST_ORDER,
+    PANE_POS,
+    PART,
+    SEQ,
+    STEP,
     SUPERSEDED,
     TIE,
+    TS,
     UPDATE,
     WEND,
     WMAX,
     WSTART,
-    window_table,
 )
+from kstreamlike.kernels.flink.firing_functions import firing_results, window_function_panes
+from kstreamlike.kernels.flink.processing_time import call_clocks
+from kstreamlike.kernels.flink.session.contents import purged_reads
+from kstreamlike.kernels.flink.session.history import PANE, window_table
 from kstreamlike.kernels.flink.session.merging import World, listed_contents
 from kstreamlike.kernels.flink.session.python import purged_python_values, session_python_values
 from kstreamlike.kernels.flink.session.values import evicted_session_reads
@@ -57,10 +61,6 @@ from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 
 __all__ = ["session_process_panes"]
-
-_STEP = "__ks_step"  # within one timer: the firing (0) before the cleanup (1)
-_DOMAIN = "__ks_domain"  # at one position: event-time timers (0) before processing-time ones (1)
-_EMITTED = "__ks_emitted"  # a firing's number among those that read something
 
 
 def session_process_panes(
@@ -98,7 +98,7 @@ def session_process_panes(
     """
     firings = firings.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
     # what each firing reads, in its window's list order, and which firings read anything
-    order = versions.select(SEQ, pl.col(WEND).alias(ORDER))
+    order = versions.select(SEQ, pl.col(WEND).alias(LIST_ORDER))
     if node.evictor is not None:
         reads = evicted_session_reads(node, world, versions, frame, firings, purging=purging)
         emitting = reads[FID].unique()
@@ -110,12 +110,12 @@ def session_process_panes(
         listed = listed_contents(world, firings[UPDATE].unique())
         reads = firings.select(FID, UPDATE).join(listed, on=UPDATE).select(FID, SEQ)
         emitting = firings[FID]
-    reads = reads.join(order, on=SEQ).sort(FID, ORDER, SEQ)
+    reads = reads.join(order, on=SEQ).sort(FID, LIST_ORDER, SEQ)
     emitted = (
         firings.filter(pl.col(FID).is_in(emitting.implode()))
         .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(GROUP, WSTART, WEND).alias(PANE))
-        .with_row_index(_EMITTED)
-        .with_columns(pl.col(_EMITTED).cast(pl.Int64))
+        .with_row_index(EMITTED)
+        .with_columns(pl.col(EMITTED).cast(pl.Int64))
     )
     results = _results(node, world, versions, found, frame, firings, emitted, reads, purging)
     # at one position, a watermark advance's event-time timers (cleanups too) run before
@@ -123,34 +123,34 @@ def session_process_panes(
     processing = uses_processing_time(node.trigger)
     events = pl.concat(
         [
-            emitted.rename({FIRED_WM: WATERMARK}).with_columns(
+            emitted.rename({FIRED_WM: FIRE_WM}).with_columns(
                 pl.lit(value=False).alias(CLEAR),
-                pl.lit(0).alias(_STEP),
-                pl.lit(1 if processing else 0).alias(_DOMAIN),
+                pl.lit(0).alias(STEP),
+                pl.lit(1 if processing else 0).alias(DOMAIN),
             ),
             _cleanups(node, versions, found, frame, advances, bounds).with_columns(
-                pl.lit(0).alias(_DOMAIN)
+                pl.lit(0).alias(DOMAIN)
             ),
         ],
         how="diagonal_relaxed",
-    ).sort([PART, POSITION, _DOMAIN, TIE, *node.keys, WSTART, _STEP], nulls_last=True)
+    ).sort([PART, PANE_POS, DOMAIN, TIE, *node.keys, WSTART, STEP], nulls_last=True)
     if clocks is not None:
         shown = call_clocks(
-            events[POSITION],
+            events[PANE_POS],
             events[PART],
             events[CLEAR],
             clocks,
             frame[PART],
             processing=processing,
         )
-        events = events.with_columns(shown.alias(PROCESSING))
+        events = events.with_columns(shown.alias(FIRE_CLOCK))
     # the results of the firings, in event order (cleanups read nothing)
-    picked = events[_EMITTED].to_list()
+    picked = events[EMITTED].to_list()
     ordered = [None if i is None else results[i] for i in picked]
     fires = events.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).alias(FID),
         (pl.col(WEND) - 1).alias(WMAX),
-    ).drop(_STEP, _EMITTED, _DOMAIN)
+    ).drop(STEP, EMITTED, DOMAIN)
     group = [PART, *node.keys, WSTART, WEND]
     panes = window_function_panes(node, fires, ordered, group, (WSTART, WEND, WMAX))
     return panes.drop(CLEAR, strict=False)
@@ -167,13 +167,13 @@ def _results(
     reads: pl.DataFrame,
     purging: bool,
 ) -> list[Any]:
-    """Per emitted firing (``_EMITTED`` order): the elements it reads (``process``) or the
+    """Per emitted firing (``EMITTED`` order): the elements it reads (``process``) or the
     aggregation's result for the window function."""
     evicting = node.evictor is not None
     if isinstance(node.aggregation, ElementsAggregation) or evicting:
-        numbered = reads.join(emitted.select(FID, _EMITTED), on=FID, maintain_order="left")
+        numbered = reads.join(emitted.select(FID, EMITTED), on=FID, maintain_order="left")
         columns = list(dict.fromkeys([*node.keys, *node.source.value, TS]))
-        contents = numbered.select(pl.col(_EMITTED).alias(FID), SEQ).with_columns(
+        contents = numbered.select(pl.col(EMITTED).alias(FID), SEQ).with_columns(
             frame[column].gather(numbered[SEQ]) for column in columns
         )
         return firing_results(node, emitted.height, contents)
@@ -207,18 +207,18 @@ def _cleanups(
         advances,
         bounds,
         bounded=node.source.bounded,
-        position=POSITION,
-        watermark=WATERMARK,
+        position=PANE_POS,
+        watermark=FIRE_WM,
     )
     keys = frame.select(node.keys)
     return pl.concat(
         [
-            timers.select(PART, GROUP, WSTART, WEND, POSITION, TIE, WATERMARK),
-            keys[timers[FIRST_SEQ]],
+            timers.select(PART, GROUP, WSTART, WEND, PANE_POS, TIE, FIRE_WM),
+            keys[timers[CREATOR]],
         ],
         how="horizontal",
     ).with_columns(
         pl.lit(value=True).alias(CLEAR),
-        pl.lit(1).alias(_STEP),
-        pl.lit(None, dtype=pl.Int64).alias(_EMITTED),
+        pl.lit(1).alias(STEP),
+        pl.lit(None, dtype=pl.Int64).alias(EMITTED),
     )

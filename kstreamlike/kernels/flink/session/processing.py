@@ -15,25 +15,32 @@ from dataclasses import dataclass
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.kernels.columns import GROUP, PART, SEQ
-from kstreamlike.kernels.flink.processing_firings import chain_timers, processing_timers
-from kstreamlike.kernels.flink.session.continuous import CHAIN_TS, chain_starts
-from kstreamlike.kernels.flink.session.history import (
+from kstreamlike.kernels.columns import (
+    AT,
+    CHAIN_START,
+    CHAIN_TS,
+    CREATOR,
     FIRED_WM,
-    FIRST_SEQ,
     FIRST_WM,
-    POSITION,
+    GONE,
+    GROUP,
+    NOW,
+    PANE_POS,
+    PART,
+    RETIRED,
+    SEQ,
+    SESSION_CLEANUP_TIME,
     SUPERSEDED,
     TIE,
-    TIMING,
     UPDATE,
     WEND,
     WID,
     WMAX,
     WSTART,
-    window_table,
 )
-from kstreamlike.kernels.flink.session.merging import RETIRED
+from kstreamlike.kernels.flink.processing_firings import chain_timers, processing_timers
+from kstreamlike.kernels.flink.session.continuous import chain_starts
+from kstreamlike.kernels.flink.session.history import TIMING, window_table
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
 from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,
@@ -42,12 +49,6 @@ from kstreamlike.plan.firing import (
 from kstreamlike.plan.positions import processing_of
 
 __all__ = ["SessionClock", "processing_firings"]
-
-_NOW = "__ks_now"  # the processing time when a window was created
-_CLEANUP = "__ks_cleanup_time"  # a window's cleanup time
-_GONE = "__ks_gone"  # the last position at which a window's timers can fire (exclusive)
-_START = "__ks_chain_start"  # the first periodic timer of a window's chain
-_AT = "__ks_at"  # the last arrival position before a firing
 
 
 @dataclass(frozen=True)
@@ -87,18 +88,20 @@ def processing_firings(
     is ``Long.MAX_VALUE``).
     """
     windows = window_table(versions, found)
-    windows = windows.with_columns(clock.clocks.gather(windows[FIRST_SEQ]).alias(_NOW))
+    windows = windows.with_columns(clock.clocks.gather(windows[CREATOR]).alias(NOW))
     cleanup = pl.col(WMAX).clip(upper_bound=LONG_MAX - lateness) + lateness
     # the watermark advance that cleans the window up (the end of the input does not)
-    living = windows.filter(pl.col(SUPERSEDED).is_null()).with_columns(cleanup.alias(_CLEANUP))
+    living = windows.filter(pl.col(SUPERSEDED).is_null()).with_columns(
+        cleanup.alias(SESSION_CLEANUP_TIME)
+    )
     gone = reached_by_watermark(
-        living.filter(pl.col(_CLEANUP) < LONG_MAX),
-        _CLEANUP,
+        living.filter(pl.col(SESSION_CLEANUP_TIME) < LONG_MAX),
+        SESSION_CLEANUP_TIME,
         advances,
         bounds,
         bounded=False,
-        position=_GONE,
-    ).select(WID, _GONE)
+        position=GONE,
+    ).select(WID, GONE)
     windows = windows.join(gone, on=WID, how="left", maintain_order="left")
     retire = pl.lit(None, dtype=pl.Int64)
     if retired is not None and retired.height:
@@ -107,15 +110,15 @@ def processing_firings(
     windows = windows.with_columns(
         # the window's last place: before the record merging it away or retiring it, or its
         # cleanup
-        pl.min_horizontal(processing_of(pl.col(SUPERSEDED)), pl.col(_GONE), retire).alias(_GONE)
+        pl.min_horizontal(processing_of(pl.col(SUPERSEDED)), pl.col(GONE), retire).alias(GONE)
     )
     added = versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
     if isinstance(trigger, FlinkProcessingTimeTrigger):
         timers = (
             processing_timers(
-                added, windows, [WID], WMAX, clock.advances, gone=_GONE, position=POSITION
+                added, windows, [WID], WMAX, clock.advances, gone=GONE, position=PANE_POS
             )
-            .group_by(WID, POSITION)
+            .group_by(WID, PANE_POS)
             .agg(pl.col(SEQ).max().alias(UPDATE), pl.col(WMAX).first().alias(TIE))
         )
     else:
@@ -123,14 +126,14 @@ def processing_firings(
             trigger.interval, windows, found, added, clock.advances, clock.clocks
         )
     fired = timers.join(windows.select(WID, PART, GROUP, WSTART, WEND, WMAX), on=WID)
-    watermark = clock.watermarks.gather(fired[POSITION] // 2)
+    watermark = clock.watermarks.gather(fired[PANE_POS] // 2)
     return fired.with_columns(watermark.alias(FIRED_WM)).select(
         PART,
         GROUP,
         WSTART,
         WEND,
         UPDATE,
-        POSITION,
+        PANE_POS,
         TIE,
         early_or_late(pl.col(FIRED_WM), pl.col(WMAX)).alias(TIMING),
         FIRED_WM,
@@ -152,31 +155,31 @@ def _continuous_processing_timers(
     a chain would fire without end)."""
     # the chain starts from the clock, not the watermark or the element's timestamp
     clocked = windows.drop(FIRST_WM).with_columns(
-        pl.col(_NOW).alias(FIRST_WM), pl.col(_NOW).alias(CHAIN_TS)
+        pl.col(NOW).alias(FIRST_WM), pl.col(NOW).alias(CHAIN_TS)
     )
     starts = chain_starts(interval, clocked, found, every=True)
     timers = chain_timers(
-        windows.with_columns(starts.alias(_START)),
+        windows.with_columns(starts.alias(CHAIN_START)),
         interval,
         ticks,
         clocks,
         max_timestamp=WMAX,
-        start=_START,
-        gone=_GONE,
-        position=POSITION,
+        start=CHAIN_START,
+        gone=GONE,
+        position=PANE_POS,
     )
     # the window after its last record before the firing
     records = added.select(WID, pl.col(SEQ).alias(UPDATE)).sort(UPDATE)
     return (
-        timers.with_columns(((pl.col(POSITION) - 2) // 2).alias(_AT))
-        .sort(_AT)
+        timers.with_columns(((pl.col(PANE_POS) - 2) // 2).alias(AT))
+        .sort(AT)
         .join_asof(
             records,
-            left_on=_AT,
+            left_on=AT,
             right_on=UPDATE,
             by=WID,
             strategy="backward",
             check_sortedness=False,
         )
-        .select(WID, POSITION, UPDATE, TIE)
+        .select(WID, PANE_POS, UPDATE, TIE)
     )

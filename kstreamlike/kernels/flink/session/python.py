@@ -12,16 +12,8 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike.kernels.columns import SEQ
-from kstreamlike.kernels.flink.session.contents import FID
-from kstreamlike.kernels.flink.session.history import (
-    FOUND_AT,
-    POSITION,
-    UPDATE,
-    WRITER,
-    record_windows,
-    with_writers,
-)
+from kstreamlike.kernels.columns import FID, FOUND_AT, PANE_POS, SEQ, UPDATE, WRITER
+from kstreamlike.kernels.flink.session.history import record_windows, with_writers
 from kstreamlike.kernels.flink.session.merging import World
 from kstreamlike.kernels.python import RUNNING_VALUE, fold_for, python_values
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
@@ -110,15 +102,15 @@ def purged_python_values(
     events = pl.concat(
         [
             links.select(
-                processing_of(pl.col(SEQ)).alias(POSITION),
+                processing_of(pl.col(SEQ)).alias(PANE_POS),
                 pl.lit(0, dtype=pl.Int64).alias(FID),
                 SEQ,
                 WRITER,
             ),
-            firings.select(POSITION, pl.col(FID) + 1, pl.col(UPDATE).alias(SEQ)),
+            firings.select(PANE_POS, pl.col(FID) + 1, pl.col(UPDATE).alias(SEQ)),
         ],
         how="diagonal",
-    ).sort(POSITION, FID)
+    ).sort(PANE_POS, FID)
     values = python_values(node.source, frame)
     accumulators: dict[int, Any] = {}
     out_fid: list[int] = []

@@ -13,16 +13,10 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import SEQ, TS
-from kstreamlike.kernels.flink.evictors import KEEP
+from kstreamlike.kernels.columns import FID, KEEP, LIST_ORDER, SEQ, TS, UPDATE, WEND
 from kstreamlike.kernels.flink.firing_functions import firing_results
-from kstreamlike.kernels.flink.session.contents import (
-    FID,
-    ORDER,
-    evicted_reads,
-    purged_reads,
-)
-from kstreamlike.kernels.flink.session.history import UPDATE, WEND, window_table
+from kstreamlike.kernels.flink.session.contents import evicted_reads, purged_reads
+from kstreamlike.kernels.flink.session.history import window_table
 from kstreamlike.kernels.flink.session.merging import World, listed_contents
 from kstreamlike.kernels.flink.session.python import purged_python_values, session_python_values
 from kstreamlike.kernels.kafka.session.aggregates import (
@@ -96,7 +90,7 @@ def evicted_session_reads(
         listed_contents(world, firings[UPDATE].unique()), on=UPDATE
     )
     listed = listed.select(FID, SEQ).join(
-        versions.select(SEQ, TS, pl.col(WEND).alias(ORDER)), on=SEQ
+        versions.select(SEQ, TS, pl.col(WEND).alias(LIST_ORDER)), on=SEQ
     )
     delta = isinstance(node.evictor, FlinkDeltaEvictor)
     values = python_values(node.source, frame) if delta else []

@@ -14,25 +14,27 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.kernels.columns import GROUP, PART, TS
-from kstreamlike.kernels.flink.processing_time import CLOCK, processing_clock, stand_ins
-from kstreamlike.kernels.flink.session.firings import FIRING_COLUMNS, merging_trigger_firings
-from kstreamlike.kernels.flink.session.history import (
-    PANE,
-    POSITION,
+from kstreamlike.kernels.columns import (
+    CLOCK,
+    GROUP,
+    KEYG,
+    PANE_POS,
+    PART,
     TIE,
-    TIMING,
+    TS,
     UPDATE,
     WEND,
+    WM,
     WSTART,
-    record_windows,
 )
-from kstreamlike.kernels.flink.session.merging import KEYG, fixpoint, retired_windows
+from kstreamlike.kernels.columns import POS as EMIT_POS
+from kstreamlike.kernels.flink.processing_time import processing_clock, stand_ins
+from kstreamlike.kernels.flink.session.firings import FIRING_COLUMNS, merging_trigger_firings
+from kstreamlike.kernels.flink.session.history import PANE, TIMING, record_windows
+from kstreamlike.kernels.flink.session.merging import fixpoint, retired_windows
 from kstreamlike.kernels.flink.session.process import session_process_panes
 from kstreamlike.kernels.flink.session.processing import SessionClock
 from kstreamlike.kernels.flink.session.values import evicted_panes, purged_panes, window_values
-from kstreamlike.kernels.flink.watermarks import POS as EMIT_POS
-from kstreamlike.kernels.flink.watermarks import WM
 from kstreamlike.kernels.packing import group_ids
 from kstreamlike.plan.firing import FlinkPurgingTrigger, nested_trigger
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
@@ -102,7 +104,7 @@ def run_flink_session(
     if node.keys:
         keys = frame.select(node.keys)[firings[UPDATE]]
         firings = pl.concat([firings, keys], how="horizontal")
-    firings = firings.sort([PART, POSITION, TIE, *node.keys, WSTART], nulls_last=True)
+    firings = firings.sort([PART, PANE_POS, TIE, *node.keys, WSTART], nulls_last=True)
     if node.calls_window_function:
         emitted = session_process_panes(
             node,
@@ -152,6 +154,6 @@ def _output_columns(node: FlinkWindowedAggregate, emitted: pl.DataFrame) -> pl.D
         ),
         pl.col(TIMING).cast(pl.String),
         pl.col(PANE).cast(pl.Int64),
-        pl.col(POSITION).alias(EMIT_POS),
+        pl.col(PANE_POS).alias(EMIT_POS),
         pl.col(TIE),
     )

@@ -33,7 +33,25 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import SEQ
+from kstreamlike.kernels.columns import (
+    CHAIN,
+    CHAIN_HEAD,
+    CHAIN_MAIN,
+    CHAIN_MEMBER,
+    CHAIN_SIDE,
+    ELEMENT,
+    FINAL,
+    FINAL_END,
+    FINAL_START,
+    FROM,
+    LIST_ROW,
+    MEMBER_INDEX,
+    POSITION,
+    SEQ,
+    SIDE,
+    TO,
+    UPDATE,
+)
 from kstreamlike.kernels.ranges import MinTable
 
 __all__ = [
@@ -43,7 +61,7 @@ __all__ = [
     "FINAL_END",
     "FINAL_START",
     "FROM",
-    "POS",
+    "POSITION",
     "TO",
     "UPDATE",
     "arrival_index",
@@ -51,23 +69,6 @@ __all__ = [
     "session_aggregates",
 ]
 
-POS = "__ks_position"  # position among the accepted records in (store, time, arrival) order
-FINAL = "__ks_final"  # id of the record's final session (the gap-split of all accepted records)
-FINAL_START = "__ks_final_start"  # first position of the final session
-FINAL_END = "__ks_final_end"  # last position of the final session
-FROM = "__ks_from"  # position just before the first record of the record's merged session
-TO = "__ks_to"  # position of the last record of the record's merged session
-CHAIN_MAIN = "__ks_chain_main"  # update whose fold the record's update continues
-CHAIN_SIDE = "__ks_chain_side"  # update merged in as a whole
-UPDATE = "__ks_update"  # arrival position of the record whose update a row is
-
-_CHAIN = "__ks_chain"  # the first update of an update's chain
-_SUB = "__ks_element"  # order within an update: absorbed session (0), own record (1)
-_SIDE = "__ks_side"  # the update whose session is absorbed
-_MEMBER = "__ks_member"  # arrival position of a record listed in a chain
-_INDEX = "__ks_member_index"  # row of a member in the chains' lists
-_CHAIN_START = "__ks_chain_start"  # row of the chain's first member
-_ROW = "__ks_list_row"  # the update a list is read for
 
 _FOLDED = ("count", "sum", "mean", "min", "max")
 
@@ -108,9 +109,9 @@ def _fold_states(exprs: Sequence[AggExpr], schema: pl.Schema) -> dict[str, tuple
 def _cumulative(name: str, op: str) -> pl.Expr:
     col = pl.col(name)
     if op == "sum":
-        return col.cum_sum().over(_CHAIN)
+        return col.cum_sum().over(CHAIN)
     running = col.cum_min() if op == "min" else col.cum_max()
-    return running.forward_fill().over(_CHAIN)
+    return running.forward_fill().over(CHAIN)
 
 
 def _chain_ids(links: pl.DataFrame, size: int) -> pl.Series:
@@ -137,25 +138,25 @@ def _run_chains(
     pseudo = pl.DataFrame(
         {
             SEQ: sided[SEQ],
-            _CHAIN: sided[_CHAIN],
-            _SUB: pl.repeat(0, sided.height, dtype=pl.Int8, eager=True),
+            CHAIN: sided[CHAIN],
+            ELEMENT: pl.repeat(0, sided.height, dtype=pl.Int8, eager=True),
             **{name: table[name].gather(sided[CHAIN_SIDE]) for name in states},
         }
     )
     real = pl.DataFrame(
         {
             SEQ: ready[SEQ],
-            _CHAIN: ready[_CHAIN],
-            _SUB: pl.repeat(1, ready.height, dtype=pl.Int8, eager=True),
+            CHAIN: ready[CHAIN],
+            ELEMENT: pl.repeat(1, ready.height, dtype=pl.Int8, eager=True),
             **{name: operands[name].gather(ready[SEQ]) for name in states},
         }
     )
     # ``ready`` is in arrival order; pseudo-records go just before their update.
     elements = real
     if pseudo.height:
-        elements = pl.concat([pseudo, real], how="vertical_relaxed").sort(SEQ, _SUB)
+        elements = pl.concat([pseudo, real], how="vertical_relaxed").sort(SEQ, ELEMENT)
     folded = elements.with_columns(_cumulative(name, op) for name, (_, op) in states.items())
-    return folded.filter(pl.col(_SUB) == 1)
+    return folded.filter(pl.col(ELEMENT) == 1)
 
 
 def _fold_table(
@@ -170,12 +171,12 @@ def _fold_table(
     operands = operands.select(list(states))
     table = operands.clear(size)
     done = pl.repeat(False, size, eager=True)
-    pending = links.sort(SEQ).with_columns(pl.lit(chain).gather(pl.col(SEQ)).alias(_CHAIN))
+    pending = links.sort(SEQ).with_columns(pl.lit(chain).gather(pl.col(SEQ)).alias(CHAIN))
     while pending.height:
         side_chain = chain.gather(pending[CHAIN_SIDE])
         waiting = pending[CHAIN_SIDE].is_not_null() & ~done.gather(side_chain).fill_null(True)
-        blocked = pending.filter(waiting)[_CHAIN].unique()
-        is_blocked = pending[_CHAIN].is_in(blocked.implode())
+        blocked = pending.filter(waiting)[CHAIN].unique()
+        is_blocked = pending[CHAIN].is_in(blocked.implode())
         ready = pending.filter(~is_blocked)
         # Absorbed sessions were stored before their absorber: chains never wait in a cycle.
         assert ready.height, "session chains wait for each other"
@@ -183,7 +184,7 @@ def _fold_table(
         table = table.with_columns(
             table[name].scatter(folded[SEQ], folded[name]) for name in states
         )
-        done = done.scatter(ready[_CHAIN].unique(), True)
+        done = done.scatter(ready[CHAIN].unique(), True)
         pending = pending.filter(is_blocked)
     return table
 
@@ -243,7 +244,7 @@ def arrival_index(sessions: pl.DataFrame, size: int) -> pl.Series:
     """For each of ``size`` arrival positions, the row of its record in ``sessions`` (null
     for records not in it); ``sessions`` row ``i`` must be at position ``i``."""
     rows = pl.repeat(None, size, dtype=pl.Int64, eager=True)
-    return rows.scatter(sessions[SEQ], sessions[POS])
+    return rows.scatter(sessions[SEQ], sessions[POSITION])
 
 
 def read_at(sessions: pl.DataFrame, index: pl.Series, column: str, seq: pl.Series) -> pl.Series:
@@ -265,25 +266,25 @@ def _members(
     first = read_at(sessions, index, FROM, side) + 1
     last = read_at(sessions, index, TO, side)
     spans = (
-        pl.DataFrame({UPDATE: sided[SEQ].cast(pl.Int64), _SIDE: side, "from": first, "to": last})
-        .select(UPDATE, _SIDE, pl.int_ranges("from", pl.col("to") + 1).alias(POS))
-        .explode(POS)
+        pl.DataFrame({UPDATE: sided[SEQ].cast(pl.Int64), SIDE: side, "from": first, "to": last})
+        .select(UPDATE, SIDE, pl.int_ranges("from", pl.col("to") + 1).alias(POSITION))
+        .explode(POSITION)
     )
-    values = sessions.select(pl.col(SEQ).cast(pl.Int64).alias(_MEMBER), *columns)
+    values = sessions.select(pl.col(SEQ).cast(pl.Int64).alias(CHAIN_MEMBER), *columns)
     absorbed = pl.concat(
-        [spans.select(UPDATE, _SIDE), values[spans[POS]]], how="horizontal"
-    ).filter(pl.col(_MEMBER) <= pl.col(_SIDE))
-    own = values.with_columns(pl.col(_MEMBER).alias(UPDATE))
+        [spans.select(UPDATE, SIDE), values[spans[POSITION]]], how="horizontal"
+    ).filter(pl.col(CHAIN_MEMBER) <= pl.col(SIDE))
+    own = values.with_columns(pl.col(CHAIN_MEMBER).alias(UPDATE))
     return (
         pl.concat(
             [
-                absorbed.drop(_SIDE).with_columns(pl.lit(0, dtype=pl.Int8).alias(_SUB)),
-                own.with_columns(pl.lit(1, dtype=pl.Int8).alias(_SUB)),
+                absorbed.drop(SIDE).with_columns(pl.lit(0, dtype=pl.Int8).alias(ELEMENT)),
+                own.with_columns(pl.lit(1, dtype=pl.Int8).alias(ELEMENT)),
             ],
             how="diagonal",
         )
-        .with_columns(pl.lit(chain).gather(pl.col(UPDATE)).alias(_CHAIN))
-        .sort(_CHAIN, UPDATE, _SUB)
+        .with_columns(pl.lit(chain).gather(pl.col(UPDATE)).alias(CHAIN))
+        .sort(CHAIN, UPDATE, ELEMENT)
     )
 
 
@@ -293,33 +294,33 @@ def _distinct_counts(
     """count_distinct of the ``needed`` updates: running counts of first occurrences."""
     firsts = members.with_columns(
         (pl.col(e.column).is_first_distinct() & pl.col(e.column).is_not_null())
-        .over(_CHAIN)
+        .over(CHAIN)
         .alias(e.name)
         for e in exprs
         if e.column is not None
     )
     running = firsts.with_columns(
-        pl.col(e.name).cast(pl.Int64).cum_sum().over(_CHAIN) for e in exprs
+        pl.col(e.name).cast(pl.Int64).cum_sum().over(CHAIN) for e in exprs
     )
-    return running.filter((pl.col(_SUB) == 1) & pl.col(UPDATE).is_in(needed.implode())).select(
+    return running.filter((pl.col(ELEMENT) == 1) & pl.col(UPDATE).is_in(needed.implode())).select(
         UPDATE, *[e.name for e in exprs]
     )
 
 
 def _lists(exprs: Sequence[AggExpr], members: pl.DataFrame, needed: pl.Series) -> pl.DataFrame:
     """collect_list of the ``needed`` updates: each reads its chain's members so far."""
-    indexed = members.with_row_index(_INDEX).with_columns(
-        pl.col(_INDEX).cast(pl.Int64),
-        pl.col(_INDEX).min().over(_CHAIN).cast(pl.Int64).alias(_CHAIN_START),
+    indexed = members.with_row_index(MEMBER_INDEX).with_columns(
+        pl.col(MEMBER_INDEX).cast(pl.Int64),
+        pl.col(MEMBER_INDEX).min().over(CHAIN).cast(pl.Int64).alias(CHAIN_HEAD),
     )
-    rows = indexed.filter((pl.col(_SUB) == 1) & pl.col(UPDATE).is_in(needed.implode()))
+    rows = indexed.filter((pl.col(ELEMENT) == 1) & pl.col(UPDATE).is_in(needed.implode()))
     spans = rows.select(
-        pl.col(UPDATE).alias(_ROW),
-        pl.int_ranges(_CHAIN_START, pl.col(_INDEX) + 1).alias(_INDEX),
-    ).explode(_INDEX)
+        pl.col(UPDATE).alias(LIST_ROW),
+        pl.int_ranges(CHAIN_HEAD, pl.col(MEMBER_INDEX) + 1).alias(MEMBER_INDEX),
+    ).explode(MEMBER_INDEX)
     columns = sorted({e.column for e in exprs if e.column is not None})
-    read = members.select(pl.col(_MEMBER).alias(SEQ), *columns)[spans[_INDEX]]
-    gathered = pl.concat([spans.select(pl.col(_ROW).alias(UPDATE)), read], how="horizontal")
+    read = members.select(pl.col(CHAIN_MEMBER).alias(SEQ), *columns)[spans[MEMBER_INDEX]]
+    gathered = pl.concat([spans.select(pl.col(LIST_ROW).alias(UPDATE)), read], how="horizontal")
     return gathered.group_by(UPDATE).agg(final_exprs(exprs))
 
 
@@ -357,7 +358,7 @@ def session_aggregates(
 
     Args:
         exprs: the declarative aggregations.
-        sessions: every accepted record in position order (row ``i`` has ``POS`` ``i``), with
+        sessions: every accepted record in position order (row ``i`` has ``POSITION`` ``i``), with
             its final session (``FINAL``, ``FINAL_START``, ``FINAL_END``) and its merged
             session's positions (``FROM``, ``TO``), the update it continues (``CHAIN_MAIN``)
             and the one it absorbs whole (``CHAIN_SIDE``), either possibly null.

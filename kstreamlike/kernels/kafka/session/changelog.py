@@ -11,9 +11,22 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import END, GROUP, PART, SEQ, START, TIMESTAMP, TS
-from kstreamlike.kernels.emission import DUE
-from kstreamlike.kernels.kafka.session.aggregates import UPDATE, read_at
+from kstreamlike.kernels.columns import (
+    CONSUMER,
+    CONSUMER_TIME,
+    DUE,
+    END,
+    GROUP,
+    PART,
+    REWRITTEN,
+    SEQ,
+    START,
+    SUB,
+    TIMESTAMP,
+    TS,
+    UPDATE,
+)
+from kstreamlike.kernels.kafka.session.aggregates import read_at
 from kstreamlike.kernels.kafka.session.found import FOUND_BOUNDS, WRITERS
 from kstreamlike.kernels.packing import group_columns
 from kstreamlike.plan.nodes import KafkaWindowedAggregate
@@ -22,10 +35,6 @@ from kstreamlike.plan.windows import KafkaSessionWindow
 __all__ = ["CONSUMER", "SUB", "TOMBSTONE", "forwards", "on_close_candidates"]
 
 TOMBSTONE = "is_tombstone"
-SUB = "__ks_sub"  # order of a record's forwards: tombstones (0, 1), then the update (2)
-CONSUMER = "__ks_consumer"  # the record that found an update's session
-REWRITTEN = "__ks_rewritten"  # the consumer stores the same window again
-CONSUMER_TIME = "__ks_consumer_time"  # stream time after the consumer
 
 
 def forwards(sessions: pl.DataFrame, group: list[str]) -> pl.DataFrame:

@@ -12,24 +12,28 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import END, GROUP, SEQ, START, TS
-from kstreamlike.kernels.kafka.session.aggregates import (
+from kstreamlike.kernels.columns import (
+    CANDIDATE,
+    CANDIDATE_END,
+    CANDIDATE_START,
     CHAIN_MAIN,
     CHAIN_SIDE,
+    END,
     FINAL,
+    FOUND_ROW,
     FROM,
-    POS,
-    TO,
-    UPDATE,
-    read_at,
-)
-from kstreamlike.kernels.kafka.session.layout import (
+    GROUP,
     LEFT,
+    POSITION,
     RIGHT,
-    Layout,
-    merged_end,
-    merged_start,
+    SEQ,
+    START,
+    TO,
+    TS,
+    UPDATE,
 )
+from kstreamlike.kernels.kafka.session.aggregates import read_at
+from kstreamlike.kernels.kafka.session.layout import Layout, merged_end, merged_start
 
 __all__ = [
     "FOUND_BOUNDS",
@@ -44,10 +48,6 @@ FOUND_BOUNDS = (("__ks_found1_start", "__ks_found1_end"), ("__ks_found2_start", 
 FOUND1_START, FOUND1_END = FOUND_BOUNDS[0]
 FOUND2_START, FOUND2_END = FOUND_BOUNDS[1]
 WRITERS = ("__ks_writer1", "__ks_writer2")  # the updates that stored the found sessions
-ROW_ID = "__ks_found_row"
-CANDIDATE = "__ks_candidate"  # the previous arrival of the record's final session
-CANDIDATE_START = "__ks_candidate_start"
-CANDIDATE_END = "__ks_candidate_end"
 
 
 def session_spans(layout: Layout, gap: int) -> pl.DataFrame:
@@ -84,14 +84,14 @@ def _search_writers(sessions: pl.DataFrame, missing: pl.Series, found: int) -> p
     """The writers of the found sessions of the rows where ``missing``, by as-of search:
     the last update of the same window before the record."""
     start, end = FOUND_BOUNDS[found]
-    rows = sessions.with_row_index(ROW_ID).filter(missing)
+    rows = sessions.with_row_index(FOUND_ROW).filter(missing)
     updates = (
         sessions.filter(pl.col(FINAL).is_in(rows[FINAL].unique().implode()))
         .select(GROUP, START, END, pl.col(SEQ).alias(UPDATE))
         .sort(UPDATE)
     )
     writers = (
-        rows.select(ROW_ID, SEQ, GROUP, pl.col(start).alias(START), pl.col(end).alias(END))
+        rows.select(FOUND_ROW, SEQ, GROUP, pl.col(start).alias(START), pl.col(end).alias(END))
         .sort(SEQ)
         .join_asof(
             updates,
@@ -102,7 +102,7 @@ def _search_writers(sessions: pl.DataFrame, missing: pl.Series, found: int) -> p
             allow_exact_matches=False,
             check_sortedness=False,
         )
-        .sort(ROW_ID)
+        .sort(FOUND_ROW)
     )
     found_writers: pl.Series = writers[UPDATE].cast(pl.Int64)
     return found_writers
@@ -112,10 +112,10 @@ def with_found_writers(sessions: pl.DataFrame, index: pl.Series) -> pl.DataFrame
     """Each found session's writer: the record whose update last stored it (``WRITER1``,
     ``WRITER2``). Usually that is the previous arrival of the same final session; the
     other rows are searched."""
-    arrivals = sessions.select(POS, pl.col(SEQ).cast(pl.Int64), FINAL).sort(SEQ)
+    arrivals = sessions.select(POSITION, pl.col(SEQ).cast(pl.Int64), FINAL).sort(SEQ)
     previous = arrivals.select(pl.col(SEQ).shift(1).over(FINAL)).to_series()
     candidate = pl.repeat(None, sessions.height, dtype=pl.Int64, eager=True)
-    candidate = candidate.scatter(arrivals[POS], previous)
+    candidate = candidate.scatter(arrivals[POSITION], previous)
     out = sessions.with_columns(
         candidate.alias(CANDIDATE),
         read_at(sessions, index, START, candidate).alias(CANDIDATE_START),

@@ -14,8 +14,18 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, SEQ, TS
-from kstreamlike.kernels.kafka.session.aggregates import FINAL, FINAL_END, FINAL_START, POS
+from kstreamlike.kernels.columns import (
+    CLOSED,
+    FINAL,
+    FINAL_END,
+    FINAL_START,
+    GROUP,
+    LEFT,
+    POSITION,
+    RIGHT,
+    SEQ,
+    TS,
+)
 from kstreamlike.kernels.ranges import MinTable, stabbing_min
 
 __all__ = [
@@ -29,17 +39,13 @@ __all__ = [
     "session_layout",
 ]
 
-LEFT = "__ks_left"  # nearest arrived record before the record's position, within gap
-RIGHT = "__ks_right"  # nearest arrived record after the record's position, within gap
-CLOSED = "__ks_closed"  # first arrival after which no session boundary follows the position
-
 
 @dataclass(frozen=True)
 class Layout:
     """A set of records taken as accepted, in (store, time, arrival) order.
 
     Attributes:
-        frame: the records, row ``i`` at position ``i`` (column ``POS``), with the first and
+        frame: the records, row ``i`` at position ``i`` (column ``POSITION``), with the first and
             last position of the record's final session (``FINAL_START``, ``FINAL_END``),
             its nearest arrived neighbours within gap (``LEFT``, ``RIGHT``) and ``CLOSED``.
         arrival: range minima of the arrival positions (``SEQ``).
@@ -52,10 +58,10 @@ class Layout:
 
 
 def positions(records: pl.DataFrame, gap: int) -> pl.DataFrame:
-    """``records`` (sorted by store, time, arrival: the position order) with ``POS`` and
+    """``records`` (sorted by store, time, arrival: the position order) with ``POSITION`` and
     their final session's bounds."""
-    ordered = records.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(POS))
-    group, ts, pos = pl.col(GROUP), pl.col(TS), pl.col(POS)
+    ordered = records.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(POSITION))
+    group, ts, pos = pl.col(GROUP), pl.col(TS), pl.col(POSITION)
     new_session = ((group != group.shift(1)) | (ts - ts.shift(1) > gap)).fill_null(True)
     last_of_session = new_session.shift(-1).fill_null(True)
     return ordered.with_columns(
@@ -69,7 +75,7 @@ def _neighbours(frame: pl.DataFrame, arrival: MinTable, gap: int) -> pl.DataFram
     """The nearest records on each side that arrived before each record, within ``gap``
     (what ``findSessions(t - gap, t + gap)`` can reach in
     ``KStreamSessionWindowAggregate#process``)."""
-    pos, seq = frame[POS], frame[SEQ].cast(pl.Int64)
+    pos, seq = frame[POSITION], frame[SEQ].cast(pl.Int64)
     left = arrival.last_below(frame[FINAL_START], pos - 1, seq)
     right = arrival.first_below(pos + 1, frame[FINAL_END], seq)
     ts = pl.col(TS)
@@ -87,7 +93,7 @@ def session_layout(records: pl.DataFrame, gap: int) -> Layout:
     arrival = MinTable.build(frame[SEQ], longest)
     frame = _neighbours(frame, arrival, gap)
     # A record closes the boundaries between itself and its connected neighbours.
-    pos = pl.col(POS)
+    pos = pl.col(POSITION)
     spans = frame.select(
         pl.coalesce(pl.col(LEFT), pos).alias("lo"),
         pl.coalesce(pl.col(RIGHT) - 1, pos - 1).alias("hi"),
@@ -101,12 +107,12 @@ def session_layout(records: pl.DataFrame, gap: int) -> Layout:
 def merged_end(layout: Layout, rows: pl.DataFrame) -> pl.Series:
     """The position where the session of each record of ``rows`` ends on its arrival."""
     seq = rows[SEQ].cast(pl.Int64)
-    return layout.closed.first_below(rows[POS], rows[FINAL_END], -seq)
+    return layout.closed.first_below(rows[POSITION], rows[FINAL_END], -seq)
 
 
 def merged_start(layout: Layout, rows: pl.DataFrame) -> pl.Series:
     """The position where the session of each record of ``rows`` starts on its arrival."""
     seq = rows[SEQ].cast(pl.Int64)
-    cut = layout.closed.last_below(rows[FINAL_START], rows[POS] - 1, -seq)
+    cut = layout.closed.last_below(rows[FINAL_START], rows[POSITION] - 1, -seq)
     start: pl.Series = cut.fill_null(rows[FINAL_START] - 1) + 1
     return start

@@ -32,15 +32,19 @@ from typing import Literal
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, SEQ, TS
+from kstreamlike.kernels.columns import (
+    GROUP,
+    LIMIT,
+    PAIR_HI,
+    PAIR_LO,
+    PAIR_RECORD,
+    QUERY_TS,
+    SEQ,
+    TIME_ORDER,
+    TS,
+)
 
 __all__ = ["TimeOrder", "accepted_nearby", "closed_merges"]
-
-QUERY = "__ks_query"  # the arrival position of the record a pair belongs to
-QUERY_TS = "__ks_query_ts"
-LIMIT = "__ks_limit"  # the close time (drops) or the stream time (merges) of the record
-LO, HI = "__ks_lo", "__ks_hi"  # the range of timestamps to pair with
-ORDER = "__ks_time_order"  # the sort key of (store, time)
 
 
 @dataclass(frozen=True)
@@ -83,9 +87,9 @@ class TimeOrder:
         return key
 
     def sort(self, records: pl.DataFrame) -> pl.DataFrame:
-        """``records`` (in arrival order) sorted by (store, time, arrival), with ``ORDER``."""
-        key = self.encode(records[GROUP], records[TS]).alias(ORDER)
-        return records.with_columns(key).sort(ORDER, maintain_order=True)
+        """``records`` (in arrival order) sorted by (store, time, arrival), with ``TIME_ORDER``."""
+        key = self.encode(records[GROUP], records[TS]).alias(TIME_ORDER)
+        return records.with_columns(key).sort(TIME_ORDER, maintain_order=True)
 
 
 def _budget(records: int) -> int:
@@ -96,34 +100,41 @@ def _budget(records: int) -> int:
 def _pairs(
     ordered: pl.DataFrame, order: TimeOrder, queries: pl.DataFrame, budget: int
 ) -> pl.DataFrame | None:
-    """Each query (``QUERY``, ``GROUP``, ``LO``, ``HI``) with every record of ``ordered``
-    (sorted by ``ORDER``) in its store with ``LO <= TS <= HI`` that arrived before it:
-    columns ``QUERY``, ``TS``, ``SEQ``. None when there would be more than ``budget``."""
-    keys = ordered[ORDER]
-    first = keys.search_sorted(order.encode(queries[GROUP], queries[LO], "from"), "left")
-    last = keys.search_sorted(order.encode(queries[GROUP], queries[HI], "to"), "right")
+    """Each query (``PAIR_RECORD``, ``GROUP``, ``PAIR_LO``, ``PAIR_HI``) with every record of
+    ``ordered`` (sorted by ``TIME_ORDER``) in its store with ``PAIR_LO <= TS <= PAIR_HI`` that
+    arrived before it:
+    columns ``PAIR_RECORD``, ``TS``, ``SEQ``. None when there would be more than ``budget``."""
+    keys = ordered[TIME_ORDER]
+    first = keys.search_sorted(order.encode(queries[GROUP], queries[PAIR_LO], "from"), "left")
+    last = keys.search_sorted(order.encode(queries[GROUP], queries[PAIR_HI], "to"), "right")
     ranged = pl.DataFrame(
-        {QUERY: queries[QUERY], LO: first.cast(pl.Int64), HI: last.cast(pl.Int64)}
-    ).filter(pl.col(LO) < pl.col(HI))
-    if int(ranged.select((pl.col(HI) - pl.col(LO)).sum()).item() or 0) > budget:
+        {
+            PAIR_RECORD: queries[PAIR_RECORD],
+            PAIR_LO: first.cast(pl.Int64),
+            PAIR_HI: last.cast(pl.Int64),
+        }
+    ).filter(pl.col(PAIR_LO) < pl.col(PAIR_HI))
+    if int(ranged.select((pl.col(PAIR_HI) - pl.col(PAIR_LO)).sum()).item() or 0) > budget:
         return None
-    positions = ranged.select(QUERY, pl.int_ranges(LO, HI, dtype=pl.Int64).alias(ORDER)).explode(
-        ORDER
-    )
+    positions = ranged.select(
+        PAIR_RECORD, pl.int_ranges(PAIR_LO, PAIR_HI, dtype=pl.Int64).alias(TIME_ORDER)
+    ).explode(TIME_ORDER)
     return positions.select(
-        QUERY,
-        ordered[TS].gather(positions[ORDER]).alias(TS),
-        ordered[SEQ].cast(pl.Int64).gather(positions[ORDER]).alias(SEQ),
-    ).filter(pl.col(SEQ) < pl.col(QUERY))
+        PAIR_RECORD,
+        ordered[TS].gather(positions[TIME_ORDER]).alias(TS),
+        ordered[SEQ].cast(pl.Int64).gather(positions[TIME_ORDER]).alias(SEQ),
+    ).filter(pl.col(SEQ) < pl.col(PAIR_RECORD))
 
 
 def _reach(starts: pl.DataFrame, pairs: pl.DataFrame, gap: int) -> pl.DataFrame:
     """Per query: the greatest timestamp of the run from its own timestamp over its pairs,
-    stepping at most ``gap`` (``QUERY``, ``TS``)."""
+    stepping at most ``gap`` (``PAIR_RECORD``, ``TS``)."""
     ts = pl.col(TS)
-    steps = pl.concat([starts.select(QUERY, pl.col(QUERY_TS).alias(TS)), pairs.select(QUERY, TS)])
-    broken = ((ts - ts.shift(1)) > gap).fill_null(False).cum_sum().over(QUERY)
-    return steps.sort(QUERY, TS).filter(broken.eq(0)).group_by(QUERY).agg(ts.max())
+    steps = pl.concat(
+        [starts.select(PAIR_RECORD, pl.col(QUERY_TS).alias(TS)), pairs.select(PAIR_RECORD, TS)]
+    )
+    broken = ((ts - ts.shift(1)) > gap).fill_null(False).cum_sum().over(PAIR_RECORD)
+    return steps.sort(PAIR_RECORD, TS).filter(broken.eq(0)).group_by(PAIR_RECORD).agg(ts.max())
 
 
 def accepted_nearby(
@@ -140,14 +151,16 @@ def accepted_nearby(
     None when the pairs exceed the budget.
     """
     suspects = ordered.filter(pl.col(TS) < close_time).select(
-        pl.col(SEQ).cast(pl.Int64).alias(QUERY),
+        pl.col(SEQ).cast(pl.Int64).alias(PAIR_RECORD),
         GROUP,
         pl.col(TS).alias(QUERY_TS),
         close_time.alias(LIMIT),
     )
     if suspects.is_empty():
         return pl.repeat(True, ordered.height, dtype=pl.Boolean, eager=True)
-    queries = suspects.with_columns(pl.col(QUERY_TS).alias(LO), (pl.col(LIMIT) + gap).alias(HI))
+    queries = suspects.with_columns(
+        pl.col(QUERY_TS).alias(PAIR_LO), (pl.col(LIMIT) + gap).alias(PAIR_HI)
+    )
     pairs = _pairs(ordered, order, queries, _budget(ordered.height))
     if pairs is None:
         return None
@@ -155,16 +168,18 @@ def accepted_nearby(
     judged = suspects
     while not judged.is_empty():
         live = pairs.filter(
-            pl.col(QUERY).is_in(judged[QUERY].implode()) & ~pl.col(SEQ).is_in(dropped.implode())
+            pl.col(PAIR_RECORD).is_in(judged[PAIR_RECORD].implode())
+            & ~pl.col(SEQ).is_in(dropped.implode())
         )
-        reach = judged.join(_reach(judged, live, gap), on=QUERY, how="left")
-        new = reach.filter(pl.col(TS) < pl.col(LIMIT))[QUERY]
+        reach = judged.join(_reach(judged, live, gap), on=PAIR_RECORD, how="left")
+        new = reach.filter(pl.col(TS) < pl.col(LIMIT))[PAIR_RECORD]
         if new.is_empty():
             break
         dropped = pl.concat([dropped, new])
-        affected = pairs.filter(pl.col(SEQ).is_in(new.implode()))[QUERY].unique()
+        affected = pairs.filter(pl.col(SEQ).is_in(new.implode()))[PAIR_RECORD].unique()
         judged = suspects.filter(
-            pl.col(QUERY).is_in(affected.implode()) & ~pl.col(QUERY).is_in(dropped.implode())
+            pl.col(PAIR_RECORD).is_in(affected.implode())
+            & ~pl.col(PAIR_RECORD).is_in(dropped.implode())
         )
     kept: pl.Series = ~ordered[SEQ].cast(pl.Int64).is_in(dropped.implode())
     return kept
@@ -178,7 +193,7 @@ def closed_merges(
     :meth:`TimeOrder.sort` and has ``SEQ``, ``TS``, ``GROUP`` and ``stream_time``. None when
     the pairs exceed the budget."""
     behind = kept.filter(pl.col(TS) < pl.col(stream_time) - grace).select(
-        pl.col(SEQ).cast(pl.Int64).alias(QUERY),
+        pl.col(SEQ).cast(pl.Int64).alias(PAIR_RECORD),
         GROUP,
         pl.col(TS).alias(QUERY_TS),
         pl.col(stream_time).alias(LIMIT),
@@ -186,22 +201,24 @@ def closed_merges(
     if behind.is_empty():
         return pl.Series(SEQ, [], dtype=pl.Int64)
     queries = behind.with_columns(
-        (pl.col(QUERY_TS) - gap).alias(LO), (pl.col(QUERY_TS) + gap).alias(HI)
+        (pl.col(QUERY_TS) - gap).alias(PAIR_LO), (pl.col(QUERY_TS) + gap).alias(PAIR_HI)
     )
     pairs = _pairs(kept, order, queries, _budget(kept.height))
     if pairs is None:
         return None
     ts, own = pl.col(TS), pl.col(QUERY_TS)
     neighbours = (
-        pairs.join(behind.select(QUERY, QUERY_TS), on=QUERY)
-        .group_by(QUERY)
-        .agg(ts.filter(ts <= own).max().alias(LO), ts.filter(ts > own).min().alias(HI))
+        pairs.join(behind.select(PAIR_RECORD, QUERY_TS), on=PAIR_RECORD)
+        .group_by(PAIR_RECORD)
+        .agg(ts.filter(ts <= own).max().alias(PAIR_LO), ts.filter(ts > own).min().alias(PAIR_HI))
     )
-    left, right = pl.col(LO), pl.col(HI)
+    left, right = pl.col(PAIR_LO), pl.col(PAIR_HI)
     closed = (
         left.is_not_null()
         & (right.is_null() | (right - left > gap))
         & (left + gap + grace < pl.col(LIMIT))
     )
-    flagged: pl.Series = behind.join(neighbours, on=QUERY).filter(closed)[QUERY].alias(SEQ)
+    flagged: pl.Series = (
+        behind.join(neighbours, on=PAIR_RECORD).filter(closed)[PAIR_RECORD].alias(SEQ)
+    )
     return flagged

@@ -19,8 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike.kernels.columns import SEQ
-from kstreamlike.kernels.kafka.session.aggregates import UPDATE
+from kstreamlike.kernels.columns import SEQ, UPDATE
 from kstreamlike.kernels.python import (
     RUNNING_VALUE,
     WindowDeleted,

@@ -14,20 +14,25 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import END, GROUP, PART, SEQ, START, TIMESTAMP, TS
-from kstreamlike.kernels.emission import DUE, FIRST, TIME, first_position_reaching
-from kstreamlike.kernels.kafka.session.aggregates import (
-    FINAL,
-    UPDATE,
-    arrival_index,
-    session_aggregates,
-)
-from kstreamlike.kernels.kafka.session.changelog import (
+from kstreamlike.kernels.columns import (
+    CLOSED,
     CONSUMER,
-    TOMBSTONE,
-    forwards,
-    on_close_candidates,
+    DUE,
+    END,
+    FINAL,
+    FIRST,
+    GROUP,
+    PART,
+    SEQ,
+    START,
+    TIME,
+    TIMESTAMP,
+    TS,
+    UPDATE,
 )
+from kstreamlike.kernels.emission import first_position_reaching
+from kstreamlike.kernels.kafka.session.aggregates import arrival_index, session_aggregates
+from kstreamlike.kernels.kafka.session.changelog import TOMBSTONE, forwards, on_close_candidates
 from kstreamlike.kernels.kafka.session.found import (
     WRITERS,
     session_spans,
@@ -35,7 +40,6 @@ from kstreamlike.kernels.kafka.session.found import (
     with_links,
 )
 from kstreamlike.kernels.kafka.session.layout import (
-    CLOSED,
     Layout,
     merged_end,
     merged_start,

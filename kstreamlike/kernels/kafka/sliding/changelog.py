@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, SEQ, START
-from kstreamlike.kernels.kafka.sliding.table import (
+from kstreamlike.kernels.columns import (
     CREATED,
+    GROUP,
+    KIND,
     MEMBER,
     PARENT_POS,
+    SEQ,
+    START,
+    SUB,
+    UPDATE_ORDER,
     WPOS,
-    WindowTable,
-    null_int,
 )
+from kstreamlike.kernels.kafka.sliding.table import WindowTable, null_int
 
 __all__ = [
     "COPY_RIGHT",
@@ -32,9 +36,6 @@ __all__ = [
     "forwards",
 ]
 
-KIND = "__ks_kind"  # what a forward is: an update or one of the creations
-SUB = "__ks_sub"  # order of a record's forwards
-ORDER = "__ks_order"  # order among a record's updates of existing windows
 
 # Forward kinds. Reverse path: updates (latest start first), then the previous record's
 # right window (A), the left window (B), the right-window copy (C). Early path: updates of
@@ -65,7 +66,7 @@ def forwards(
         .otherwise(0)
         .cast(pl.Int8)
         .alias(SUB),
-        pl.when(pl.lit(early)).then(pl.lit(start)).otherwise(-pl.lit(start)).alias(ORDER),
+        pl.when(pl.lit(early)).then(pl.lit(start)).otherwise(-pl.lit(start)).alias(UPDATE_ORDER),
     )
     parts = [updates]
     subs = {
@@ -92,7 +93,7 @@ def forwards(
                 .otherwise(reverse_sub)
                 .cast(pl.Int8)
                 .alias(SUB),
-                pl.lit(0, dtype=pl.Int64).alias(ORDER),
+                pl.lit(0, dtype=pl.Int64).alias(UPDATE_ORDER),
             )
         )
-    return pl.concat(parts).sort(SEQ, SUB, ORDER)
+    return pl.concat(parts).sort(SEQ, SUB, UPDATE_ORDER)

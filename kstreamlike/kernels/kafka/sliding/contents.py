@@ -30,7 +30,18 @@ from typing import Literal
 import polars as pl
 
 from kstreamlike.agg import AggExpr
-from kstreamlike.kernels.columns import GROUP, SEQ, TS
+from kstreamlike.kernels.columns import (
+    CLOSE,
+    COUNT,
+    FIRST_SEQ,
+    GROUP,
+    LAST_SEQ,
+    QUERY,
+    SEQ,
+    STRAGGLER_SLOT,
+    TS,
+    TS_MAX,
+)
 from kstreamlike.plan.schema import adding_dtype
 
 __all__ = [
@@ -52,13 +63,6 @@ __all__ = [
     "sum_of",
 ]
 
-CLOSE = "__ks_close"  # stream time minus grace after the record (closeTime in #process)
-COUNT = "__ks_count"  # number of records
-TS_MAX = "__ks_ts_max"  # largest timestamp
-FIRST_SEQ = "__ks_first_seq"  # earliest arrival
-LAST_SEQ = "__ks_last_seq"  # latest arrival
-QUERY = "__ks_query"  # position of a query
-_SLOT = "__ks_slot"  # position of a straggler
 
 _HUGE = 2**62
 _KINDS = {"count", "sum", "mean", "min", "max", "first", "last"}
@@ -451,12 +455,12 @@ class Contributions:
             }
         )
         pairs = (
-            queries.with_columns(pl.int_ranges(lo, hi, dtype=pl.Int64).alias(_SLOT))
+            queries.with_columns(pl.int_ranges(lo, hi, dtype=pl.Int64).alias(STRAGGLER_SLOT))
             .filter(pl.lit(hi) > pl.lit(lo))
-            .explode(_SLOT)
+            .explode(STRAGGLER_SLOT)
         )
         found = pl.concat(
-            [pairs, self.stragglers.drop(GROUP)[pairs[_SLOT]]], how="horizontal"
+            [pairs, self.stragglers.drop(GROUP)[pairs[STRAGGLER_SLOT]]], how="horizontal"
         ).filter(
             (pl.col(SEQ) >= pl.col("first"))
             & (pl.col(SEQ) < pl.col("stop"))

@@ -12,10 +12,21 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, PART, SEQ, START
-from kstreamlike.kernels.emission import DUE, FIRST, TIME, first_position_reaching
-from kstreamlike.kernels.kafka.sliding.contents import CLOSE, TS_MAX
-from kstreamlike.kernels.kafka.sliding.table import CREATED, WPOS, WindowContents, WindowTable
+from kstreamlike.kernels.columns import (
+    CLOSE,
+    CREATED,
+    DUE,
+    FIRST,
+    GROUP,
+    PART,
+    SEQ,
+    START,
+    TIME,
+    TS_MAX,
+    WPOS,
+)
+from kstreamlike.kernels.emission import first_position_reaching
+from kstreamlike.kernels.kafka.sliding.table import WindowContents, WindowTable
 from kstreamlike.kernels.ranges import INF
 from kstreamlike.plan.nodes import KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow

@@ -13,21 +13,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, SEQ, START, TS
-from kstreamlike.kernels.kafka.sliding.changelog import (
-    COPY_RIGHT,
-    CREATE_LEFT,
-    CREATE_PREVIOUS,
-    KIND,
-)
-from kstreamlike.kernels.kafka.sliding.contents import CLOSE, Contributions
-from kstreamlike.kernels.kafka.sliding.table import (
-    CREATED,
-    PARENT,
-    WindowContents,
-    WindowTable,
-    null_int,
-)
+from kstreamlike.kernels.columns import CLOSE, CREATED, GROUP, KIND, PARENT, SEQ, START, TS
+from kstreamlike.kernels.kafka.sliding.changelog import COPY_RIGHT, CREATE_LEFT, CREATE_PREVIOUS
+from kstreamlike.kernels.kafka.sliding.contents import Contributions
+from kstreamlike.kernels.kafka.sliding.table import WindowContents, WindowTable, null_int
 
 __all__ = ["decisions", "history"]
 

@@ -45,27 +45,36 @@ import numpy as np
 import polars as pl
 
 from kstreamlike.kernels.aggregates import final_exprs
-from kstreamlike.kernels.columns import END, PART, SEQ, START, TIMESTAMP, TS
+from kstreamlike.kernels.columns import (
+    COUNT,
+    CREATED,
+    DIRTY,
+    DROPPED,
+    DUE,
+    END,
+    FIRST,
+    FIRST_AT_TS,
+    GLOBAL,
+    GRACE_ROW,
+    NEXT_SEQ,
+    NEXT_SUB,
+    PART,
+    SEQ,
+    START,
+    SUB,
+    TIME,
+    TIMESTAMP,
+    TS,
+)
 from kstreamlike.kernels.due_order import emission_order
-from kstreamlike.kernels.emission import DUE, FIRST, TIME, first_reached, reaching_steps
-from kstreamlike.kernels.kafka.sliding.changelog import SUB
+from kstreamlike.kernels.emission import first_reached, reaching_steps
 from kstreamlike.kernels.kafka.sliding.scan import scan_stores
-from kstreamlike.kernels.kafka.sliding.table import CREATED
 from kstreamlike.kernels.kafka.sliding.windows import TOMBSTONE, run_sliding
 from kstreamlike.kernels.packing import sorting_rows
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
 __all__ = ["closed_form_candidates", "in_grace_final_results", "split_stores", "takes_split"]
-
-GLOBAL = "__ks_global"  # a record's arrival position in the whole input
-DIRTY = "__ks_dirty"  # the store holds a record that neither arrives in grace nor is dropped
-DROPPED = "__ks_dropped"  # a record dropped whole (even its right window has closed)
-NEXT_SEQ = "__ks_next_seq"  # the window's next update: its record and forward
-NEXT_SUB = "__ks_next_sub"
-_COUNT = "__ks_count"
-_FIRST_AT_TS = "__ks_first_at_ts"
-_ROW = "__ks_row"  # a row of the regular rows, then of the irregular ones
 
 
 def _stores(node: KafkaWindowedAggregate) -> list[str]:
@@ -89,10 +98,10 @@ def _closed_form(
     names = [e.name for e in aggregation.exprs]
     read = [e.column for e in aggregation.exprs if e.column is not None]
     by_time = clean.lazy().select(*dict.fromkeys([*stores, TS, SEQ, *read])).sort([*stores, TS])
-    extra = [pl.col(TS).max().alias(TIMESTAMP), pl.len().alias(_COUNT)]
+    extra = [pl.col(TS).max().alias(TIMESTAMP), pl.len().alias(COUNT)]
     # one row per record, in timestamp order within a store: keep the first of each
     # timestamp (one window per timestamp)
-    first_at_ts = (pl.col(TS).diff().over(stores) != 0).fill_null(True).alias(_FIRST_AT_TS)
+    first_at_ts = (pl.col(TS).diff().over(stores) != 0).fill_null(True).alias(FIRST_AT_TS)
 
     def rolling(period: int, offset: str | None, closed: Literal["right", "both"]) -> pl.LazyFrame:
         windows = by_time.rolling(
@@ -106,13 +115,13 @@ def _closed_form(
         rolling(size + 1, "0i", "right")
         .with_columns((pl.col(TS) + 1).alias(START))
         # a right window ending at a record is that record's left window
-        .filter((pl.col(_COUNT) > 0) & (pl.col(TIMESTAMP) != pl.col(START) + size))
+        .filter((pl.col(COUNT) > 0) & (pl.col(TIMESTAMP) != pl.col(START) + size))
     )
     columns = [*stores, START, TIMESTAMP, *names]
     return (
-        pl.concat([left.select(*columns, _FIRST_AT_TS), right.select(*columns, _FIRST_AT_TS)])
-        .filter(pl.col(_FIRST_AT_TS))
-        .drop(_FIRST_AT_TS)
+        pl.concat([left.select(*columns, FIRST_AT_TS), right.select(*columns, FIRST_AT_TS)])
+        .filter(pl.col(FIRST_AT_TS))
+        .drop(FIRST_AT_TS)
         .collect()
     )
 
@@ -411,12 +420,12 @@ def _merged_rows(
     mixed = pl.concat(
         [
             irregular.select(FIRST, SUB, *keys).with_columns(
-                (pl.int_range(pl.len(), dtype=pl.Int64) + regular.height).alias(_ROW)
+                (pl.int_range(pl.len(), dtype=pl.Int64) + regular.height).alias(GRACE_ROW)
             ),
             regular.select(keys)
             .select(pl.all().gather(at_contested))
             .with_columns(
-                at_contested.alias(_ROW),
+                at_contested.alias(GRACE_ROW),
                 first.filter(contested).alias(FIRST),
                 pl.lit(0, pl.Int64).alias(SUB),
             ),
@@ -426,7 +435,7 @@ def _merged_rows(
     mixed = mixed.select(pl.all().gather(sorting_rows(mixed, [FIRST, SUB], keys)))
     alone, alone_first = order.filter(~contested), first.filter(~contested)
     at = np.searchsorted(alone_first.to_numpy(), mixed[FIRST].to_numpy(), side="left")
-    return np.insert(alone.to_numpy(), at, mixed[_ROW].to_numpy())
+    return np.insert(alone.to_numpy(), at, mixed[GRACE_ROW].to_numpy())
 
 
 def _written(column: pl.Series, places: np.ndarray, values: pl.Series) -> pl.Series:

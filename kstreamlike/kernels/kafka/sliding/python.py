@@ -14,9 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike.kernels.columns import SEQ
-from kstreamlike.kernels.kafka.sliding.changelog import COPY_RIGHT, CREATE_LEFT, KIND, UPDATE
-from kstreamlike.kernels.kafka.sliding.table import PARENT_POS, WPOS
+from kstreamlike.kernels.columns import KIND, PARENT_POS, SEQ, WPOS
+from kstreamlike.kernels.kafka.sliding.changelog import COPY_RIGHT, CREATE_LEFT, UPDATE
 from kstreamlike.kernels.python import (
     RUNNING_VALUE,
     WindowDeleted,

@@ -17,9 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kstreamlike.kernels.columns import END, PART, SEQ, START, TIMESTAMP, TS
-from kstreamlike.kernels.emission import DUE
-from kstreamlike.kernels.kafka.sliding.changelog import SUB
+from kstreamlike.kernels.columns import CREATED, DUE, END, PART, SEQ, START, SUB, TIMESTAMP, TS
 from kstreamlike.kernels.kafka.sliding.contents import Measures
 from kstreamlike.kernels.kafka.sliding.scan_kernel import scan_batch
 from kstreamlike.kernels.kafka.sliding.scan_tables import (
@@ -31,7 +29,6 @@ from kstreamlike.kernels.kafka.sliding.scan_tables import (
     O_SUB,
     O_TS,
 )
-from kstreamlike.kernels.kafka.sliding.table import CREATED
 from kstreamlike.kernels.kafka.sliding.values import finished
 from kstreamlike.kernels.kafka.sliding.windows import TOMBSTONE
 from kstreamlike.kernels.packing import group_columns, group_ids

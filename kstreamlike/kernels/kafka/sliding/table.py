@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import GROUP, SEQ, START, TS
-from kstreamlike.kernels.kafka.sliding.contents import (
+from kstreamlike.kernels.columns import (
     CLOSE,
+    CREATED,
+    GROUP,
+    MEMBER,
+    PARENT,
+    PARENT_POS,
+    SEQ,
+    START,
+    TS,
     TS_MAX,
+    WPOS,
+)
+from kstreamlike.kernels.kafka.sliding.contents import (
     Coder,
     Contributions,
     combine,
@@ -36,12 +46,6 @@ __all__ = [
     "null_int",
     "records_taken",
 ]
-
-CREATED = "__ks_created"  # arrival position of a window's creation
-PARENT = "__ks_parent"  # start of the window a new window copies (null: none)
-PARENT_POS = "__ks_parent_pos"  # row of the parent in the window table
-WPOS = "__ks_wpos"  # row of a window in the window table, sorted by (group, start)
-MEMBER = "__ks_member"  # arrival position of a record in a window's content
 
 
 def null_int(n: int) -> pl.Series:

@@ -12,33 +12,28 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.aggregates import final_exprs, running_exprs
-from kstreamlike.kernels.columns import SEQ, TIMESTAMP
-from kstreamlike.kernels.kafka.sliding.contents import (
+from kstreamlike.kernels.columns import (
+    ANCESTOR,
     COUNT,
+    CREATED,
+    CUT,
     FIRST_SEQ,
     LAST_SEQ,
-    count_of,
-    max_of,
-    min_of,
-    sum_of,
-)
-from kstreamlike.kernels.kafka.sliding.table import (
-    CREATED,
     MEMBER,
+    MEMBER_TS,
+    OWN,
     PARENT_POS,
+    QID,
+    RUNMAX,
+    SEQ,
+    TIMESTAMP,
     WPOS,
-    WindowTable,
 )
+from kstreamlike.kernels.kafka.sliding.contents import count_of, max_of, min_of, sum_of
+from kstreamlike.kernels.kafka.sliding.table import WindowTable
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 
 __all__ = ["declarative_values", "finished", "values_at", "window_members"]
-
-MEMBER_TS = "__ks_member_ts"
-RUNMAX = "__ks_runmax"  # largest member timestamp so far
-OWN = "__ks_own"  # the member is a contribution (not inherited)
-QID = "__ks_qid"  # position of a query, to restore the order after a sort
-ANCESTOR = "__ks_ancestor"  # a window of a chain of parents
-CUT = "__ks_cut"  # arrival before which an ancestor's contributions are inherited
 
 
 def _ancestor_tables(parent: pl.Series) -> list[pl.Series]:

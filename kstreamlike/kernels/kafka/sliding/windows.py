@@ -14,16 +14,26 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike.kernels.columns import END, GROUP, PART, SEQ, START, TIMESTAMP, TS
-from kstreamlike.kernels.emission import DUE
+from kstreamlike.kernels.columns import (
+    CHANGE,
+    CLOSE,
+    CREATED,
+    DUE,
+    END,
+    GROUP,
+    PART,
+    SEQ,
+    START,
+    TIMESTAMP,
+    TS,
+    WPOS,
+)
 from kstreamlike.kernels.kafka.sliding.changelog import forwards
-from kstreamlike.kernels.kafka.sliding.contents import CLOSE, Contributions, Measures
+from kstreamlike.kernels.kafka.sliding.contents import Contributions, Measures
 from kstreamlike.kernels.kafka.sliding.final import close_due, final_results, on_close
 from kstreamlike.kernels.kafka.sliding.history import decisions, history
 from kstreamlike.kernels.kafka.sliding.python import sliding_python_values
 from kstreamlike.kernels.kafka.sliding.table import (
-    CREATED,
-    WPOS,
     WindowContents,
     WindowTable,
     contribution_pairs,
@@ -43,7 +53,6 @@ from kstreamlike.plan.windows import KafkaSlidingWindow
 __all__ = ["TOMBSTONE", "run_sliding"]
 
 TOMBSTONE = "is_tombstone"
-CHANGE = "__ks_change"  # row of the changelog an output row reads its value from
 
 
 def run_sliding(
