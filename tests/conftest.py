@@ -16,10 +16,10 @@ from kstreamlike.errors import UnsupportedPlanError
 SUPPRESSED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
 # Two layers. The default one (`pytest`, the README's command) proves every code path once:
-# every test on the reference and Polars backends, and on Spark the tests written for Spark
-# (its own property tests, few examples) and one conformance scenario per code path. The
-# full layer (`KSTREAMLIKE_TESTS=full pytest`, CI's second run) adds every generic test on
-# Spark and more Hypothesis examples everywhere.
+# every test on the reference and Polars backends, and on Spark the tests written for Spark,
+# the differential properties marked ``spark_path`` (few examples) and one conformance
+# scenario per code path. The full layer (`KSTREAMLIKE_TESTS=full pytest`, CI's second run)
+# adds every generic test on Spark and more Hypothesis examples everywhere.
 FULL = os.environ.get("KSTREAMLIKE_TESTS") == "full"
 
 # Hypothesis profiles, derandomized without an example database, so that every machine draws
@@ -42,9 +42,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "full" if FULL else "
 
 
 def _generic_spark(item: pytest.Item) -> bool:
-    """Whether ``item`` is a generic test (the ``backend`` fixture) drawn on Spark."""
+    """Whether ``item`` is a generic test (the ``backend`` or ``compiled_backend`` fixture)
+    drawn on Spark."""
     callspec = getattr(item, "callspec", None)
-    return callspec is not None and callspec.params.get("backend") == "spark"
+    return callspec is not None and "spark" in (
+        callspec.params.get("backend"),
+        callspec.params.get("compiled_backend"),
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -108,6 +112,16 @@ def spark() -> Any:
 @pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest) -> str:
     """The name of each available backend (Spark tests start the shared session)."""
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    return str(request.param)
+
+
+@pytest.fixture(params=["polars", pytest.param("spark", marks=pytest.mark.spark)])
+def compiled_backend(request: pytest.FixtureRequest) -> str:
+    """The name of each compiled backend, for the differential tests against the reference
+    interpreter (Spark starts the shared session). Each test takes its Hypothesis example
+    budget per backend from :func:`tests.strategies.budget`."""
     if request.param == "spark":
         request.getfixturevalue("spark")
     return str(request.param)

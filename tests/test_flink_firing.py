@@ -1,5 +1,7 @@
-"""Flink's firing model on the reference backend: triggers, evictors, global and count
-windows, window functions, pane metadata and the end of the input."""
+"""Flink's firing model on every backend (the ``backend`` fixture): triggers, evictors,
+global and count windows, window functions, pane metadata and the end of the input. A few
+tests state facts of one backend (which backend runs a plan by default, what a compiled
+backend accepts); they say so in their names."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 import kstreamlike as ks
 from kstreamlike.backends import resolve_backend
 from kstreamlike.plan.lower import lower
+from tests.strategies import budget
 
 LONG_MAX = 2**63 - 1
 
@@ -22,11 +25,13 @@ LONG_MAX = 2**63 - 1
 def _stream(
     rows: list[dict[str, Any]],
     *,
+    backend: str,
     watermarks: list[tuple[int, int]] | None = None,
     monotonous: bool = False,
     **kwargs: Any,
 ) -> ks.KStream[pl.DataFrame]:
-    """A stream of ``rows`` (arrival order = list order) with key ``k``, value ``v``."""
+    """A stream of ``rows`` (arrival order = list order) with key ``k``, value ``v``, on
+    ``backend``."""
     strategy = None
     if watermarks is not None:
         frame = pl.DataFrame(
@@ -36,8 +41,9 @@ def _stream(
         strategy = ks.WatermarkStrategy.explicit(frame)
     elif monotonous:
         strategy = ks.WatermarkStrategy.for_monotonous_timestamps()
-    kwargs.setdefault("backend", "reference")
-    return ks.stream(rows, key="k", value="v", timestamp="ts", watermarks=strategy, **kwargs)
+    return ks.stream(
+        rows, key="k", value="v", timestamp="ts", watermarks=strategy, backend=backend, **kwargs
+    )
 
 
 def _rows(values: Iterable[tuple[int, int]], key: str = "a") -> list[dict[str, Any]]:
@@ -51,9 +57,9 @@ def _out(result: ks.SingleOutputStreamOperator[pl.DataFrame], *columns: str) -> 
 # -- triggers ------------------------------------------------------------------------------
 
 
-def test_explicit_event_time_trigger_is_the_default() -> None:
+def test_explicit_event_time_trigger_is_the_default(backend: str) -> None:
     rows = _rows([(1, 1), (5, 2), (12, 4), (3, 8)])
-    s = _stream(rows, monotonous=True)
+    s = _stream(rows, monotonous=True, backend=backend)
     windows = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).allowed_lateness(5)
     default = windows.sum("v").collect()
     explicit = windows.trigger(ks.EventTimeTrigger.create()).sum("v").collect()
@@ -65,18 +71,18 @@ def test_explicit_event_time_trigger_is_the_default() -> None:
     ]
 
 
-def test_count_trigger_fires_early_and_loses_a_partial_count_at_cleanup() -> None:
+def test_count_trigger_fires_early_and_loses_a_partial_count_at_cleanup(backend: str) -> None:
     rows = _rows([(1, 1), (2, 2), (3, 4), (11, 8)])
-    s = _stream(rows, monotonous=True)
+    s = _stream(rows, monotonous=True, backend=backend)
     w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
     out = _out(w.trigger(ks.CountTrigger.of(2)).sum("v"), "window_start", "v", "pane_timing")
     # [0,10): fires at 2 elements (FIRE keeps 1+2); the third never completes a count
     assert out == [(0, 3, "EARLY")]
 
 
-def test_purging_count_trigger_discards_between_firings() -> None:
+def test_purging_count_trigger_discards_between_firings(backend: str) -> None:
     rows = _rows([(t, t) for t in range(1, 8)])
-    s = _stream(rows)
+    s = _stream(rows, backend=backend)
     w = s.key_by("k").window(ks.GlobalWindows.create())
     purging = w.trigger(ks.PurgingTrigger.of(ks.CountTrigger.of(3))).sum("v")
     accumulating = w.trigger(ks.CountTrigger.of(3)).sum("v")
@@ -84,32 +90,34 @@ def test_purging_count_trigger_discards_between_firings() -> None:
     assert _out(accumulating, "v", "pane_index") == [(6, 0), (21, 1)]
 
 
-def test_continuous_event_time_trigger_fires_per_interval_in_one_watermark_jump() -> None:
+def test_continuous_event_time_trigger_fires_per_interval_in_one_watermark_jump(
+    backend: str,
+) -> None:
     rows = _rows([(1, 1), (2, 1)])
-    s = _stream(rows, watermarks=[(1, 45)], bounded=False)
+    s = _stream(rows, watermarks=[(1, 45)], bounded=False, backend=backend)
     w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(100))
     out = _out(w.trigger(ks.ContinuousEventTimeTrigger.of(10)).count(), "count", "pane_timing")
     # first fire time 0 - 0 % 10 + 10 = 10; the jump to 45 fires 10, 20, 30 and 40
     assert out == [(2, "EARLY")] * 4
 
 
-def test_continuous_event_time_trigger_ends_with_the_on_time_firing() -> None:
+def test_continuous_event_time_trigger_ends_with_the_on_time_firing(backend: str) -> None:
     rows = _rows([(1, 1), (2, 1)])
-    s = _stream(rows, watermarks=[(1, 25)])
+    s = _stream(rows, watermarks=[(1, 25)], backend=backend)
     w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(40))
     out = _out(w.trigger(ks.ContinuousEventTimeTrigger.of(10)).count(), "pane_timing")
     # 10 and 20 at watermark 25; the end of input fires 30 and min(40, 39) = 39, on time
     assert out == [("EARLY",), ("EARLY",), ("EARLY",), ("ON_TIME",)]
 
 
-def test_processing_time_trigger_fires_when_a_later_record_arrives() -> None:
+def test_processing_time_trigger_fires_when_a_later_record_arrives(backend: str) -> None:
     rows = [
         {"k": "a", "ts": 1, "v": 1, "pt": 100},
         {"k": "a", "ts": 5, "v": 2, "pt": 101},
         {"k": "a", "ts": 6, "v": 4, "pt": 500},  # the clock passes 9 long before
         {"k": "a", "ts": 2, "v": 8, "pt": 600},
     ]
-    s = _stream(rows, processing_time="pt", monotonous=True)
+    s = _stream(rows, processing_time="pt", monotonous=True, backend=backend)
     w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).allowed_lateness(100)
     w = w.trigger(ks.ProcessingTimeTrigger.create())
     # the first element registers a processing-time timer at 9; the clock reads 100 at the
@@ -118,13 +126,13 @@ def test_processing_time_trigger_fires_when_a_later_record_arrives() -> None:
     assert _out(w.sum("v"), "v", "pane_index") == [(1, 0), (3, 1), (7, 2)]
 
 
-def test_processing_time_trigger_on_merging_sessions() -> None:
+def test_processing_time_trigger_on_merging_sessions(backend: str) -> None:
     rows = [
         {"k": "a", "ts": 0, "v": 1, "pt": 0},
         {"k": "a", "ts": 3, "v": 2, "pt": 1},
         {"k": "a", "ts": 20, "v": 4, "pt": 100},
     ]
-    s = _stream(rows, processing_time="pt", monotonous=True)
+    s = _stream(rows, processing_time="pt", monotonous=True, backend=backend)
     w = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
     out = _out(w.trigger(ks.ProcessingTimeTrigger.create()).sum("v"), "window_start", "v")
     # [0,5) and [3,8) merge; the merged window's timer at 7 fires when processing time
@@ -132,16 +140,16 @@ def test_processing_time_trigger_on_merging_sessions() -> None:
     assert out == [(0, 3)]
 
 
-def test_processing_time_timers_do_not_fire_at_the_end_of_input() -> None:
+def test_processing_time_timers_do_not_fire_at_the_end_of_input(backend: str) -> None:
     rows = [{"k": "a", "ts": 1, "v": 1, "pt": 1}]
-    s = _stream(rows, processing_time="pt", monotonous=True)
+    s = _stream(rows, processing_time="pt", monotonous=True, backend=backend)
     w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
     assert w.trigger(ks.ProcessingTimeTrigger.create()).sum("v").collect().height == 0
 
 
-def test_continuous_processing_time_trigger() -> None:
+def test_continuous_processing_time_trigger(backend: str) -> None:
     rows = [{"k": "a", "ts": i, "v": 1, "pt": pt} for i, pt in enumerate([3, 7, 12, 13, 26])]
-    s = _stream(rows, processing_time="pt")
+    s = _stream(rows, processing_time="pt", backend=backend)
     w = s.key_by("k").window(ks.GlobalWindows.create())
     out = _out(w.trigger(ks.ContinuousProcessingTimeTrigger.of(5)).count(), "count")
     # first fire time 3 - 3 % 5 + 5 = 5: fires at 7 (1 element), then 10 at 12 (2); the
@@ -149,18 +157,18 @@ def test_continuous_processing_time_trigger() -> None:
     assert out == [(1,), (2,), (4,), (4,), (4,)]
 
 
-def test_delta_trigger_uses_a_strict_threshold() -> None:
+def test_delta_trigger_uses_a_strict_threshold(backend: str) -> None:
     rows = _rows([(0, 1), (1, 3), (2, 4), (3, 6), (4, 9)])
-    s = _stream(rows)
+    s = _stream(rows, backend=backend)
     w = s.key_by("k").window(ks.GlobalWindows.create())
     out = _out(w.trigger(ks.DeltaTrigger.of(2, lambda old, new: new - old)).sum("v"), "v")
     # reference 1: 3 - 1 = 2 is not > 2; 4 - 1 = 3 fires; reference 4: 9 - 4 = 5 fires
     assert out == [(8,), (23,)]
 
 
-def test_session_count_trigger_sums_counts_on_merge() -> None:
+def test_session_count_trigger_sums_counts_on_merge(backend: str) -> None:
     rows = _rows([(0, 1), (8, 2), (4, 4)])
-    s = _stream(rows, watermarks=[], bounded=False)
+    s = _stream(rows, watermarks=[], bounded=False, backend=backend)
     w = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
     out = _out(w.trigger(ks.CountTrigger.of(3)).sum("v"), "window_start", "window_end", "v")
     # [4,9) bridges [0,5) and [8,13): counts 1 + 1 merge to 2, the new element makes 3
@@ -170,27 +178,27 @@ def test_session_count_trigger_sums_counts_on_merge() -> None:
 # -- global windows and the end of input ----------------------------------------------------
 
 
-def test_global_windows_never_fire_by_default() -> None:
-    s = _stream(_rows([(1, 1), (2, 2)]))
+def test_global_windows_never_fire_by_default(backend: str) -> None:
+    s = _stream(_rows([(1, 1), (2, 2)]), backend=backend)
     assert s.key_by("k").window(ks.GlobalWindows.create()).sum("v").collect().height == 0
 
 
-def test_end_of_stream_trigger_fires_once_at_the_end() -> None:
-    s = _stream(_rows([(5, 1), (2, 2)]) + _rows([(3, 4)], key="b"))
+def test_end_of_stream_trigger_fires_once_at_the_end(backend: str) -> None:
+    s = _stream(_rows([(5, 1), (2, 2)]) + _rows([(3, 4)], key="b"), backend=backend)
     w = s.key_by("k").window(ks.GlobalWindows.create_with_end_of_stream_trigger())
     out = _out(w.sum("v"), "k", "window_start", "window_end", "v", "timestamp", "pane_timing")
     assert out == [
         ("a", None, None, 3, LONG_MAX, "ON_TIME"),
         ("b", None, None, 4, LONG_MAX, "ON_TIME"),
     ]
-    unbounded = _stream(_rows([(5, 1)]), bounded=False)
+    unbounded = _stream(_rows([(5, 1)]), bounded=False, backend=backend)
     end = ks.GlobalWindows.create_with_end_of_stream_trigger()
     assert unbounded.key_by("k").window(end).sum("v").collect().height == 0
 
 
-def test_global_continuous_trigger_fires_once_more_at_the_end() -> None:
+def test_global_continuous_trigger_fires_once_more_at_the_end(backend: str) -> None:
     rows = _rows([(0, 1), (1, 2)])
-    s = _stream(rows, watermarks=[(1, 25)])
+    s = _stream(rows, watermarks=[(1, 25)], backend=backend)
     w = s.key_by("k").window(ks.GlobalWindows.create())
     out = _out(w.trigger(ks.ContinuousEventTimeTrigger.of(10)).sum("v"), "v", "pane_timing")
     # 10 and 20 before the end; Flink would then fire every 10 ms up to Long.MAX_VALUE,
@@ -198,26 +206,30 @@ def test_global_continuous_trigger_fires_once_more_at_the_end() -> None:
     assert out == [(3, "EARLY"), (3, "EARLY"), (3, "ON_TIME")]
 
 
-def test_global_windows_need_no_watermarks_and_are_never_late() -> None:
+def test_global_windows_need_no_watermarks_and_are_never_late(backend: str) -> None:
     rows = _rows([(100, 1), (1, 2), (2, 4)])
-    s = _stream(rows, monotonous=True)
+    s = _stream(rows, monotonous=True, backend=backend)
     result = s.key_by("k").window(ks.GlobalWindows.create_with_end_of_stream_trigger()).sum("v")
     assert _out(result, "v") == [(7,)]
     assert result.late_records().height == 0
 
 
-def test_bounded_input_flushes_event_time_windows() -> None:
+def test_bounded_input_flushes_event_time_windows(backend: str) -> None:
     rows = _rows([(1, 1)])
-    w = _stream(rows, monotonous=True).key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+    w = (
+        _stream(rows, monotonous=True, backend=backend)
+        .key_by("k")
+        .window(ks.TumblingEventTimeWindows.of(10))
+    )
     assert _out(w.sum("v"), "v") == [(1,)]
-    w = _stream(rows, monotonous=True, bounded=False)
+    w = _stream(rows, monotonous=True, bounded=False, backend=backend)
     w2 = w.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
     assert w2.sum("v").collect().height == 0
 
 
-def test_count_window_tumbling_and_sliding() -> None:
+def test_count_window_tumbling_and_sliding(backend: str) -> None:
     rows = _rows([(t, t) for t in range(7)]) + _rows([(0, 100)], key="b")
-    keyed = _stream(rows).key_by("k")
+    keyed = _stream(rows, backend=backend).key_by("k")
     assert _out(keyed.count_window(3).sum("v"), "k", "v") == [("a", 3), ("a", 12)]
     sliding = keyed.count_window(4, 2).sum("v")
     assert _out(sliding, "k", "v", "timestamp") == [
@@ -239,9 +251,9 @@ def test_global_window_timestamp_on_datetime_event_time_is_null(backend: str) ->
     assert "null" in str(out)
 
 
-def test_count_window_all_has_no_key_columns() -> None:
+def test_count_window_all_has_no_key_columns(backend: str) -> None:
     rows = [{"k": k, "ts": i, "v": i} for i, k in enumerate("abcab")]
-    out = _stream(rows).count_window_all(2).sum("v").collect()
+    out = _stream(rows, backend=backend).count_window_all(2).sum("v").collect()
     assert out.columns == [
         "window_start",
         "window_end",
@@ -261,41 +273,47 @@ def test_count_window_all_has_no_key_columns() -> None:
     ("after", "expected"),
     [(False, [[1, 2], [4, 5]]), (True, [[0, 1, 2], [1, 2, 3, 4, 5]])],
 )
-def test_count_evictor_before_and_after(after: bool, expected: list[list[int]]) -> None:
+def test_count_evictor_before_and_after(
+    backend: str, after: bool, expected: list[list[int]]
+) -> None:
     rows = _rows([(t, t) for t in range(6)])
-    w = _stream(rows).key_by("k").window(ks.GlobalWindows.create())
+    w = _stream(rows, backend=backend).key_by("k").window(ks.GlobalWindows.create())
     w = w.trigger(ks.CountTrigger.of(3)).evictor(ks.CountEvictor.of(2, do_evict_after=after))
     assert w.aggregate(ks.agg.collect_list("v")).collect()["v"].to_list() == expected
 
 
-def test_time_evictor_is_inclusive_of_the_cutoff() -> None:
+def test_time_evictor_is_inclusive_of_the_cutoff(backend: str) -> None:
     rows = _rows([(1000, 1), (2000, 2), (3000, 3), (4000, 4)])
-    w = _stream(rows).key_by("k").window(ks.GlobalWindows.create())
+    w = _stream(rows, backend=backend).key_by("k").window(ks.GlobalWindows.create())
     w = w.trigger(ks.CountTrigger.of(4)).evictor(ks.TimeEvictor.of(2000))
     # cutoff 4000 - 2000 = 2000: 1000 and 2000 go
     assert w.aggregate(ks.agg.collect_list("v")).collect()["v"].to_list() == [[3, 4]]
 
 
-def test_delta_evictor_scans_every_element() -> None:
+def test_delta_evictor_scans_every_element(backend: str) -> None:
     rows = _rows([(0, 1), (1, 9), (2, 2), (3, 5)])
-    w = _stream(rows).key_by("k").window(ks.GlobalWindows.create())
+    w = _stream(rows, backend=backend).key_by("k").window(ks.GlobalWindows.create())
     evictor = ks.DeltaEvictor.of(3, lambda element, last: abs(last - element))
     w = w.trigger(ks.CountTrigger.of(4)).evictor(evictor)
     # |5-1| = 4 and |5-9| = 4 go (>= 3); |5-2| = 3 goes too (inclusive); 5 stays
     assert w.aggregate(ks.agg.collect_list("v")).collect()["v"].to_list() == [[5]]
 
 
-def test_evicted_elements_are_gone_for_good_even_without_a_purge() -> None:
+def test_evicted_elements_are_gone_for_good_even_without_a_purge(backend: str) -> None:
     rows = _rows([(t, 1) for t in range(6)])
-    w = _stream(rows).key_by("k").window(ks.GlobalWindows.create())
+    w = _stream(rows, backend=backend).key_by("k").window(ks.GlobalWindows.create())
     w = w.trigger(ks.CountTrigger.of(2)).evictor(ks.CountEvictor.of(1, do_evict_after=True))
     # each firing sees the one survivor of the last firing plus two new elements
     assert w.count().collect()["count"].to_list() == [2, 3, 3]
 
 
-def test_evictor_on_time_windows_with_event_time_trigger() -> None:
+def test_evictor_on_time_windows_with_event_time_trigger(backend: str) -> None:
     rows = _rows([(1, 1), (2, 2), (3, 3), (15, 4)])
-    w = _stream(rows, monotonous=True).key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+    w = (
+        _stream(rows, monotonous=True, backend=backend)
+        .key_by("k")
+        .window(ks.TumblingEventTimeWindows.of(10))
+    )
     out = _out(w.evictor(ks.CountEvictor.of(2)).sum("v"), "window_start", "v", "timestamp")
     assert out == [(0, 5, 9), (10, 4, 19)]
 
@@ -324,9 +342,11 @@ class Collect(ks.ProcessWindowFunction[int, dict[str, Any]]):
         }
 
 
-def test_process_window_function_sees_key_context_and_elements_in_arrival_order() -> None:
+def test_process_window_function_sees_key_context_and_elements_in_arrival_order(
+    backend: str,
+) -> None:
     rows = _rows([(5, 1), (3, 2), (12, 3)])
-    s = _stream(rows, watermarks=[(1, 9), (2, 30)])
+    s = _stream(rows, watermarks=[(1, 9), (2, 30)], backend=backend)
     w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).allowed_lateness(10)
     values = w.process(Collect()).collect()["value"].to_list()
     assert values == [
@@ -353,9 +373,9 @@ def test_process_window_function_sees_key_context_and_elements_in_arrival_order(
     ]
 
 
-def test_window_state_lives_across_firings_until_cleanup() -> None:
+def test_window_state_lives_across_firings_until_cleanup(backend: str) -> None:
     rows = _rows([(t, t) for t in range(4)])
-    w = _stream(rows).key_by("k").window(ks.GlobalWindows.create())
+    w = _stream(rows, backend=backend).key_by("k").window(ks.GlobalWindows.create())
     values = w.trigger(ks.CountTrigger.of(2)).process(Collect()).collect()["value"].to_list()
     assert [(v["elements"], v["window_firings"]) for v in values] == [
         ([0, 1], 1),
@@ -364,7 +384,7 @@ def test_window_state_lives_across_firings_until_cleanup() -> None:
     assert values[0]["start"] is None and values[0]["max_ts"] == LONG_MAX
 
 
-def test_process_window_function_may_emit_several_rows_or_none() -> None:
+def test_process_window_function_may_emit_several_rows_or_none(backend: str) -> None:
     class Explode(ks.ProcessWindowFunction[int, int]):
         def process(
             self, key: Any, context: ks.ProcessWindowContext, elements: list[int]
@@ -372,7 +392,11 @@ def test_process_window_function_may_emit_several_rows_or_none() -> None:
             return [e * 10 for e in elements if e > 1]
 
     rows = _rows([(1, 1), (2, 2), (3, 3), (11, 1)])
-    w = _stream(rows, monotonous=True).key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+    w = (
+        _stream(rows, monotonous=True, backend=backend)
+        .key_by("k")
+        .window(ks.TumblingEventTimeWindows.of(10))
+    )
     out = _out(w.process(Explode()), "window_start", "value", "pane_index")
     assert out == [(0, 20, 0), (0, 30, 0)]
 
@@ -396,25 +420,37 @@ class Average(ks.AggregateFunction[int, tuple[int, int], float]):
         return (a[0] + b[0], a[1] + b[1])
 
 
-def test_reduce_and_aggregate_with_a_window_function() -> None:
+def test_reduce_and_aggregate_with_a_window_function(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    # Known gap: the compiled firing functions evaluate the result of an empty accumulator
+    # for every pane (kernels/flink/firing_functions.py, ``empty_result``) even when no pane
+    # is empty, so Average.get_result divides by zero where Flink never calls it (on Spark,
+    # inside a Python worker).
+    gap = pytest.mark.xfail(backend != "reference", reason="get_result of an empty pane")
+    request.applymarker(gap)
     rows = _rows([(1, 2), (2, 6), (12, 1)])
-    w = _stream(rows, monotonous=True).key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+    w = (
+        _stream(rows, monotonous=True, backend=backend)
+        .key_by("k")
+        .window(ks.TumblingEventTimeWindows.of(10))
+    )
     reduced = w.reduce(lambda a, b: a + b, window_function=Describe()).collect()
     assert reduced["value"].to_list() == ["a:0:[8]", "a:10:[1]"]
     averaged = w.aggregate(Average(), window_function=Describe()).collect()
     assert averaged["value"].to_list() == ["a:0:[4.0]", "a:10:[1.0]"]
 
 
-def test_process_on_session_windows_merges_element_lists() -> None:
+def test_process_on_session_windows_merges_element_lists(backend: str) -> None:
     rows = _rows([(0, 1), (8, 2), (4, 3)])
-    s = _stream(rows, monotonous=True)
+    s = _stream(rows, monotonous=True, backend=backend)
     w = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5)).allowed_lateness(20)
     out = _out(w.process(Describe()), "value")
     # [0,5) fires at watermark 7; element 4 bridges it and [8,13) into [0,13)
     assert out == [("a:0:[1]",), ("a:0:[1, 2, 3]",)]
 
 
-def test_aggregate_function_without_merge_runs_on_time_windows() -> None:
+def test_aggregate_function_without_merge_runs_on_time_windows(backend: str) -> None:
     class Total(ks.AggregateFunction[int, int, int]):
         def create_accumulator(self) -> int:
             return 0
@@ -427,13 +463,21 @@ def test_aggregate_function_without_merge_runs_on_time_windows() -> None:
 
     assert not Total().implements_merge() and Average().implements_merge()
     rows = _rows([(1, 2), (2, 6), (12, 1)])
-    w = _stream(rows, monotonous=True).key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+    w = (
+        _stream(rows, monotonous=True, backend=backend)
+        .key_by("k")
+        .window(ks.TumblingEventTimeWindows.of(10))
+    )
     assert _out(w.aggregate(Total()), "value") == [(8,), (1,)]
 
 
-def test_aggregate_function_merges_on_sessions() -> None:
+def test_aggregate_function_merges_on_sessions(backend: str) -> None:
     rows = _rows([(0, 1), (8, 2), (4, 6)])
-    w = _stream(rows, watermarks=[]).key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
+    w = (
+        _stream(rows, watermarks=[], backend=backend)
+        .key_by("k")
+        .window(ks.EventTimeSessionWindows.with_gap(5))
+    )
     out = _out(w.trigger(ks.CountTrigger.of(3)).aggregate(Average()), "window_start", "value")
     assert out == [(0, 3.0)]
 
@@ -492,7 +536,9 @@ def test_explicit_polars_backend_runs_the_firing_model(build: Any) -> None:
     rows = _rows([(1, 1), (3, 2), (12, 4), (4, 8)])
     for window in (ks.TumblingEventTimeWindows.of(10), ks.EventTimeSessionWindows.with_gap(10)):
         polars = build(_stream(rows, monotonous=True, backend="polars").key_by("k").window(window))
-        reference = build(_stream(rows, monotonous=True).key_by("k").window(window))
+        reference = build(
+            _stream(rows, monotonous=True, backend="reference").key_by("k").window(window)
+        )
         assert polars.collect().equals(reference.collect())
 
 
@@ -517,7 +563,7 @@ def test_spark_backend_runs_the_firing_model() -> None:
     def unsupported(plan: object) -> str | None:
         return BACKEND.unsupported(lower(plan))  # type: ignore[arg-type]
 
-    s = _stream(_rows([(1, 1)]), monotonous=True)
+    s = _stream(_rows([(1, 1)]), monotonous=True, backend="reference")
     w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
     assert unsupported(w.trigger(ks.PurgingTrigger.of(ks.CountTrigger.of(3))).sum("v").plan) is None
     assert unsupported(s.key_by("k").count_window(3).sum("v").plan) is None
@@ -530,18 +576,19 @@ def test_spark_backend_runs_the_firing_model() -> None:
 # -- invalid records and explain ------------------------------------------------------------
 
 
-def test_null_processing_time_is_an_invalid_record() -> None:
+def test_null_processing_time_is_an_invalid_record(backend: str) -> None:
     rows = [{"k": "a", "ts": 1, "v": 1, "pt": None}, {"k": "a", "ts": 2, "v": 1, "pt": 5}]
-    s = _stream(rows, processing_time="pt")
+    s = _stream(rows, processing_time="pt", backend=backend)
     w = s.key_by("k").window(ks.GlobalWindows.create())
     result = w.trigger(ks.ContinuousProcessingTimeTrigger.of(10)).count()
     assert result.invalid_records()["reason"].to_list() == ["null processing time"]
 
 
 def test_explain_names_trigger_evictor_and_window_function(
+    backend: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    w = _stream(_rows([(1, 1)])).key_by("k").count_window(4, 2)
+    w = _stream(_rows([(1, 1)]), backend=backend).key_by("k").count_window(4, 2)
     w.process(Describe()).explain()
     text = capsys.readouterr().out
     assert "trigger=CountTrigger(2)" in text
@@ -552,20 +599,22 @@ def test_explain_names_trigger_evictor_and_window_function(
 # -- properties -----------------------------------------------------------------------------
 
 
-@given(
-    values=st.lists(st.integers(-5, 5), min_size=1, max_size=30),
-    size=st.integers(1, 5),
-    slide=st.one_of(st.none(), st.integers(1, 5)),
-)
-def test_count_window_matches_chunks_of_arrivals(
-    values: list[int], size: int, slide: int | None
-) -> None:
-    rows = _rows(list(enumerate(values)))
-    result = _stream(rows).key_by("k").count_window(size, slide)
-    got = result.aggregate(ks.agg.collect_list("v")).collect()["v"].to_list()
-    step = size if slide is None else slide
-    want = [values[max(0, end - size) : end] for end in range(step, len(values) + 1, step)]
-    assert got == want
+def test_count_window_matches_chunks_of_arrivals(backend: str) -> None:
+    @budget(backend, few=6)
+    @given(
+        values=st.lists(st.integers(-5, 5), min_size=1, max_size=30),
+        size=st.integers(1, 5),
+        slide=st.one_of(st.none(), st.integers(1, 5)),
+    )
+    def check(values: list[int], size: int, slide: int | None) -> None:
+        rows = _rows(list(enumerate(values)))
+        result = _stream(rows, backend=backend).key_by("k").count_window(size, slide)
+        got = result.aggregate(ks.agg.collect_list("v")).collect()["v"].to_list()
+        step = size if slide is None else slide
+        want = [values[max(0, end - size) : end] for end in range(step, len(values) + 1, step)]
+        assert got == want
+
+    check()
 
 
 @pytest.mark.parametrize("window", ["tumbling", "session"])

@@ -1,8 +1,8 @@
 """Properties over generated streams: nothing is lost, and arrival order alone decides.
 
 Each property runs on every backend with the loaded Hypothesis profile, except on Spark,
-where each example runs several queries of about a second each: there it takes
-``SPARK_EXAMPLES`` examples (see :func:`on`).
+where each example runs several queries of about a second each: there it takes few examples
+(see :func:`tests.strategies.budget`).
 """
 
 from __future__ import annotations
@@ -10,61 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
-from hypothesis import event, given, reject, settings
+from hypothesis import event, given, reject
 from hypothesis import strategies as st
 
 import kstreamlike as ks
 from kstreamlike.backends import BACKENDS
 from kstreamlike.plan.lower import lower
-from tests.strategies import kafka_windows, spark_examples
-
-SPARK_EXAMPLES = spark_examples(12)
-
-
-def on(backend: str) -> settings:
-    """The Hypothesis settings of a property checked on ``backend``: the loaded profile's,
-    with ``SPARK_EXAMPLES`` examples on Spark. A test applies them to the property it
-    defines for its ``backend`` fixture."""
-    return settings(max_examples=SPARK_EXAMPLES) if backend == "spark" else settings()
-
-
-KEYS = st.sampled_from(["a", "b", "c", None])
-TIMESTAMPS = st.one_of(st.integers(-5, 120), st.none()).filter(lambda t: t is None or t > -5)
-
-
-@st.composite
-def streams(draw: st.DrawFn) -> pl.DataFrame:
-    """Records with random keys, disorder, equal timestamps, nulls and two partitions."""
-    n = draw(st.integers(0, 25))
-    rows = []
-    for i in range(n):
-        rows.append(
-            {
-                "id": i,
-                "k": draw(KEYS),
-                "ts": draw(st.one_of(st.integers(0, 120), st.integers(-3, -1), st.none())),
-                "v": draw(st.one_of(st.integers(0, 9), st.none())),
-                "p": draw(st.sampled_from([0, 1])),
-            }
-        )
-    schema = {"id": pl.Int64, "k": pl.String, "ts": pl.Int64, "v": pl.Int64, "p": pl.Int64}
-    return pl.DataFrame(rows, schema=schema)
-
-
-def flink_assigners() -> st.SearchStrategy[Any]:
-    tumbling = st.integers(1, 30).flatmap(
-        lambda s: st.builds(ks.TumblingEventTimeWindows.of, st.just(s), st.integers(-s + 1, s - 1))
-    )
-    sliding = st.tuples(st.integers(1, 30), st.integers(1, 15)).flatmap(
-        lambda sz: st.builds(
-            ks.SlidingEventTimeWindows.of,
-            st.just(sz[0]),
-            st.just(sz[1]),
-            st.integers(-sz[1] + 1, sz[1] - 1),
-        )
-    )
-    session = st.builds(ks.EventTimeSessionWindows.with_gap, st.integers(1, 30))
-    return st.one_of(tumbling, sliding, session)
+from tests.strategies import budget, kafka_windows
+from tests.strategies.properties import flink_assigners, streams
 
 
 def _ids(frame: pl.DataFrame, column: str = "id") -> list[int]:
@@ -129,7 +82,7 @@ def _flink(
 
 
 def test_kafka_every_row_is_accounted_for(backend: str) -> None:
-    @on(backend)
+    @budget(backend, few=12)
     @given(frame=streams(), windows=kafka_windows(30, 20))
     def check(frame: pl.DataFrame, windows: Any) -> None:
         _assert_accounted(_kafka(frame, windows, backend), frame)
@@ -138,7 +91,7 @@ def test_kafka_every_row_is_accounted_for(backend: str) -> None:
 
 
 def test_flink_every_row_is_accounted_for(backend: str) -> None:
-    @on(backend)
+    @budget(backend, few=12)
     @given(
         frame=streams(),
         assigner=flink_assigners(),
@@ -152,7 +105,7 @@ def test_flink_every_row_is_accounted_for(backend: str) -> None:
 
 
 def test_kafka_result_depends_only_on_arrival_order(backend: str) -> None:
-    @on(backend)
+    @budget(backend, few=12)
     @given(
         frame=streams(),
         windows=kafka_windows(30, 20),
@@ -176,7 +129,7 @@ def test_kafka_result_depends_only_on_arrival_order(backend: str) -> None:
 
 
 def test_flink_result_depends_only_on_arrival_order(backend: str) -> None:
-    @on(backend)
+    @budget(backend, few=12)
     @given(frame=streams(), assigner=flink_assigners(), seed=st.integers(0, 2**16))
     def check(frame: pl.DataFrame, assigner: Any, seed: int) -> None:
         def run(f: pl.DataFrame) -> list[pl.DataFrame]:

@@ -1,10 +1,8 @@
-"""Kafka time windows (tumbling, hopping) on Spark equal the reference interpreter, and
-their plans stay distributed: declarative aggregations (vectorized) and Python aggregations
-(per-key kernels).
-
-Spark runs each query in about a second on a local session, so the differential tests take
-few examples in the ``ci`` and ``dev`` profiles; the ``thorough`` profile runs more.
-"""
+"""Kafka time windows (tumbling, hopping) on Spark: plans stay distributed (declarative
+aggregations vectorized, Python aggregations in per-key kernels), late records get their
+stream time from the arrival table or from distributed scans for every kind of arrival
+position, and local date-times ignore the session time zone. The properties common to every
+compiled backend are in ``tests/differential/``."""
 
 from __future__ import annotations
 
@@ -13,102 +11,13 @@ from typing import Any
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import kstreamlike as ks
-from tests.backends.differential import assert_same_as_reference
-from tests.backends.spark_kafka import (
-    MODES,
-    ROWS,
-    assert_distributed,
-    finish,
-    python_aggregation,
-    windowed,
-)
-from tests.backends.test_polars_kafka import _table, frames
-from tests.backends.test_polars_kafka_session import session_frames
-from tests.strategies import AGGREGATIONS, spark_examples
+from tests.backends.spark.plans import ROWS, assert_distributed
+from tests.differential.compare import assert_same_as_reference
+from tests.differential.kafka import MODES, finish, python_aggregation, windowed
 
 pytestmark = pytest.mark.spark
-
-EXAMPLES = spark_examples(6)
-
-time_windows = st.builds(
-    lambda s, a, g: ks.TimeWindows.of_size_and_grace(s, g).advance_by(min(a, s)),
-    st.integers(1, 40),
-    st.integers(1, 40),
-    st.integers(0, 25),
-)
-
-
-@settings(max_examples=EXAMPLES)
-@given(
-    frame=frames(),
-    windows=time_windows,
-    mode=st.sampled_from(MODES),
-    partition=st.booleans(),
-    aggregations=st.lists(
-        st.sampled_from(AGGREGATIONS), min_size=1, max_size=4, unique_by=lambda e: e.name
-    ),
-)
-def test_spark_kafka_matches_reference(
-    spark: Any,
-    frame: pl.DataFrame,
-    windows: Any,
-    mode: str,
-    partition: bool,
-    aggregations: list[ks.agg.AggExpr],
-) -> None:
-    assert_same_as_reference(_table(frame, windows, mode, partition, aggregations), "spark")
-
-
-@settings(max_examples=spark_examples(12))
-@given(
-    # frames(): null and negative times, sparse keys; session_frames(): equal timestamps,
-    # records from well behind stream time (late), several partitions.
-    frame=st.one_of(frames(), session_frames()),
-    windows=time_windows,
-    mode=st.sampled_from(MODES),
-    partition=st.sampled_from([None, "p"]),
-    kind=st.sampled_from(["reduce", "deleting", "row", "aggregate"]),
-)
-def test_spark_python_time_windows_match_reference(
-    spark: Any, frame: pl.DataFrame, windows: Any, mode: str, partition: str | None, kind: str
-) -> None:
-    value = None if kind == "row" else "v"
-    table = python_aggregation(windowed(frame, windows, mode, partition, value=value), kind)
-    assert_same_as_reference(finish(table, mode), "spark")
-
-
-# Equal timestamps (10 twice in each partition), late records (ts 2 after stream time 31 in
-# partition 0, ts 3 after 33 in partition 1) and a sum passing 12 (which deletes the window).
-EDGES = pl.DataFrame(
-    {
-        "o": list(range(12)),
-        "p": [0, 1] * 6,
-        "k": ["a", "b", "a", "b", "a", "b", "a", "b", "a", "a", "b", "b"],
-        "ts": [10, 10, 10, 10, 14, 12, 31, 33, 2, 35, 3, 33],
-        "v": [1, 2, 3, 4, 9, 5, 6, 7, 8, 9, 1, 2],
-    }
-)
-
-
-@pytest.mark.parametrize("partition", [None, "p"])
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("advance", [10, pytest.param(5, marks=pytest.mark.full)])
-def test_spark_python_time_windows_edge_cases(
-    spark: Any, advance: int, mode: str, partition: str | None
-) -> None:
-    windows = ks.TimeWindows.of_size_and_grace(10, 5).advance_by(advance)
-    table = finish(python_aggregation(windowed(EDGES, windows, mode, partition), "deleting"), mode)
-    reference = ks.KTable(table.plan, "reference")
-    spark_table = ks.KTable(table.plan, "spark")
-    assert reference.late_records().height > 0
-    for name in ("collect", "late_records", "invalid_records"):
-        assert getattr(spark_table, name)().equals(getattr(reference, name)())
-    if mode == "update":
-        assert reference.collect()["is_tombstone"].any()
 
 
 @pytest.mark.parametrize("partition", [None, pytest.param("p", marks=pytest.mark.full)])

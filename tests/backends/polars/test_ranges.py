@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 from hypothesis import given
-from hypothesis import strategies as st
 
 from kstreamlike.kernels.ranges import INF, MinTable, stabbing_min
-
-
-@st.composite
-def ranges(draw: st.DrawFn) -> tuple[list[int], list[tuple[int, int, int]]]:
-    """Values, and queries (lo, hi, bound) with possibly empty ranges."""
-    values = draw(st.lists(st.integers(0, 50), min_size=1, max_size=70))
-    n = len(values)
-    query = st.tuples(st.integers(0, n - 1), st.integers(-1, n - 1), st.integers(0, 51))
-    return values, draw(st.lists(query, max_size=30))
+from tests.strategies.kernels import ranges
 
 
 def _series(values: list[int]) -> pl.Series:

@@ -1,5 +1,6 @@
-"""Hypothesis strategies and user functions shared by the Flink-profile backend tests:
-streams, window assigners, watermarks, triggers, evictors and Python functions."""
+"""Hypothesis strategies and user functions of the Flink-profile differential tests:
+streams (aimed at time and at session windows), window assigners, watermarks, triggers,
+evictors and Python functions."""
 
 from __future__ import annotations
 
@@ -22,17 +23,28 @@ __all__ = [
     "Cleared",
     "Collect",
     "Panes",
+    "SESSION_LATENESS",
+    "SESSION_SCHEMA",
     "assigners",
+    "clock_processing_times",
     "count_triggers",
     "delta_triggers",
     "evictors",
+    "explicit_cases",
     "explicit_watermarks",
     "firing_stream",
     "frames",
     "global_window_firing",
+    "global_windowed",
     "processing_times",
     "python_function",
     "row_delta",
+    "session_assigners",
+    "session_explicit_cases",
+    "session_frames",
+    "session_timestamps",
+    "session_triggers",
+    "session_triggers_or_default",
     "time_window_firing",
     "time_window_triggers",
     "watermark_strategies",
@@ -358,3 +370,145 @@ def global_window_firing(
 ) -> Any:
     """``aggregations`` over global windows (see :func:`global_windowed`)."""
     return global_windowed(stream, keys, trigger, evictor).aggregate(*aggregations)
+
+
+@st.composite
+def explicit_cases(draw: st.DrawFn) -> tuple[bool, bool, bool, pl.DataFrame]:
+    """Whether the stream is partitioned and ordered, whether its recorded watermarks are
+    per partition, and those watermarks."""
+    partition = draw(st.booleans())
+    order_by = draw(st.booleans())
+    per_partition = partition and draw(st.booleans())
+    return partition, order_by, per_partition, draw(explicit_watermarks(per_partition, order_by))
+
+
+@st.composite
+def clock_processing_times(draw: st.DrawFn, frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with a processing-time column ``pt`` in arrival order (``o``): a clock
+    that mostly advances, sometimes jumps, and is sometimes read behind (ignored)."""
+    clock = draw(st.integers(-20, 40))
+    values = []
+    for _ in range(frame.height):
+        move = draw(st.sampled_from(["step", "step", "jump", "same", "behind"]))
+        if move == "step":
+            clock += draw(st.integers(1, 6))
+        elif move == "jump":
+            clock += draw(st.integers(10, 80))
+        values.append(clock - draw(st.integers(1, 30)) if move == "behind" else clock)
+    ordered = frame.sort("o").with_columns(pl.Series("pt", values, dtype=pl.Int64))
+    return ordered.sample(fraction=1.0, shuffle=True, seed=draw(st.integers(0, 9)))
+
+
+# -- session windows ------------------------------------------------------------------------
+
+SESSION_SCHEMA = {
+    "o": pl.Int64,
+    "k": pl.String,
+    "j": pl.Int64,
+    "ts": pl.Int64,
+    "gap": pl.Int64,
+    "v": pl.Int64,
+    "f": pl.Float64,
+    "s": pl.String,
+    "p": pl.Int64,
+}
+
+
+@st.composite
+def session_timestamps(draw: st.DrawFn, n: int) -> list[int | None]:
+    """A clock that mostly advances in small steps, with repeats, stragglers, jumps and
+    bursts of records from well behind the clock."""
+    clock = draw(st.integers(-20, 30))
+    out: list[int | None] = []
+    burst = 0
+    for _ in range(n):
+        move = draw(
+            st.sampled_from(["step", "step", "step", "same", "behind", "burst", "jump", "none"])
+        )
+        if burst > 0:
+            burst -= 1
+            out.append(clock - draw(st.integers(3, 60)))
+            continue
+        if move == "step":
+            clock += draw(st.integers(0, 8))
+        elif move == "jump":
+            clock += draw(st.integers(10, 60))
+        elif move == "burst":
+            burst = draw(st.integers(1, 5))
+        if move == "behind":
+            out.append(clock - draw(st.integers(1, 30)))
+        elif move == "none":
+            out.append(None)
+        else:
+            out.append(clock)
+    return out
+
+
+@st.composite
+def session_frames(draw: st.DrawFn) -> pl.DataFrame:
+    """Records of up to three keys (some null) over up to three partitions; ``o`` is a
+    gappy arrival order, ``gap`` a per-record gap (sometimes invalid)."""
+    n = draw(st.integers(0, 50))
+    keys = draw(st.sampled_from([["a"], ["a", "b"], ["a", "b", None]]))
+    times = draw(session_timestamps(n))
+    orders = draw(st.permutations(range(0, 3 * n, 3))) if n else []
+    # arrival order follows the rows most of the time (timestamps then tell the story)
+    ordered = draw(st.booleans())
+    rows = [
+        {
+            "o": 3 * i if ordered else orders[i],
+            "k": draw(st.sampled_from(keys)),
+            "j": draw(st.sampled_from([1, 2, None])),
+            "ts": times[i],
+            "gap": draw(st.one_of(st.integers(1, 25), st.sampled_from([None, 0, -3]))),
+            "v": draw(st.one_of(st.integers(-5, 9), st.none())),
+            "f": draw(st.one_of(st.sampled_from([0.5, -1.25, 3.0, 0.1]), st.none())),
+            "s": draw(st.one_of(st.sampled_from(["x", "y", "z"]), st.none())),
+            "p": draw(st.sampled_from([0, 1, 2])),
+        }
+        for i in range(n)
+    ]
+    return pl.DataFrame(rows, schema=SESSION_SCHEMA)
+
+
+def session_assigners() -> st.SearchStrategy[Any]:
+    """Static gaps (small and large) and the per-record gap column."""
+    return st.one_of(
+        st.builds(ks.EventTimeSessionWindows.with_gap, st.integers(1, 30)),
+        st.just(ks.EventTimeSessionWindows.with_dynamic_gap("gap")),
+    )
+
+
+# Allowed lateness of session windows: none, some, or up to the end of time.
+SESSION_LATENESS = st.one_of(st.just(0), st.integers(0, 40), st.just(LONG_MAX))
+
+
+@st.composite
+def session_explicit_cases(draw: st.DrawFn) -> tuple[bool, bool, pl.DataFrame]:
+    """Whether the stream is partitioned and ordered, and its recorded watermarks (per
+    partition or not)."""
+    partition = draw(st.booleans())
+    order_by = draw(st.booleans())
+    per_partition = partition and draw(st.booleans())
+    return partition, order_by, draw(explicit_watermarks(per_partition, order_by))
+
+
+def session_triggers() -> st.SearchStrategy[Any]:
+    """Every event-time trigger that merges, purging or not: event-time, count and
+    continuous event-time."""
+    plain = st.one_of(
+        st.just(ks.EventTimeTrigger.create()),
+        st.integers(1, 5).map(ks.CountTrigger.of),
+        st.integers(1, 30).map(ks.ContinuousEventTimeTrigger.of),
+    )
+    return st.one_of(plain, plain.map(ks.PurgingTrigger.of))
+
+
+def session_triggers_or_default() -> st.SearchStrategy[Any]:
+    """The default trigger (None), count and continuous event-time triggers, count purging
+    or not, and ``PurgingTrigger(EventTimeTrigger)`` (``"purging"``)."""
+    count = st.integers(1, 4).map(ks.CountTrigger.of)
+    continuous = st.integers(1, 20).map(ks.ContinuousEventTimeTrigger.of)
+    return st.one_of(
+        st.none(), count, count.map(ks.PurgingTrigger.of), continuous, st.just("purging")
+    )

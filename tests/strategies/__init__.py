@@ -1,4 +1,10 @@
-"""Hypothesis strategies and aggregation lists shared by the property and backend tests."""
+"""Every Hypothesis strategy of the tests, and the example budget of a test per backend.
+
+This module holds what the Kafka and Flink tests share (aggregation lists, Kafka windows and
+streams drawn around a clock) and the budget; :mod:`tests.strategies.kafka`,
+:mod:`tests.strategies.flink`, :mod:`tests.strategies.kernels` and
+:mod:`tests.strategies.properties` hold the strategies of each group of tests.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import polars as pl
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import kstreamlike as ks
@@ -128,3 +135,18 @@ def spark_examples(few: int) -> int:
     if os.environ.get("KSTREAMLIKE_TESTS") == "full":
         return few
     return max(2, few // 3)
+
+
+def budget(backend: str, few: int) -> settings:
+    """The Hypothesis settings of a property checked on ``backend``: the loaded profile's
+    examples, and :func:`spark_examples` of ``few`` on Spark. A test applies them to the
+    property it defines for its backend fixture::
+
+        def test_x(compiled_backend: str) -> None:
+            @budget(compiled_backend, few=6)
+            @given(...)
+            def check(...) -> None: ...
+
+            check()
+    """
+    return settings(max_examples=spark_examples(few)) if backend == "spark" else settings()

@@ -1,12 +1,8 @@
-"""The Polars backend equals the reference interpreter on Kafka sliding windows (KIP-450).
-
-The strategies aim at what makes sliding windows hard: records of a key close together (so
-left and right windows overlap and are copied into each other), records arriving out of
-order (right-window copies, left windows copied from a left source), equal timestamps (the
-early return of ``KStreamSlidingWindowAggregate#processReverse``), early timestamps below
-the window size (the combined window), records late for their own left window but not for
-later windows, whole-record drops, and several partitions, each with its own stream time.
-"""
+"""The Polars backend's sliding-window algorithms for Kafka (KIP-450): the record-by-record
+replay, final results from the window table, the contributions of records to windows, the
+closed form of stores in grace and the compiled scan of the others, and what the scan holds.
+Each compares with the reference interpreter; the properties common to every compiled
+backend are in ``tests/differential/test_kafka_sliding.py``."""
 
 from __future__ import annotations
 
@@ -37,172 +33,11 @@ from kstreamlike.kernels.kafka.sliding.contents import (
     min_of,
     sum_of,
 )
-from tests.backends.differential import assert_same_as_reference
-from tests.strategies import AGGREGATIONS, clock_timestamps, kafka_frames
-
-
-def sliding_frames() -> st.SearchStrategy[pl.DataFrame]:
-    """Streams of up to 50 records whose late bursts reach 3 to 40 behind the clock, with
-    early timestamps below the window size."""
-    return kafka_frames(50, lambda n: clock_timestamps(n, burst_lag=(3, 40), early=True))
-
-
-def _windowed(
-    frame: pl.DataFrame,
-    size: int,
-    grace: int,
-    mode: str,
-    partition: str | None,
-    value: str | None = None,
-) -> Any:
-    stream = ks.stream(
-        frame, key="k", value=value, timestamp="ts", order_by="o", partition=partition
-    )
-    windowed = stream.group_by_key().windowed_by(
-        ks.SlidingWindows.of_time_difference_and_grace(size, grace)
-    )
-    if "close" in mode:
-        windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
-    return windowed
-
-
-def _finish(table: ks.KTable[pl.DataFrame], mode: str) -> ks.KTable[pl.DataFrame]:
-    if "suppress" in mode:
-        return table.suppress(ks.Suppressed.until_window_closes())
-    return table
-
-
-MODES = ["update", "close", "suppress", "close+suppress"]
-
-
-@given(
-    frame=sliding_frames(),
-    size=st.integers(1, 20),
-    grace=st.integers(0, 15),
-    mode=st.sampled_from(MODES),
-    partition=st.sampled_from([None, "p", "k"]),
-    aggregations=st.lists(
-        st.sampled_from(AGGREGATIONS), min_size=1, max_size=5, unique_by=lambda e: e.name
-    ),
-)
-def test_sliding_matches_reference(
-    frame: pl.DataFrame,
-    size: int,
-    grace: int,
-    mode: str,
-    partition: str | None,
-    aggregations: list[ks.agg.AggExpr],
-) -> None:
-    windowed = _windowed(frame, size, grace, mode, partition)
-    assert_same_as_reference(_finish(windowed.aggregate(*aggregations), mode), "polars")
-
-
-@given(frame=sliding_frames(), mode=st.sampled_from(MODES))
-def test_sliding_every_aggregation(frame: pl.DataFrame, mode: str) -> None:
-    windowed = _windowed(frame, 8, 4, mode, "p")
-    assert_same_as_reference(_finish(windowed.aggregate(*AGGREGATIONS), mode), "polars")
-
-
-def _append_in_place(key: Any, value: Any, agg: list[Any]) -> list[Any]:
-    agg.append(value)  # mutating the aggregate must not change earlier results or copies
-    return agg
-
-
-@given(
-    frame=sliding_frames(),
-    size=st.integers(1, 20),
-    grace=st.integers(0, 15),
-    mode=st.sampled_from(MODES),
-    kind=st.sampled_from(["count", "reduce", "aggregate", "mutating"]),
-    row_value=st.booleans(),
-)
-def test_sliding_python_aggregations_match_reference(
-    frame: pl.DataFrame, size: int, grace: int, mode: str, kind: str, row_value: bool
-) -> None:
-    windowed = _windowed(frame, size, grace, mode, "p", value=None if row_value else "v")
-    if kind == "count":
-        table = windowed.count()
-    elif kind == "reduce" and row_value:
-        table = windowed.reduce(lambda a, b: {**a, "v": (a["v"] or 0) + (b["v"] or 0)})
-    elif kind == "reduce":
-        table = windowed.reduce(lambda a, b: a + b)
-    elif kind == "aggregate":
-        table = windowed.aggregate(lambda: "", lambda k, v, a: f"{a}{k}{v}", lambda k, a, b: a + b)
-    else:
-        table = windowed.aggregate(list, _append_in_place, lambda k, a, b: a + b)
-    assert_same_as_reference(_finish(table, mode), "polars")
-
-
-def _rows(table: ks.KTable[pl.DataFrame]) -> list[tuple[Any, ...]]:
-    columns = ["k", "window_start", "window_end", "count", "timestamp"]
-    return [tuple(row) for row in table.collect().select(columns).iter_rows()]
-
-
-def test_copies_chain_through_right_windows() -> None:
-    """k@100, then 90, 91, ..., 99 (size 10): each record's right window is a copy of the
-    previous record's right window, a chain as long as the input."""
-    frame = pl.DataFrame({"k": ["k"] * 11, "ts": [100, *range(90, 100)]})
-    stream = ks.stream(frame, key="k", timestamp="ts")
-    windowed = stream.group_by_key().windowed_by(
-        ks.SlidingWindows.of_time_difference_and_grace(10, 50)
-    )
-    table = windowed.count()
-    assert_same_as_reference(table, "polars")
-    polars = ks.KTable(table.plan, "polars")
-    # 95's right window [96, 106] copies [95, 105] (which holds only 100), before 96..99.
-    assert ("k", 96, 106, 1, 100) in _rows(polars)
-    on_close = windowed.emit_strategy(ks.EmitStrategy.on_window_close()).count()
-    assert_same_as_reference(on_close, "polars")
-
-
-def test_left_windows_copied_from_left_sources() -> None:
-    """Records 5 apart with size 10: each left window starts from the previous one's."""
-    frame = pl.DataFrame({"k": ["k"] * 6, "ts": [100, 105, 110, 115, 120, 125]})
-    stream = ks.stream(frame, key="k", timestamp="ts")
-    windowed = stream.group_by_key().windowed_by(
-        ks.SlidingWindows.of_time_difference_with_no_grace(10)
-    )
-    for table in (
-        windowed.count(),
-        windowed.aggregate(ks.agg.collect_list("ts").alias("list")),
-        windowed.emit_strategy(ks.EmitStrategy.on_window_close()).count(),
-        windowed.count().suppress(ks.Suppressed.until_window_closes()),
-    ):
-        assert_same_as_reference(table, "polars")
-
-
-def test_early_records_and_equal_timestamps() -> None:
-    frame = pl.DataFrame(
-        {"k": ["k"] * 8, "ts": [3, 1, 3, 7, 10, 0, 10, 12], "v": [1, 2, 3, 4, 5, 6, 7, 8]}
-    )
-    stream = ks.stream(frame, key="k", value="v", timestamp="ts")
-    windowed = stream.group_by_key().windowed_by(
-        ks.SlidingWindows.of_time_difference_and_grace(10, 5)
-    )
-    for table in (
-        windowed.count(),
-        windowed.aggregate(ks.agg.sum("v"), ks.agg.first("v").alias("first")),
-        windowed.reduce(lambda a, b: a * 10 + b),
-    ):
-        assert_same_as_reference(table, "polars")
-
-
-def test_multi_column_keys_with_nulls() -> None:
-    frame = pl.DataFrame(
-        {
-            "a": ["x", None, "x", None, "x", None],
-            "b": [1, 1, None, None, 1, None],
-            "ts": [1, 2, 3, 50, 8, 45],
-        }
-    )
-    stream = ks.stream(frame, timestamp="ts")
-    for mode in ("update", "close"):
-        windowed = stream.group_by(["a", "b"]).windowed_by(
-            ks.SlidingWindows.of_time_difference_and_grace(10, 5)
-        )
-        if mode == "close":
-            windowed = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
-        assert_same_as_reference(windowed.count(), "polars")
+from tests.differential.compare import assert_same_as_reference
+from tests.differential.kafka import finish as _finish
+from tests.differential.kafka import sliding_windowed as _windowed
+from tests.strategies.kafka import long_frames, sliding_frames
+from tests.strategies.kernels import contribution_queries
 
 
 def test_a_function_returning_none_runs_record_by_record() -> None:
@@ -275,37 +110,7 @@ def test_final_results_fall_back_when_a_window_takes_a_record_after_eviction(
     assert emitted.filter(pl.col("window_start") == 90)["count"].to_list() == [1, 2]
 
 
-@st.composite
-def _contribution_queries(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
-    n = draw(st.integers(0, 40))
-    groups = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
-    ts = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
-    values = draw(st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=n, max_size=n))
-    # Close times: one partition's stream time minus a grace, non-decreasing.
-    grace = draw(st.integers(0, 10))
-    close = [max(ts[: i + 1]) - grace for i in range(n)]
-    records = pl.DataFrame(
-        {SEQ: range(n), GROUP: groups, TS: ts, CLOSE: close, "v": values},
-        schema={SEQ: pl.Int64, GROUP: pl.Int64, TS: pl.Int64, CLOSE: pl.Int64, "v": pl.Int64},
-    )
-    q = draw(st.integers(1, 20))
-    spans = st.tuples(
-        st.integers(0, 2),  # store
-        st.integers(-2, 30),  # start
-        st.integers(0, 12),  # size
-        st.integers(0, n + 1),  # arrival bounds
-        st.integers(0, n + 1),
-    )
-    draws = [draw(spans) for _ in range(q)]
-    queries = pl.DataFrame(
-        [(g, s, s + w, min(a, b), max(a, b)) for g, s, w, a, b in draws],
-        schema=dict.fromkeys(["g", "start", "end", "first", "stop"], pl.Int64),
-        orient="row",
-    )
-    return records, queries
-
-
-@given(_contribution_queries())
+@given(contribution_queries())
 def test_contributions_match_their_listing(case: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     """Rectangle queries (orderly intervals plus listed stragglers) equal a listing."""
     records, queries = case
@@ -486,42 +291,6 @@ def test_the_scan_stops_where_the_windows_are_the_closed_forms_again(mode: str) 
     table = _finish(windowed.aggregate(*aggregates), mode)
     assert_same_as_reference(table, "polars")
     assert table.late_records().height == 0  # both are taken by windows still open
-
-
-@pytest.mark.parametrize("contents", [ks.agg.sum("v"), ks.agg.collect_list("v")])
-def test_a_late_record_is_copied_into_a_later_left_window(contents: ks.agg.AggExpr) -> None:
-    """Windows of 4, grace 1. Key 1's record at 169 arrives after stream time 171 (key 2):
-    its left window has closed, so it creates only the right window [169, 173] of the
-    record at 168, never its own right window [170, 174]. The record at 175 then builds its
-    left window [171, 175] from the latest window ending before it, [169, 173]: Kafka's
-    final result for [171, 175] counts the record at 169, outside its bounds (the left
-    window starts from its left source's aggregate in
-    ``KStreamSlidingWindowAggregate#createWindows``), and the vectorized backend says the
-    same (the compiled scan, and the full vectorized history for ``collect_list``)."""
-    rows = [(1, 160), (1, 168), (2, 171), (1, 169), (1, 172), (1, 175), (2, 200)]
-    frame = pl.DataFrame(
-        {"o": range(len(rows)), "k": [k for k, _ in rows], "ts": [t for _, t in rows]}
-    ).with_columns(pl.col("ts").alias("v"))
-    windowed = _windowed(frame, 4, 1, "suppress", None, value="v")
-    table = _finish(windowed.aggregate(ks.agg.count(), contents), "suppress")
-    assert_same_as_reference(table, "polars")
-    window = table.collect().filter(pl.col("k") == 1, pl.col("window_start") == 171)
-    expected = [169, 172, 175] if contents.kind == "collect_list" else sum([169, 172, 175])
-    assert window.select("count", "v").rows() == [(3, expected)]
-
-
-def long_frames() -> st.SearchStrategy[pl.DataFrame]:
-    """Streams of up to 150 records over a long time range against small windows, with
-    integer keys, late bursts and no early record: stores with records beyond grace far
-    apart, and windows built by long chains of copies."""
-    frames = kafka_frames(150, lambda n: clock_timestamps(n, burst_lag=(3, 60), early=False))
-    keys = {"a": 1, "b": 2, "1": 1, "2": 2}
-    return frames.map(
-        lambda f: f.with_columns(
-            pl.col("k").cast(pl.String).replace_strict(keys, default=None, return_dtype=pl.Int64),
-            pl.when(pl.col("ts") >= 0).then(pl.col("ts") + 100).otherwise(pl.col("ts")),
-        )
-    )
 
 
 @given(

@@ -1,9 +1,8 @@
-"""Kafka session and sliding windows on Spark (per-key kernels) equal the reference
-interpreter, and their plans stay distributed.
-
-Spark runs each query in seconds on a local session, so the differential tests take few
-examples in the ``ci`` and ``dev`` profiles; the ``thorough`` profile runs more.
-"""
+"""Kafka session and sliding windows on Spark (per-key kernels): plans stay distributed, a
+Python aggregation's value dtype comes from its annotation (or the plan is rejected when
+built), a Python aggregation deleting a window is a clear error, and final results of sliding
+windows split the stores in grace from the others. The properties common to every compiled
+backend are in ``tests/differential/``."""
 
 from __future__ import annotations
 
@@ -11,72 +10,14 @@ from typing import Any
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import kstreamlike as ks
 from kstreamlike.errors import UnsupportedPlanError
-from tests.backends.differential import assert_same_as_reference
-from tests.backends.spark_kafka import (
-    MODES,
-    ROWS,
-    assert_distributed,
-    finish,
-    python_aggregation,
-    windowed,
-)
-from tests.backends.test_polars_kafka_session import session_frames
-from tests.backends.test_polars_kafka_sliding import sliding_frames
-from tests.strategies import AGGREGATIONS, spark_examples
+from tests.backends.spark.plans import ROWS, assert_distributed
+from tests.differential.compare import assert_same_as_reference
+from tests.differential.kafka import MODES, finish, windowed
 
 pytestmark = pytest.mark.spark
-
-EXAMPLES = spark_examples(4)
-
-windows = st.one_of(
-    st.builds(
-        ks.SessionWindows.of_inactivity_gap_and_grace, st.integers(1, 20), st.integers(0, 15)
-    ),
-    st.builds(
-        ks.SlidingWindows.of_time_difference_and_grace, st.integers(1, 20), st.integers(0, 15)
-    ),
-)
-
-
-@settings(max_examples=EXAMPLES)
-@given(
-    frame=st.one_of(session_frames(), sliding_frames()),
-    windows=windows,
-    mode=st.sampled_from(MODES),
-    partition=st.sampled_from([None, "p"]),
-    aggregations=st.lists(
-        st.sampled_from(AGGREGATIONS), min_size=1, max_size=3, unique_by=lambda e: e.name
-    ),
-)
-def test_spark_sessions_and_sliding_match_reference(
-    spark: Any,
-    frame: pl.DataFrame,
-    windows: Any,
-    mode: str,
-    partition: str | None,
-    aggregations: list[ks.agg.AggExpr],
-) -> None:
-    table = windowed(frame, windows, mode, partition).aggregate(*aggregations)
-    assert_same_as_reference(finish(table, mode), "spark")
-
-
-@settings(max_examples=EXAMPLES)
-@given(
-    frame=st.one_of(session_frames(), sliding_frames()),
-    windows=windows,
-    mode=st.sampled_from(MODES),
-    kind=st.sampled_from(["reduce", "aggregate"]),
-)
-def test_spark_python_aggregations_match_reference(
-    spark: Any, frame: pl.DataFrame, windows: Any, mode: str, kind: str
-) -> None:
-    table = python_aggregation(windowed(frame, windows, mode, "p"), kind)
-    assert_same_as_reference(finish(table, mode), "spark")
 
 
 @pytest.mark.parametrize("mode", MODES)
