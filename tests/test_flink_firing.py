@@ -420,15 +420,9 @@ class Average(ks.AggregateFunction[int, tuple[int, int], float]):
         return (a[0] + b[0], a[1] + b[1])
 
 
-def test_reduce_and_aggregate_with_a_window_function(
-    backend: str, request: pytest.FixtureRequest
-) -> None:
-    # Known gap: the compiled firing functions evaluate the result of an empty accumulator
-    # for every pane (kernels/flink/firing_functions.py, ``empty_result``) even when no pane
-    # is empty, so Average.get_result divides by zero where Flink never calls it (on Spark,
-    # inside a Python worker).
-    gap = pytest.mark.xfail(backend != "reference", reason="get_result of an empty pane")
-    request.applymarker(gap)
+def test_reduce_and_aggregate_with_a_window_function(backend: str) -> None:
+    # Regression: the compiled backends evaluated the result of an empty accumulator for
+    # every pane, so Average.get_result divided by zero where Flink never calls it.
     rows = _rows([(1, 2), (2, 6), (12, 1)])
     w = (
         _stream(rows, monotonous=True, backend=backend)

@@ -107,7 +107,7 @@ def listed_panes(
     Returns:
         ``fires`` without ``FID``, one row per emitted value, in emission order.
     """
-    results = firing_results(node, fires.height, contents)
+    results = firing_results(node, fires.height, contents, resolve=False)
     return window_function_panes(node, fires, results, group, bounds)
 
 
@@ -135,13 +135,14 @@ def window_function_panes(
     over = list(group)
     function = node.window_function
     if function is None:
+        values = [_result(node, result) for result in results]
         return fires.drop(FID, CLEAR, strict=False).with_columns(
-            pl.Series(RUNNING_VALUE, results, dtype=pl.Object)
+            pl.Series(RUNNING_VALUE, values, dtype=pl.Object)
         )
     window_state: dict[tuple[Any, ...], dict[str, Any]] = {}
     global_state: dict[tuple[Any, ...], dict[str, Any]] = {}
     emitted: list[int] = []
-    values: list[Any] = []
+    outputs: list[Any] = []
     keys = list(node.keys)
     names = ("__ks_start", "__ks_end", "__ks_max_timestamp")
     if bounds is None:
@@ -176,10 +177,10 @@ def window_function_panes(
             window_state.pop(state_key, None)
             continue
         user_key = key[0] if len(key) == 1 else key
-        elements_in = results[fid] if _lists(node) else [results[fid]]
+        elements_in = results[fid] if _lists(node) else [_result(node, results[fid])]
         for out in function.process(user_key, context, elements_in):
             emitted.append(fid)
-            values.append(out)
+            outputs.append(out)
     picked = fires.drop(CLEAR, strict=False).join(
         pl.DataFrame({FID: emitted}, schema={FID: pl.Int64}).with_row_index("__ks_out"),
         on=FID,
@@ -187,7 +188,7 @@ def window_function_panes(
     )
     order = picked.sort("__ks_out")
     return order.drop(FID, "__ks_out").with_columns(
-        pl.Series(RUNNING_VALUE, values, dtype=pl.Object)
+        pl.Series(RUNNING_VALUE, outputs, dtype=pl.Object)
     )
 
 
@@ -196,8 +197,12 @@ def _lists(node: FlinkWindowedAggregate) -> bool:
     return isinstance(node.aggregation, ElementsAggregation)
 
 
-def firing_results(node: FlinkWindowedAggregate, firings: int, contents: pl.DataFrame) -> list[Any]:
-    """Per firing: the elements' values (``process``) or the aggregation's result."""
+def firing_results(
+    node: FlinkWindowedAggregate, firings: int, contents: pl.DataFrame, resolve: bool = True
+) -> list[Any]:
+    """Per firing: the elements' values (``process``) or the aggregation's result; for a
+    firing that reads nothing, the result of an empty accumulator, or :data:`UNREAD` when
+    not ``resolve`` (for rows that may be cleanups, which never evaluate it)."""
     if _lists(node):
         ids = contents[FID].to_list()
         values = python_values(node.source, contents)
@@ -209,8 +214,16 @@ def firing_results(node: FlinkWindowedAggregate, firings: int, contents: pl.Data
         contents, [FID], node.keys, node.source, node.aggregation, kafka=False
     )
     last = running.filter(pl.col(FID).is_last_distinct())
-    # a firing that reads nothing (an evictor left nothing) evaluates an empty accumulator
-    out: list[Any] = [empty_result(node.aggregation)] * firings
-    for fid, value in zip(last[FID].to_list(), last[RUNNING_VALUE].to_list(), strict=True):
-        out[fid] = value
-    return out
+    read = dict(zip(last[FID].to_list(), last[RUNNING_VALUE].to_list(), strict=True))
+    results = [read.get(fid, UNREAD) for fid in range(firings)]
+    return [_result(node, result) for result in results] if resolve else results
+
+
+UNREAD = object()
+"""The result of a firing (or cleanup) that reads nothing: a firing evaluates an empty
+accumulator for it (:func:`_result`), a cleanup never does (the result of no element may
+not be defined: a mean divides by zero)."""
+
+
+def _result(node: FlinkWindowedAggregate, result: Any) -> Any:
+    return empty_result(node.aggregation) if result is UNREAD else result
