@@ -47,8 +47,18 @@ def test_example_runs(
     [
         ("clickstream_sessions", ["--users", "20"], "sessions were still open"),
         ("card_fraud_sliding", ["--cards", "30"], "tested cards"),
-        ("flights_departures", ["--month", "1", "--days", "1"], "What a larger grace keeps"),
-        ("sensor_evictors", ["--sensors", "1"], "DeltaEvictor measures from the newest"),
+        pytest.param(
+            "flights_departures",
+            ["--month", "1", "--days", "1"],
+            "What a larger grace keeps",
+            marks=pytest.mark.full,
+        ),
+        pytest.param(
+            "sensor_evictors",
+            ["--sensors", "1"],
+            "DeltaEvictor measures from the newest",
+            marks=pytest.mark.full,
+        ),
     ],
 )
 def test_example_runs_on_spark(

@@ -21,20 +21,13 @@ DATA = Path(__file__).parent / "data"
 # layer runs every scenario on Spark.
 SPARK_PATHS = {
     "tumbling__count-eowc",
-    "tumbling__suppress-final",
     "hopping__agg-basic-update",
     "session__count-eowc",
-    "session__merge-forwards-tombstone",
     "sliding__suppress-final",
-    "sliding__small-input-update",
-    "sliding__large-input-out-of-order-eowc",
     "tumbling__event-time-sum",
     "sliding__event-time-sum",
     "count-window__size-4-slide-2",
-    "evictor__count-evictor-evict-after",
-    "global__continuous-event-time-trigger",
     "session__purging-count-trigger-merge",
-    "lateness__tumbling-purging-lateness-500-side-output",
 }
 
 

@@ -40,20 +40,20 @@ def _tumbling_cases() -> list[Any]:
     return cases
 
 
-@pytest.mark.parametrize("case", spark_path_first(_tumbling_cases()))
+@pytest.mark.parametrize("case", _tumbling_cases())
 def test_tumbling_assignment(case: dict[str, Any], backend: str) -> None:
     assigner = ks.TumblingEventTimeWindows.of(case["size"], offset=case["offset"])
     assert _windows([{"k": "a", "ts": case["ts"]}], assigner, backend) == [tuple(case["window"])]
 
 
-@pytest.mark.parametrize("case", spark_path_first(VECTORS["sliding"]["cases"]))
+@pytest.mark.parametrize("case", VECTORS["sliding"]["cases"])
 def test_sliding_assignment(case: dict[str, Any], backend: str) -> None:
     assigner = ks.SlidingEventTimeWindows.of(case["size"], case["slide"], offset=case["offset"])
     windows = _windows([{"k": "a", "ts": case["ts"]}], assigner, backend)
     assert windows == sorted(tuple(w) for w in case["windows_any_order"])
 
 
-@pytest.mark.parametrize("case", spark_path_first(VECTORS["session_assign"]["cases"]))
+@pytest.mark.parametrize("case", VECTORS["session_assign"]["cases"])
 def test_session_assignment(case: dict[str, int], backend: str) -> None:
     assigner = ks.EventTimeSessionWindows.with_gap(case["gap"])
     assert _windows([{"k": "a", "ts": case["ts"]}], assigner, backend) == [tuple(case["window"])]
@@ -63,7 +63,7 @@ def _session_rows(windows: list[list[int]]) -> list[dict[str, Any]]:
     return [{"k": "a", "ts": start, "gap": end - start} for start, end in windows]
 
 
-@pytest.mark.parametrize("case", spark_path_first(VECTORS["session_merge"]["cases"]))
+@pytest.mark.parametrize("case", VECTORS["session_merge"]["cases"])
 def test_session_merge(case: dict[str, Any], backend: str) -> None:
     """Each window [s, e) is an element at s with dynamic gap e - s; the fired windows are
     the merge results plus the windows nothing merged with."""
@@ -82,7 +82,7 @@ def test_session_merge(case: dict[str, Any], backend: str) -> None:
     assert sorted(out.select("window_start", "window_end").rows()) == sorted(merged + alone)
 
 
-@pytest.mark.parametrize("case", spark_path_first(VECTORS["intersects"]["cases"]))
+@pytest.mark.parametrize("case", VECTORS["intersects"]["cases"])
 def test_intersects_means_merge(case: dict[str, Any], backend: str) -> None:
     rows = _session_rows([case["a"], case["b"]])
     stream = ks.stream(rows, key="k", timestamp="ts", watermarks=MONOTONOUS, backend=backend)

@@ -372,7 +372,6 @@ def _interleaved(backend: str) -> ks.SingleOutputStreamOperator[pl.DataFrame]:
     return stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).process(_Clocks())
 
 
-@pytest.mark.spark_path
 def test_window_function_sees_the_watermark_of_its_partition(compiled_backend: str) -> None:
     """Key ``a``'s first window fires at watermark 9, recorded between records of key ``b``,
     when the clock reads 150 (``b``'s second record): what ``a``'s own records show (20

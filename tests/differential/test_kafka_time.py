@@ -222,7 +222,7 @@ EDGES = pl.DataFrame(
 
 
 @pytest.mark.spark_path
-@pytest.mark.parametrize("partition", [None, "p"])
+@pytest.mark.parametrize("partition", [None, pytest.param("p", marks=pytest.mark.full)])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("advance", [10, pytest.param(5, marks=pytest.mark.full)])
 def test_python_time_windows_edge_cases(

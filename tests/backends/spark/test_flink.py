@@ -19,7 +19,7 @@ from tests.strategies.flink import Cleared, Collect, Panes
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.parametrize("window", ["time", "session"])
+@pytest.mark.parametrize("window", [pytest.param("time", marks=pytest.mark.full), "session"])
 def test_spark_plans_with_a_clock_they_do_not_read(spark: Any, window: str) -> None:
     """A stream with a ``processing_time`` column under an event-time trigger: the per-key
     kernels (which do not read the clock) still give the partition's clock to the Polars

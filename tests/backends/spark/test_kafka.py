@@ -33,7 +33,9 @@ def test_spark_plans_stay_distributed(
     assert "FlatMapGroupsInArrow" not in assert_distributed(finish(table, mode))
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "mode", [m if m == "update" else pytest.param(m, marks=pytest.mark.full) for m in MODES]
+)
 def test_spark_python_time_window_plans_stay_distributed(
     spark: Any, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

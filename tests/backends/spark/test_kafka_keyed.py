@@ -20,7 +20,9 @@ from tests.differential.kafka import MODES, finish, windowed
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "mode", [m if m != "suppress" else pytest.param(m, marks=pytest.mark.full) for m in MODES]
+)
 def test_spark_session_plans_stay_distributed(
     spark: Any, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -80,7 +82,7 @@ SPLIT_ROWS = pl.DataFrame(
 
 @pytest.mark.parametrize("listing", [True, False])
 @pytest.mark.parametrize("partition", [None, pytest.param("p", marks=pytest.mark.full)])
-@pytest.mark.parametrize("mode", ["close", "suppress"])
+@pytest.mark.parametrize("mode", ["close", pytest.param("suppress", marks=pytest.mark.full)])
 def test_spark_sliding_final_results_split_the_stores(
     spark: Any, mode: str, partition: str | None, listing: bool
 ) -> None:
