@@ -121,7 +121,9 @@ def per_key(
     from kstreamlike.backends.spark._frames import spark_type
 
     spark_schema = StructType([StructField(n, spark_type(t), True) for n, t in schema.items()])
-    arrow_schema = to_arrow_schema(spark_schema)
+    # Arrow reads the instants of a time zone's timestamps alike in any zone: the session's
+    zone = frame.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
+    arrow_schema = to_arrow_schema(spark_schema, timezone=zone)
     casts = dict(schema)
 
     def run(table: pa.Table) -> pa.Table:
