@@ -60,13 +60,11 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
                 return run_reference(plan)
         case FlinkWindowedAggregate():
             main, late, unassigned = _run_flink(agg, prepared.valid.lazy())
-    invalid = prepared.invalid
-    if unassigned is None:
-        main_df, late_df = pl.collect_all([main, late])
-    else:
-        # records no window took (and not late) join the invalid rows, in input order
-        main_df, late_df, unassigned_df = pl.collect_all([main, late, unassigned])
-        invalid = pl.concat([invalid, unassigned_df]).sort(ROW)
+    # records no window took (and not late) join the invalid rows, in input order
+    main_df, late_df, *unassigned_df = pl.collect_all(
+        [main, late] if unassigned is None else [main, late, unassigned]
+    )
+    invalid = pl.concat([prepared.invalid, *unassigned_df]).sort(ROW)
     return Outputs(
         main=infer_python_columns(agg, main_df),
         late=late_df,

@@ -152,19 +152,18 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
     spark = spark_session(agg.source.frame)
     python = python_dtype(agg)
     no_window = None
+    window = agg.window
+    # Kafka time windows with ks.agg close where a table of arrivals says.
+    width = bucket_width(window) if isinstance(window, KafkaTimeWindow) and python is None else None
+    prepared = prepare(spark, agg, width)
     match agg:
-        case KafkaWindowedAggregate(window=KafkaTimeWindow() as window) if python is None:
-            # Kafka time windows with ks.agg close where a table of arrivals says.
-            prepared = prepare(spark, agg, bucket_width(window))
+        case KafkaWindowedAggregate() if width is not None:
             main, late = run_kafka(agg, plan.suppress, prepared)
         case KafkaWindowedAggregate():
-            prepared = prepare(spark, agg, None)
             main, late = run_kafka_keyed(agg, plan.suppress, prepared.valid, python)
         case FlinkWindowedAggregate() if vectorized(agg):
-            prepared = prepare(spark, agg, None)
             main, late, no_window = run_flink(agg, prepared.valid)
         case FlinkWindowedAggregate():
-            prepared = prepare(spark, agg, None)
             main, late, no_window = run_flink_keyed(agg, prepared.valid, python)
     invalid = prepared.invalid
     if no_window is not None:
