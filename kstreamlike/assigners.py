@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kstreamlike._spec import durations_repr, positive_micros
 from kstreamlike._time import Duration, EventTimeUnit, format_micros, to_micros
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.firing import FlinkEndOfStreamTrigger, FlinkNeverTrigger, FlinkTrigger
@@ -34,13 +35,6 @@ __all__ = [
 ]
 
 MAX_WINDOWS_PER_ELEMENT = 10_000_000
-
-
-def _positive(value: Duration, param: str) -> int:
-    micros = to_micros(value, param)
-    if micros <= 0:
-        raise InvalidSpecError(f"{param} must be > 0, got {format_micros(micros)}")
-    return micros
 
 
 def _offset(value: Duration, bound: int, bound_name: str) -> int:
@@ -77,7 +71,7 @@ class TumblingEventTimeWindows:
             >>> ks.TumblingEventTimeWindows.of(2000)
             TumblingEventTimeWindows(size=2000 ms, offset=0 ms)
         """
-        size_us = _positive(size, "size")
+        size_us = positive_micros(size, "size")
         return cls(size_us, _offset(offset, size_us, "size"))
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkTumblingWindow:
@@ -86,10 +80,7 @@ class TumblingEventTimeWindows:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"TumblingEventTimeWindows(size={format_micros(self.size_us)}, "
-            f"offset={format_micros(self.offset_us)})"
-        )
+        return durations_repr("TumblingEventTimeWindows", size=self.size_us, offset=self.offset_us)
 
 
 @dataclass(frozen=True, repr=False)
@@ -118,8 +109,8 @@ class SlidingEventTimeWindows:
             >>> ks.SlidingEventTimeWindows.of(5000, 1000, offset=500).offset_us
             500000
         """
-        size_us = _positive(size, "size")
-        slide_us = _positive(slide, "slide")
+        size_us = positive_micros(size, "size")
+        slide_us = positive_micros(slide, "slide")
         if size_us // slide_us > MAX_WINDOWS_PER_ELEMENT:
             raise InvalidSpecError(
                 f"size / slide must be <= {MAX_WINDOWS_PER_ELEMENT} windows per element, "
@@ -135,9 +126,8 @@ class SlidingEventTimeWindows:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"SlidingEventTimeWindows(size={format_micros(self.size_us)}, "
-            f"slide={format_micros(self.slide_us)}, offset={format_micros(self.offset_us)})"
+        return durations_repr(
+            "SlidingEventTimeWindows", size=self.size_us, slide=self.slide_us, offset=self.offset_us
         )
 
 
@@ -166,7 +156,7 @@ class EventTimeSessionWindows:
             >>> ks.EventTimeSessionWindows.with_gap(3000).gap_us
             3000000
         """
-        return cls(_positive(gap, "gap"))
+        return cls(positive_micros(gap, "gap"))
 
     @classmethod
     def with_dynamic_gap(cls, column: str) -> EventTimeSessionWindows:
@@ -193,7 +183,7 @@ class EventTimeSessionWindows:
     def __repr__(self) -> str:
         if self.gap_us is None:
             return f"EventTimeSessionWindows(gap=column {self.gap_column!r})"
-        return f"EventTimeSessionWindows(gap={format_micros(self.gap_us)})"
+        return durations_repr("EventTimeSessionWindows", gap=self.gap_us)
 
 
 @dataclass(frozen=True, repr=False)

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kstreamlike._time import Duration, EventTimeUnit, format_micros, to_micros
+from kstreamlike._spec import check_delta, function_name, non_negative_micros, positive_count
+from kstreamlike._time import Duration, EventTimeUnit, format_micros
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
@@ -69,15 +70,11 @@ class CountEvictor:
             >>> ks.CountEvictor.of(10).max_count
             10
         """
-        if isinstance(max_count, bool) or not isinstance(max_count, int):
-            raise InvalidSpecError(f"max_count must be an integer >= 1, got {max_count!r}")
-        if max_count < 1:
-            raise InvalidSpecError(
-                f"max_count must be an integer >= 1, got {max_count!r} (Flink's "
-                f"CountEvictor.of({max_count}) evicts every element: the window function "
-                "would see none)"
-            )
-        return cls(max_count, _flag(do_evict_after))
+        note = (
+            f"Flink's CountEvictor.of({max_count}) evicts every element: the window function "
+            "would see none"
+        )
+        return cls(positive_count(max_count, "max_count", note), _flag(do_evict_after))
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkEvictor:
         return FlinkCountEvictor(self.max_count, self.do_evict_after)
@@ -114,10 +111,7 @@ class TimeEvictor:
             >>> ks.TimeEvictor.of(2000, do_evict_after=True)
             TimeEvictor.of(2000 ms, do_evict_after=True)
         """
-        micros = to_micros(interval, "interval")
-        if micros < 0:
-            raise InvalidSpecError(f"interval must be >= 0, got {format_micros(micros)}")
-        return cls(micros, _flag(do_evict_after))
+        return cls(non_negative_micros(interval, "interval"), _flag(do_evict_after))
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkEvictor:
         return FlinkTimeEvictor(unit.ticks(self.interval_us, "interval"), self.do_evict_after)
@@ -162,17 +156,14 @@ class DeltaEvictor:
             >>> ks.DeltaEvictor.of(2, lambda e, last: last - e).threshold
             2
         """
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-            raise InvalidSpecError(f"threshold must be a number, got {threshold!r}")
-        if not callable(delta_function):
-            raise InvalidSpecError(f"delta_function must be callable, got {delta_function!r}")
+        check_delta(threshold, delta_function)
         return cls(threshold, delta_function, _flag(do_evict_after))
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkEvictor:
         return FlinkDeltaEvictor(self.threshold, self.delta_function, self.do_evict_after)
 
     def __repr__(self) -> str:
-        name = getattr(self.delta_function, "__name__", type(self.delta_function).__name__)
+        name = function_name(self.delta_function)
         return f"DeltaEvictor.of({self.threshold}, {name}{_when(self.do_evict_after)})"
 
 

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kstreamlike._time import Duration, EventTimeUnit, format_micros, to_micros
+from kstreamlike._spec import check_delta, function_name, positive_count, positive_micros
+from kstreamlike._time import Duration, EventTimeUnit, format_micros
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
@@ -40,13 +41,6 @@ __all__ = [
     "PurgingTrigger",
     "Trigger",
 ]
-
-
-def _interval(value: Duration) -> int:
-    micros = to_micros(value, "interval")
-    if micros <= 0:
-        raise InvalidSpecError(f"interval must be > 0, got {format_micros(micros)}")
-    return micros
 
 
 @dataclass(frozen=True, repr=False)
@@ -146,14 +140,11 @@ class CountTrigger:
             >>> ks.CountTrigger.of(100).count
             100
         """
-        if isinstance(count, bool) or not isinstance(count, int):
-            raise InvalidSpecError(f"count must be an integer >= 1, got {count!r}")
-        if count < 1:
-            raise InvalidSpecError(
-                f"count must be an integer >= 1, got {count!r} (Flink's CountTrigger.of"
-                f"({count}) fires on every element, as CountTrigger.of(1) does: use that)"
-            )
-        return cls(count)
+        note = (
+            f"Flink's CountTrigger.of({count}) fires on every element, as CountTrigger.of(1) "
+            "does: use that"
+        )
+        return cls(positive_count(count, "count", note))
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkTrigger:
         return FlinkCountTrigger(self.count)
@@ -192,7 +183,7 @@ class ContinuousEventTimeTrigger:
             >>> ks.ContinuousEventTimeTrigger.of(3000)
             ContinuousEventTimeTrigger.of(3000 ms)
         """
-        return cls(_interval(interval))
+        return cls(positive_micros(interval, "interval"))
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkTrigger:
         return FlinkContinuousEventTimeTrigger(unit.ticks(self.interval_us, "interval"))
@@ -229,7 +220,7 @@ class ContinuousProcessingTimeTrigger:
             >>> ks.ContinuousProcessingTimeTrigger.of(1000)
             ContinuousProcessingTimeTrigger.of(1000 ms)
         """
-        return cls(_interval(interval))
+        return cls(positive_micros(interval, "interval"))
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkTrigger:
         return FlinkContinuousProcessingTimeTrigger(unit.ticks(self.interval_us, "interval"))
@@ -270,21 +261,14 @@ class DeltaTrigger:
             >>> ks.DeltaTrigger.of(2.5, lambda old, new: new - old).threshold
             2.5
         """
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-            raise InvalidSpecError(f"threshold must be a number, got {threshold!r}")
-        if not callable(delta_function):
-            raise InvalidSpecError(f"delta_function must be callable, got {delta_function!r}")
+        check_delta(threshold, delta_function)
         return cls(threshold, delta_function)
 
     def _resolve(self, unit: EventTimeUnit) -> FlinkTrigger:
         return FlinkDeltaTrigger(self.threshold, self.delta_function)
 
     def __repr__(self) -> str:
-        return f"DeltaTrigger.of({self.threshold}, {_name(self.delta_function)})"
-
-
-def _name(fn: object) -> str:
-    return str(getattr(fn, "__name__", type(fn).__name__))
+        return f"DeltaTrigger.of({self.threshold}, {function_name(self.delta_function)})"
 
 
 @dataclass(frozen=True, repr=False)

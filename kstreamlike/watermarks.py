@@ -21,8 +21,9 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike._time import Duration, format_micros, to_micros
-from kstreamlike.errors import InvalidSpecError, SchemaError
+from kstreamlike._spec import non_negative_micros
+from kstreamlike._time import Duration, format_micros
+from kstreamlike.errors import SchemaError
 
 __all__ = ["WatermarkStrategy"]
 
@@ -62,12 +63,7 @@ class WatermarkStrategy:
             >>> ks.WatermarkStrategy.for_bounded_out_of_orderness(2000).out_of_orderness_us
             2000000
         """
-        micros = to_micros(max_out_of_orderness, "max_out_of_orderness")
-        if micros < 0:
-            raise InvalidSpecError(
-                f"max_out_of_orderness must be >= 0, got {format_micros(micros)}"
-            )
-        return cls(micros)
+        return cls(non_negative_micros(max_out_of_orderness, "max_out_of_orderness"))
 
     @classmethod
     def explicit(cls, frame: WatermarkFrame) -> WatermarkStrategy:

@@ -15,33 +15,26 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
-from kstreamlike._time import Duration, EventTimeUnit, format_micros, to_micros
+from kstreamlike._spec import durations_repr, non_negative_micros, positive_micros
+from kstreamlike._time import Duration, EventTimeUnit, format_micros
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
 __all__ = ["SessionWindows", "SlidingWindows", "TimeWindows"]
 
-
-def _positive(value: Duration, param: str) -> int:
-    micros = to_micros(value, param)
-    if micros <= 0:
-        raise InvalidSpecError(f"{param} must be > 0, got {format_micros(micros)}")
-    return micros
+_Windows = TypeVar("_Windows", "TimeWindows", "SlidingWindows", "SessionWindows")
 
 
-def _non_negative(value: Duration, param: str) -> int:
-    micros = to_micros(value, param)
-    if micros < 0:
-        raise InvalidSpecError(f"{param} must be >= 0, got {format_micros(micros)}")
-    return micros
-
-
-def _grace_already_set(cls: str) -> InvalidSpecError:
-    return InvalidSpecError(
-        f"grace was already set by a {cls} factory that takes the grace period "
-        "(..._with_no_grace / ..._and_grace); call grace() only after of()/with_gap()"
-    )
+def _with_grace(windows: _Windows, grace: Duration, cls: str) -> _Windows:
+    """``windows`` with the grace period ``grace`` (>= 0), unless a factory already set it."""
+    if windows._grace_fixed:
+        raise InvalidSpecError(
+            f"grace was already set by a {cls} factory that takes the grace period "
+            "(..._with_no_grace / ..._and_grace); call grace() only after of()/with_gap()"
+        )
+    return replace(windows, grace_us=non_negative_micros(grace, "grace"))
 
 
 @dataclass(frozen=True, repr=False)
@@ -72,7 +65,7 @@ class TimeWindows:
             >>> ks.TimeWindows.of(500).grace(100)
             TimeWindows(size=500 ms, advance=500 ms, grace=100 ms)
         """
-        micros = _positive(size, "size")
+        micros = positive_micros(size, "size")
         return cls(micros, micros)
 
     @classmethod
@@ -84,7 +77,7 @@ class TimeWindows:
             >>> ks.TimeWindows.of_size_with_no_grace(500)
             TimeWindows(size=500 ms, advance=500 ms, grace=0 ms)
         """
-        micros = _positive(size, "size")
+        micros = positive_micros(size, "size")
         return cls(micros, micros, 0, True)
 
     @classmethod
@@ -96,8 +89,8 @@ class TimeWindows:
             >>> ks.TimeWindows.of_size_and_grace(500, 100)
             TimeWindows(size=500 ms, advance=500 ms, grace=100 ms)
         """
-        micros = _positive(size, "size")
-        return cls(micros, micros, _non_negative(grace, "grace"), True)
+        micros = positive_micros(size, "size")
+        return cls(micros, micros, non_negative_micros(grace, "grace"), True)
 
     def advance_by(self, advance: Duration) -> TimeWindows:
         """Hopping windows: a new window every ``advance`` (``0 < advance <= size``).
@@ -107,7 +100,7 @@ class TimeWindows:
             >>> ks.TimeWindows.of(10).advance_by(5)
             TimeWindows(size=10 ms, advance=5 ms, grace=0 ms)
         """
-        micros = _positive(advance, "advance")
+        micros = positive_micros(advance, "advance")
         if micros > self.size_us:
             raise InvalidSpecError(
                 f"advance must be <= size ({format_micros(self.size_us)}), "
@@ -123,9 +116,7 @@ class TimeWindows:
             >>> ks.TimeWindows.of(10).grace(3).grace_us
             3000
         """
-        if self._grace_fixed:
-            raise _grace_already_set("TimeWindows")
-        return replace(self, grace_us=_non_negative(grace, "grace"))
+        return _with_grace(self, grace, "TimeWindows")
 
     def _resolve(self, unit: EventTimeUnit) -> KafkaTimeWindow:
         return KafkaTimeWindow(
@@ -135,9 +126,8 @@ class TimeWindows:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"TimeWindows(size={format_micros(self.size_us)}, "
-            f"advance={format_micros(self.advance_us)}, grace={format_micros(self.grace_us)})"
+        return durations_repr(
+            "TimeWindows", size=self.size_us, advance=self.advance_us, grace=self.grace_us
         )
 
 
@@ -169,7 +159,7 @@ class SlidingWindows:
             >>> ks.SlidingWindows.of(10)
             SlidingWindows(size=10 ms, grace=0 ms)
         """
-        return cls(_positive(size, "size"))
+        return cls(positive_micros(size, "size"))
 
     @classmethod
     def of_time_difference_with_no_grace(cls, time_difference: Duration) -> SlidingWindows:
@@ -180,7 +170,7 @@ class SlidingWindows:
             >>> ks.SlidingWindows.of_time_difference_with_no_grace(10)
             SlidingWindows(size=10 ms, grace=0 ms)
         """
-        return cls(_positive(time_difference, "time_difference"), 0, True)
+        return cls(positive_micros(time_difference, "time_difference"), 0, True)
 
     @classmethod
     def of_time_difference_and_grace(
@@ -193,8 +183,8 @@ class SlidingWindows:
             >>> ks.SlidingWindows.of_time_difference_and_grace(10, 5)
             SlidingWindows(size=10 ms, grace=5 ms)
         """
-        size = _positive(time_difference, "time_difference")
-        return cls(size, _non_negative(grace, "grace"), True)
+        size = positive_micros(time_difference, "time_difference")
+        return cls(size, non_negative_micros(grace, "grace"), True)
 
     def grace(self, grace: Duration) -> SlidingWindows:
         """Accept out-of-order records until ``window_end + grace`` (``grace >= 0``).
@@ -204,9 +194,7 @@ class SlidingWindows:
             >>> ks.SlidingWindows.of(10).grace(5).grace_us
             5000
         """
-        if self._grace_fixed:
-            raise _grace_already_set("SlidingWindows")
-        return replace(self, grace_us=_non_negative(grace, "grace"))
+        return _with_grace(self, grace, "SlidingWindows")
 
     def _resolve(self, unit: EventTimeUnit) -> KafkaSlidingWindow:
         return KafkaSlidingWindow(
@@ -214,10 +202,7 @@ class SlidingWindows:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"SlidingWindows(size={format_micros(self.size_us)}, "
-            f"grace={format_micros(self.grace_us)})"
-        )
+        return durations_repr("SlidingWindows", size=self.size_us, grace=self.grace_us)
 
 
 @dataclass(frozen=True, repr=False)
@@ -243,7 +228,7 @@ class SessionWindows:
             >>> ks.SessionWindows.with_gap(300)
             SessionWindows(gap=300 ms, grace=0 ms)
         """
-        return cls(_positive(gap, "gap"))
+        return cls(positive_micros(gap, "gap"))
 
     @classmethod
     def of_inactivity_gap_with_no_grace(cls, gap: Duration) -> SessionWindows:
@@ -254,7 +239,7 @@ class SessionWindows:
             >>> ks.SessionWindows.of_inactivity_gap_with_no_grace(300)
             SessionWindows(gap=300 ms, grace=0 ms)
         """
-        return cls(_positive(gap, "gap"), 0, True)
+        return cls(positive_micros(gap, "gap"), 0, True)
 
     @classmethod
     def of_inactivity_gap_and_grace(cls, gap: Duration, grace: Duration) -> SessionWindows:
@@ -265,7 +250,7 @@ class SessionWindows:
             >>> ks.SessionWindows.of_inactivity_gap_and_grace(300, 60)
             SessionWindows(gap=300 ms, grace=60 ms)
         """
-        return cls(_positive(gap, "gap"), _non_negative(grace, "grace"), True)
+        return cls(positive_micros(gap, "gap"), non_negative_micros(grace, "grace"), True)
 
     def grace(self, grace: Duration) -> SessionWindows:
         """Accept out-of-order records until ``session_end + gap + grace``.
@@ -275,9 +260,7 @@ class SessionWindows:
             >>> ks.SessionWindows.with_gap(300).grace(60).grace_us
             60000
         """
-        if self._grace_fixed:
-            raise _grace_already_set("SessionWindows")
-        return replace(self, grace_us=_non_negative(grace, "grace"))
+        return _with_grace(self, grace, "SessionWindows")
 
     def _resolve(self, unit: EventTimeUnit) -> KafkaSessionWindow:
         return KafkaSessionWindow(
@@ -285,7 +268,4 @@ class SessionWindows:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"SessionWindows(gap={format_micros(self.gap_us)}, "
-            f"grace={format_micros(self.grace_us)})"
-        )
+        return durations_repr("SessionWindows", gap=self.gap_us, grace=self.grace_us)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kstreamlike._time import Duration, format_micros, to_micros
+from kstreamlike._spec import non_negative_micros
+from kstreamlike._time import Duration
 from kstreamlike.api._source import require_columns
 from kstreamlike.assigners import (
     EventTimeSessionWindows,
@@ -48,7 +49,6 @@ from kstreamlike.triggers import TRIGGER_TYPES, Trigger
 __all__ = [
     "WindowAssigner",
     "WindowSpec",
-    "check_count",
     "check_late_tag",
     "check_window_function",
     "lateness_ticks",
@@ -78,13 +78,6 @@ class WindowSpec:
 def no_watermarks() -> WatermarkPlan:
     """The watermark plan of a stream without one: no watermark before the end of input."""
     return ExplicitWatermarks(pl.DataFrame(schema={"after": pl.Int64, "watermark": pl.Int64}))
-
-
-def check_count(value: object, param: str) -> int:
-    """A count window's ``size`` or ``slide``: an integer of at least 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidSpecError(f"{param} must be an integer >= 1, got {value!r}")
-    return value
 
 
 def time_window_spec(source: Source, assigner: WindowAssigner) -> WindowSpec:
@@ -183,9 +176,7 @@ def resolve_evictor(source: Source, evictor: Evictor) -> FlinkEvictor:
 
 def lateness_ticks(source: Source, spec: WindowSpec, lateness: Duration) -> int:
     """An allowed lateness in ticks: at least 0, and 0 on ``GlobalWindows``."""
-    micros = to_micros(lateness, "lateness")
-    if micros < 0:
-        raise InvalidSpecError(f"lateness must be >= 0, got {format_micros(micros)}")
+    micros = non_negative_micros(lateness, "lateness")
     ticks = source.time_unit.ticks(micros, "lateness")
     if ticks > 0 and isinstance(spec.window, FlinkGlobalWindow):
         raise InvalidSpecError(

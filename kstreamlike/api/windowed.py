@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Generic, TypeVar, overload
 
+from kstreamlike._spec import positive_count
 from kstreamlike._time import Duration
 from kstreamlike.agg import AggExpr
 from kstreamlike.agg import count as agg_count
@@ -25,7 +26,6 @@ from kstreamlike.agg import sum as agg_sum
 from kstreamlike.api._checks import check_aggregation, check_callable
 from kstreamlike.api._flink_spec import (
     WindowSpec,
-    check_count,
     check_late_tag,
     check_window_function,
     lateness_ticks,
@@ -69,14 +69,14 @@ def count_windowed(
         >>> s.count_window_all(2).sum("v").collect()["v"].to_list()
         [1, 5]
     """
-    size = check_count(size, "size")
+    size = positive_count(size, "size")
     spec = WindowSpec(
         window=FlinkGlobalWindow(),
         assigner="GlobalWindows",
         trigger=FlinkPurgingTrigger(FlinkCountTrigger(size)),
     )
     if slide is not None:
-        slide = check_count(slide, "slide")
+        slide = positive_count(slide, "slide")
         spec = replace(
             spec, trigger=FlinkCountTrigger(slide), evictor=FlinkCountEvictor(size, False)
         )
