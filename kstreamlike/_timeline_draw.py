@@ -307,43 +307,11 @@ def draw_records(
     handles: list[Artist] = []
     keys = sorted(colors)
     if 1 < len(keys) <= 10 or (len(keys) == 1 and keys[0]):
-        for key in keys:
-            handles.append(
-                Line2D(
-                    [],
-                    [],
-                    ls="",
-                    marker="o",
-                    ms=7,
-                    mfc=colors[key],
-                    mec="white",
-                    label=f"key {key}",
-                )
-            )
+        handles += [_marker_handle("o", 7, colors[key], "white", f"key {key}") for key in keys]
     handles += [
-        Line2D([], [], ls="", marker="o", ms=7, mfc="#9CA3AF", mec="white", label="accepted"),
-        Line2D(
-            [],
-            [],
-            ls="",
-            marker="X",
-            ms=9,
-            mfc="#9CA3AF",
-            mec=_LATE,
-            mew=1.4,
-            label="late (side output)",
-        ),
-        Line2D(
-            [],
-            [],
-            ls="",
-            marker="s",
-            ms=7,
-            mfc="none",
-            mec=_INVALID,
-            mew=1.2,
-            label="invalid (side output)",
-        ),
+        _marker_handle("o", 7, "#9CA3AF", "white", "accepted"),
+        _marker_handle("X", 9, "#9CA3AF", _LATE, "late (side output)", edge_width=1.4),
+        _marker_handle("s", 7, "none", _INVALID, "invalid (side output)", edge_width=1.2),
         Line2D([], [], color=_LINE, lw=1.6, label=name),
     ]
     if trailing:
@@ -359,6 +327,17 @@ def draw_records(
             )
         )
     return handles
+
+
+def _marker_handle(
+    marker: str, size: float, face: str, edge: str, label: str, edge_width: float | None = None
+) -> Artist:
+    """A legend entry showing a marker alone (no line)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D(
+        [], [], ls="", marker=marker, ms=size, mfc=face, mec=edge, mew=edge_width, label=label
+    )
 
 
 def caption(ax: Axes, text: str, bold: bool = False) -> None:

@@ -39,6 +39,7 @@ __all__ = [
 
 V = TypeVar("V")
 A = TypeVar("A")
+W = TypeVar("W", bound="_WindowedKStreamBase[Any]")
 
 
 class KGroupedStream(Generic[FrameT]):
@@ -103,6 +104,12 @@ class _WindowedKStreamBase(Generic[FrameT]):
         self._window = window
         self._emit_on_close = emit_on_close
         self._backend = backend
+
+    def _emitting(self: W, strategy: EmitStrategy) -> W:
+        """The same windowed stream, emitting as ``strategy`` says."""
+        if not isinstance(strategy, EmitStrategy):
+            raise InvalidSpecError(f"strategy must be a ks.EmitStrategy, got {strategy!r}")
+        return type(self)(self._source, self._keys, self._window, strategy.on_close, self._backend)
 
     def _table(self, aggregation: Aggregation) -> KTable[FrameT]:
         check_aggregation(self._source, self._keys, aggregation)
@@ -224,11 +231,7 @@ class TimeWindowedKStream(_WindowedKStreamBase[FrameT]):
             >>> w.emit_strategy(ks.EmitStrategy.on_window_update()).count().collect().height
             1
         """
-        if not isinstance(strategy, EmitStrategy):
-            raise InvalidSpecError(f"strategy must be a ks.EmitStrategy, got {strategy!r}")
-        return TimeWindowedKStream(
-            self._source, self._keys, self._window, strategy.on_close, self._backend
-        )
+        return self._emitting(strategy)
 
 
 class SessionWindowedKStream(_WindowedKStreamBase[FrameT]):
@@ -253,11 +256,7 @@ class SessionWindowedKStream(_WindowedKStreamBase[FrameT]):
             >>> w.emit_strategy(ks.EmitStrategy.on_window_close()).count().collect().height
             0
         """
-        if not isinstance(strategy, EmitStrategy):
-            raise InvalidSpecError(f"strategy must be a ks.EmitStrategy, got {strategy!r}")
-        return SessionWindowedKStream(
-            self._source, self._keys, self._window, strategy.on_close, self._backend
-        )
+        return self._emitting(strategy)
 
 
 class KTable(StreamResult[FrameT]):
