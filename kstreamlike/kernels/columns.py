@@ -20,6 +20,7 @@ START = "window_start"
 END = "window_end"
 TIMESTAMP = "timestamp"
 EMIT_ORDER = "emit_order"
+TOMBSTONE = "is_tombstone"
 
 # Emission order, suppression and Python functions.
 DELETED = "__ks_deleted"  # Python functions: whether the update deletes the window

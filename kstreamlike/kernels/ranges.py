@@ -90,32 +90,37 @@ class MinTable:
 
         Ranges must not be longer than the table was built for.
         """
-        at_lo = (lo <= hi) & (self._block(0, lo) < bound)
-        rest = ((lo < hi) & ~at_lo).arg_true()
-        result = _where(at_lo, lo, None)
-        if rest.is_empty():
-            return result
-        lo, hi, bound = lo.gather(rest) + 1, hi.gather(rest), bound.gather(rest)
-        found = self.range_min(lo, hi) < bound
-        search = rest.filter(found)
-        lifted = self._lift_right(lo.filter(found), hi.filter(found), bound.filter(found))
-        return result.scatter(search, lifted)
+        return self._nearest_below(lo, hi, bound, from_hi=False)
 
     def last_below(self, lo: pl.Series, hi: pl.Series, bound: pl.Series) -> pl.Series:
         """The last position in ``[lo, hi]`` whose value is below ``bound`` (null if none).
 
         Ranges must not be longer than the table was built for.
         """
-        at_hi = (lo <= hi) & (self._block(0, hi) < bound)
-        rest = ((lo < hi) & ~at_hi).arg_true()
-        result = _where(at_hi, hi, None)
+        return self._nearest_below(lo, hi, bound, from_hi=True)
+
+    def _nearest_below(
+        self, lo: pl.Series, hi: pl.Series, bound: pl.Series, *, from_hi: bool
+    ) -> pl.Series:
+        """The position in ``[lo, hi]`` nearest ``hi`` (``from_hi``) or else ``lo`` whose
+        value is below ``bound`` (null if none): that end itself when its value is; else,
+        where the minimum of the rest of the range is below ``bound``, the position binary
+        lifting walks to from that end."""
+        end = hi if from_hi else lo
+        at_end = (lo <= hi) & (self._block(0, end) < bound)
+        rest = ((lo < hi) & ~at_end).arg_true()
+        result = _where(at_end, end, None)
         if rest.is_empty():
             return result
-        lo, hi, bound = lo.gather(rest), hi.gather(rest) - 1, bound.gather(rest)
+        lo, hi, bound = lo.gather(rest), hi.gather(rest), bound.gather(rest)
+        if from_hi:
+            hi = hi - 1
+        else:
+            lo = lo + 1
         found = self.range_min(lo, hi) < bound
-        search = rest.filter(found)
-        lifted = self._lift_left(lo.filter(found), hi.filter(found), bound.filter(found))
-        return result.scatter(search, lifted)
+        lift = self._lift_left if from_hi else self._lift_right
+        lifted = lift(lo.filter(found), hi.filter(found), bound.filter(found))
+        return result.scatter(rest.filter(found), lifted)
 
     def _lift_right(self, start: pl.Series, hi: pl.Series, bound: pl.Series) -> pl.Series:
         """Binary lifting: skip every block (largest first) whose minimum is >= ``bound``."""

@@ -1,4 +1,4 @@
-"""What the reference processors emit."""
+"""What the reference processors emit, and what the Kafka window stores hold."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from kstreamlike.reference._input import Record
 
-__all__ = ["Emission", "Late"]
+__all__ = ["Emission", "Late", "WindowEntry"]
 
 
 @dataclass
@@ -40,3 +40,17 @@ class Late:
 
     record: Record
     judged: int
+
+
+@dataclass(frozen=True)
+class WindowEntry:
+    """One entry of a Kafka window store (``ValueAndTimestamp``), for time and sliding
+    windows.
+
+    Attributes:
+        agg: the aggregate (never None: a None aggregate deletes the window).
+        ts: the largest record timestamp in the window.
+    """
+
+    agg: Any
+    ts: int

@@ -16,30 +16,17 @@ from typing import Any
 
 from kstreamlike.plan.windows import KafkaSlidingWindow
 from kstreamlike.reference._input import Record
-from kstreamlike.reference._types import Emission
+from kstreamlike.reference._types import Emission, WindowEntry
 from kstreamlike.reference.aggregates import Folding
 
 __all__ = ["SlidingWindowProcessor"]
-
-
-@dataclass(frozen=True)
-class _Stored:
-    """One window store entry (Kafka ``ValueAndTimestamp``).
-
-    Attributes:
-        agg: the aggregate (never None: a None aggregate deletes the window).
-        ts: the largest record timestamp in the window.
-    """
-
-    agg: Any
-    ts: int
 
 
 @dataclass
 class _KeyWindows:
     """One key's windows, by start, with the starts kept sorted for range fetches."""
 
-    by_start: dict[int, _Stored] = field(default_factory=dict)
+    by_start: dict[int, WindowEntry] = field(default_factory=dict)
     starts: list[int] = field(default_factory=list)
 
     def fetch(self, lo: int, hi: int) -> list[int]:
@@ -47,7 +34,7 @@ class _KeyWindows:
         first = bisect.bisect_left(self.starts, lo)
         return self.starts[first : bisect.bisect_right(self.starts, hi)]
 
-    def put(self, start: int, entry: _Stored | None) -> None:
+    def put(self, start: int, entry: WindowEntry | None) -> None:
         """Store ``entry`` at ``start``; None deletes the window (Kafka ``put(key, null)``)."""
         if entry is None:
             if start in self.by_start:
@@ -64,8 +51,8 @@ class _Scan:
     """What the scan of existing windows found (the locals of ``#processReverse``)."""
 
     seen_starts: set[int] = field(default_factory=set)  # windowStartTimes
-    left_source: _Stored | None = None  # leftWinAgg
-    right_source: _Stored | None = None  # rightWinAgg
+    left_source: WindowEntry | None = None  # leftWinAgg
+    right_source: WindowEntry | None = None  # rightWinAgg
     left_exists: bool = False  # leftWinAlreadyCreated
     right_exists: bool = False  # rightWinAlreadyCreated
     previous_ts: int | None = None  # previousRecordTimestamp
@@ -176,8 +163,8 @@ class SlidingWindowProcessor:
         self, record: Record, close_time: int, windows: _KeyWindows, out: list[Emission]
     ) -> bool:
         ts = record.ts
-        combined: _Stored | None = None
-        right_source: _Stored | None = None
+        combined: WindowEntry | None = None
+        right_source: WindowEntry | None = None
         right_exists = False
         seen_starts: set[int] = set()
         previous_ts: int | None = None
@@ -221,7 +208,7 @@ class SlidingWindowProcessor:
         return self._update(record, start, self.folding.initial(), record.ts, close_time, out)
 
     def _create_current_right(
-        self, record: Record, right_source: _Stored | None, out: list[Emission]
+        self, record: Record, right_source: WindowEntry | None, out: list[Emission]
     ) -> None:
         """``#createCurrentRecordRightWindow``: copy the right source to ``[ts + 1, ...]``.
 
@@ -232,7 +219,7 @@ class SlidingWindowProcessor:
         if right_source is None or right_source.ts <= record.ts:
             return
         start = record.ts + 1
-        entry = _Stored(self.folding.copy(right_source.agg), right_source.ts)
+        entry = WindowEntry(self.folding.copy(right_source.agg), right_source.ts)
         self.store[record.key].put(start, entry)
         out.append(self._emission(record.key, start, entry.agg, entry.ts))
 
@@ -269,7 +256,7 @@ class SlidingWindowProcessor:
             old_agg = self.folding.copy(old_agg)
             new_ts = max(record.ts, old_ts)
         new_agg = self.folding.add(record.key, record, old_agg)
-        entry = None if new_agg is None else _Stored(new_agg, new_ts)
+        entry = None if new_agg is None else WindowEntry(new_agg, new_ts)
         self.store[record.key].put(start, entry)
         out.append(self._emission(record.key, start, new_agg, new_ts))
         return True

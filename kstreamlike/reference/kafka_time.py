@@ -8,28 +8,14 @@ skipped by others; it is late only when every window skipped it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kstreamlike.plan.windows import KafkaTimeWindow
 from kstreamlike.reference._input import Record
-from kstreamlike.reference._types import Emission
+from kstreamlike.reference._types import Emission, WindowEntry
 from kstreamlike.reference.aggregates import Folding
 
 __all__ = ["TimeWindowProcessor", "window_starts"]
-
-
-@dataclass(frozen=True)
-class _Stored:
-    """One window store entry (Kafka ``ValueAndTimestamp``).
-
-    Attributes:
-        agg: the aggregate (never None: a None aggregate deletes the window).
-        ts: the largest record timestamp in the window.
-    """
-
-    agg: Any
-    ts: int
 
 
 def window_starts(ts: int, size: int, advance: int) -> list[int]:
@@ -63,7 +49,7 @@ class TimeWindowProcessor:
         self.window = window
         self.folding = folding
         # The window store: key -> window start -> entry.
-        self.store: dict[tuple[Any, ...], dict[int, _Stored]] = {}
+        self.store: dict[tuple[Any, ...], dict[int, WindowEntry]] = {}
 
     def process(self, record: Record, stream_time: int, out: list[Emission]) -> bool:
         """Fold one record into its windows (``KStreamWindowAggregate#process``).
@@ -91,7 +77,7 @@ class TimeWindowProcessor:
         return updated_any
 
     def _update(
-        self, record: Record, start: int, windows: dict[int, _Stored], out: list[Emission]
+        self, record: Record, start: int, windows: dict[int, WindowEntry], out: list[Emission]
     ) -> None:
         """Aggregate ``record`` into the window at ``start``, store it and forward it."""
         stored = windows.get(start)
@@ -109,6 +95,6 @@ class TimeWindowProcessor:
             windows.pop(start, None)
             result = None
         else:
-            windows[start] = _Stored(new_agg, out_ts)
+            windows[start] = WindowEntry(new_agg, out_ts)
             result = self.folding.result(new_agg)
         out.append(Emission(record.key, start, start + self.window.size, result, out_ts))

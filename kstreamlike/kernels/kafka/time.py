@@ -27,6 +27,7 @@ from kstreamlike.kernels.columns import (
     START,
     TIME,
     TIMESTAMP,
+    TOMBSTONE,
     TS,
 )
 from kstreamlike.kernels.emission import first_position_reaching
@@ -37,8 +38,6 @@ from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregat
 from kstreamlike.plan.windows import KafkaTimeWindow
 
 __all__ = ["run_time"]
-
-TOMBSTONE = "is_tombstone"
 
 
 def _partition(node: KafkaWindowedAggregate) -> list[str]:

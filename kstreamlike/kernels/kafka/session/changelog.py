@@ -23,6 +23,7 @@ from kstreamlike.kernels.columns import (
     START,
     SUB,
     TIMESTAMP,
+    TOMBSTONE,
     TS,
     UPDATE,
 )
@@ -32,9 +33,7 @@ from kstreamlike.kernels.packing import group_columns
 from kstreamlike.plan.nodes import KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow
 
-__all__ = ["CONSUMER", "SUB", "TOMBSTONE", "forwards", "on_close_candidates"]
-
-TOMBSTONE = "is_tombstone"
+__all__ = ["CONSUMER", "SUB", "forwards", "on_close_candidates"]
 
 
 def forwards(sessions: pl.DataFrame, group: list[str]) -> pl.DataFrame:

@@ -27,12 +27,13 @@ from kstreamlike.kernels.columns import (
     START,
     TIME,
     TIMESTAMP,
+    TOMBSTONE,
     TS,
     UPDATE,
 )
 from kstreamlike.kernels.emission import first_position_reaching
 from kstreamlike.kernels.kafka.session.aggregates import arrival_index, session_aggregates
-from kstreamlike.kernels.kafka.session.changelog import TOMBSTONE, forwards, on_close_candidates
+from kstreamlike.kernels.kafka.session.changelog import forwards, on_close_candidates
 from kstreamlike.kernels.kafka.session.found import (
     WRITERS,
     session_spans,

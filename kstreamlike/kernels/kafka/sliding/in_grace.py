@@ -64,12 +64,13 @@ from kstreamlike.kernels.columns import (
     SUB,
     TIME,
     TIMESTAMP,
+    TOMBSTONE,
     TS,
 )
 from kstreamlike.kernels.due_order import emission_order
 from kstreamlike.kernels.emission import first_reached, reaching_steps
 from kstreamlike.kernels.kafka.sliding.scan import scan_stores
-from kstreamlike.kernels.kafka.sliding.windows import TOMBSTONE, run_sliding
+from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.packing import sorting_rows
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow

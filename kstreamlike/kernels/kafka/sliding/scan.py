@@ -17,7 +17,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kstreamlike.kernels.columns import CREATED, DUE, END, PART, SEQ, START, SUB, TIMESTAMP, TS
+from kstreamlike.kernels.columns import (
+    CREATED,
+    DUE,
+    END,
+    PART,
+    SEQ,
+    START,
+    SUB,
+    TIMESTAMP,
+    TOMBSTONE,
+    TS,
+)
 from kstreamlike.kernels.kafka.sliding.contents import Measures
 from kstreamlike.kernels.kafka.sliding.scan_kernel import scan_batch
 from kstreamlike.kernels.kafka.sliding.scan_tables import (
@@ -30,7 +41,6 @@ from kstreamlike.kernels.kafka.sliding.scan_tables import (
     O_TS,
 )
 from kstreamlike.kernels.kafka.sliding.values import finished
-from kstreamlike.kernels.kafka.sliding.windows import TOMBSTONE
 from kstreamlike.kernels.packing import group_columns, group_ids
 from kstreamlike.kernels.partials import (
     Partials,

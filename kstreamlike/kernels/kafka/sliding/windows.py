@@ -25,6 +25,7 @@ from kstreamlike.kernels.columns import (
     SEQ,
     START,
     TIMESTAMP,
+    TOMBSTONE,
     TS,
     WPOS,
 )
@@ -50,9 +51,7 @@ from kstreamlike.kernels.suppress import suppress
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
-__all__ = ["TOMBSTONE", "run_sliding"]
-
-TOMBSTONE = "is_tombstone"
+__all__ = ["run_sliding"]
 
 
 def run_sliding(
