@@ -63,6 +63,7 @@ from kstreamlike.kernels.flink.evictors import keep_at_first_firing
 from kstreamlike.kernels.flink.firing_functions import python_panes
 from kstreamlike.kernels.flink.firings import firing_panes
 from kstreamlike.kernels.flink.processing_time import Clock, processing_clock, records_only
+from kstreamlike.kernels.flink.timers import early_or_late
 from kstreamlike.kernels.flink.trigger_firings import trigger_firings
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
@@ -412,10 +413,7 @@ def _python_firings(
             *group,
             pl.col(RANK).alias(READ_HI),
             processing_of(pl.col(SEQ)).alias(POS),
-            pl.when(pl.col(WM) < LONG_MAX)
-            .then(pl.lit("EARLY"))
-            .otherwise(pl.lit("LATE"))
-            .alias(TIMING),
+            early_or_late(pl.col(WM), pl.lit(LONG_MAX)).alias(TIMING),
             ((pl.col(RANK) + 1) // count - 1).alias(PANE),
             pl.col(WM).alias(FIRE_WM),
         )
