@@ -15,7 +15,6 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.kernels.columns import (
-    AT,
     CHAIN_START,
     CHAIN_TS,
     CREATOR,
@@ -38,9 +37,13 @@ from kstreamlike.kernels.columns import (
     WMAX,
     WSTART,
 )
-from kstreamlike.kernels.flink.session.history import TIMING, window_table
-from kstreamlike.kernels.flink.timers import reached_by_watermark
-from kstreamlike.plan.positions import processing_of
+from kstreamlike.kernels.flink.session.history import (
+    TIMING,
+    lives_at,
+    window_table,
+    with_last_update,
+)
+from kstreamlike.kernels.flink.timers import reached_by_watermark, timer_timing
 
 __all__ = ["CHAIN_TS", "chain_starts", "continuous_timer_firings"]
 
@@ -129,36 +132,17 @@ def continuous_timer_firings(
     )
     timers = reached_by_watermark(
         timers, REACH, advances, bounds, bounded=bounded, position=PANE_POS, watermark=FIRED_WM
-    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(PANE_POS) < processing_of(pl.col(SUPERSEDED))))
+    ).filter(lives_at(PANE_POS))
     # the window after its last record before the firing
-    added = (
-        versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
-        .select(WID, pl.col(SEQ).alias(UPDATE))
-        .sort(UPDATE)
-    )
-    return (
-        timers.with_columns(((pl.col(PANE_POS) - 2) // 2).alias(AT))
-        .sort(AT)
-        .join_asof(
-            added,
-            left_on=AT,
-            right_on=UPDATE,
-            by=WID,
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .select(
-            PART,
-            GROUP,
-            WSTART,
-            WEND,
-            UPDATE,
-            PANE_POS,
-            pl.col(TIMER).alias(TIE),
-            pl.when(pl.col(TIMER) == pl.col(WMAX))
-            .then(pl.lit("ON_TIME"))
-            .otherwise(pl.lit("EARLY"))
-            .alias(TIMING),
-            FIRED_WM,
-        )
+    added = versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
+    return with_last_update(timers, added).select(
+        PART,
+        GROUP,
+        WSTART,
+        WEND,
+        UPDATE,
+        PANE_POS,
+        pl.col(TIMER).alias(TIE),
+        timer_timing(pl.col(TIMER), pl.col(WMAX)).alias(TIMING),
+        FIRED_WM,
     )

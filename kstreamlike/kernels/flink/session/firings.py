@@ -21,7 +21,6 @@ from kstreamlike.kernels.columns import (
     PANE_POS,
     PART,
     SEQ,
-    SUPERSEDED,
     TIE,
     UPDATE,
     WEND,
@@ -31,7 +30,13 @@ from kstreamlike.kernels.columns import (
     WSTART,
 )
 from kstreamlike.kernels.flink.session.continuous import continuous_timer_firings
-from kstreamlike.kernels.flink.session.history import PANE, TIMING, superseding, with_writers
+from kstreamlike.kernels.flink.session.history import (
+    PANE,
+    TIMING,
+    lives_at,
+    superseding,
+    with_writers,
+)
 from kstreamlike.kernels.flink.session.processing import SessionClock, processing_firings
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
 from kstreamlike.plan.firing import (
@@ -88,17 +93,7 @@ def merging_trigger_firings(
     if isinstance(trigger, FlinkEventTimeTrigger):
         return _end_timer_firings(versions, found, advances, bounds, bounded=bounded)
     if isinstance(trigger, FlinkNeverTrigger):
-        return versions.head(0).select(
-            PART,
-            GROUP,
-            WSTART,
-            WEND,
-            pl.col(SEQ).alias(UPDATE),
-            pl.col(SEQ).alias(PANE_POS),
-            pl.col(SEQ).alias(TIE),
-            pl.lit("", dtype=pl.String).alias(TIMING),
-            pl.col(SEQ).alias(FIRED_WM),
-        )
+        return _element_firings(versions.head(0))
     if isinstance(trigger, FlinkCountTrigger):
         return _count_firings(trigger.count, versions, found)
     if isinstance(trigger, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)):
@@ -191,7 +186,7 @@ def _end_timer_firings(
     # fires unless a record extends the window before the advance reaching its end
     windows = reached_by_watermark(
         created, WMAX, advances, bounds, bounded=bounded, position=FIRE, watermark=FIRED_WM
-    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < processing_of(pl.col(SUPERSEDED))))
+    ).filter(lives_at(FIRE))
     on_time = (
         versions.join(windows.select(*window, FIRE, FIRED_WM), on=window)
         .filter(processing_of(pl.col(SEQ)) < pl.col(FIRE))
