@@ -23,14 +23,12 @@ from kstreamlike.kernels.columns import (
     FOUND_AT,
     GROUP,
     PANE_POS,
-    PART,
     REACH,
     SEQ,
     SUPERSEDED,
     TIE,
     TIMER,
     TS,
-    UPDATE,
     WEND,
     WID,
     WM,
@@ -38,6 +36,7 @@ from kstreamlike.kernels.columns import (
     WSTART,
 )
 from kstreamlike.kernels.flink.session.history import (
+    FIRING_COLUMNS,
     TIMING,
     lives_at,
     window_table,
@@ -135,14 +134,7 @@ def continuous_timer_firings(
     ).filter(lives_at(PANE_POS))
     # the window after its last record before the firing
     added = versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
-    return with_last_update(timers, added).select(
-        PART,
-        GROUP,
-        WSTART,
-        WEND,
-        UPDATE,
-        PANE_POS,
-        pl.col(TIMER).alias(TIE),
-        timer_timing(pl.col(TIMER), pl.col(WMAX)).alias(TIMING),
-        FIRED_WM,
+    fired = with_last_update(timers, added).with_columns(
+        pl.col(TIMER).alias(TIE), timer_timing(pl.col(TIMER), pl.col(WMAX)).alias(TIMING)
     )
+    return fired.select(FIRING_COLUMNS)

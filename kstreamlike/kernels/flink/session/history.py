@@ -50,6 +50,7 @@ from kstreamlike.plan.positions import processing_of
 __all__ = [
     "CREATOR",
     "FIRED_WM",
+    "FIRING_COLUMNS",
     "FIRST_WM",
     "FOUND_AT",
     "FOUND_HI",
@@ -75,6 +76,11 @@ __all__ = [
 
 PANE = "pane_index"
 TIMING = "pane_timing"
+
+FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, PANE_POS, TIE, TIMING, FIRED_WM]
+"""The columns of a firing: its window, the record after which it reads the window, its
+emission position, its order within the position (a timer's timestamp), timing and the
+watermark then."""
 
 
 def record_windows(frame: pl.DataFrame) -> pl.DataFrame:
