@@ -13,9 +13,11 @@ from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,
     FlinkCountTrigger,
     FlinkDeltaTrigger,
+    FlinkEndOfStreamTrigger,
     FlinkEventTimeTrigger,
     FlinkNeverTrigger,
     FlinkProcessingTimeTrigger,
+    FlinkTrigger,
     nested_trigger,
     trigger_name,
 )
@@ -35,13 +37,41 @@ def polars_gap(agg: WindowedAggregate) -> str | None:
         case KafkaWindowedAggregate():
             return None
         case FlinkWindowedAggregate(window=FlinkGlobalWindow()):
-            from kstreamlike.kernels.flink.global_ import global_window_gap
-
-            return global_window_gap(agg)
+            return _global_window_gap(agg)
         case FlinkWindowedAggregate(window=FlinkSessionWindow()):
             return _session_window_gap(agg)
         case FlinkWindowedAggregate():
             return _time_window_gap(agg)
+
+
+def _trigger_gap(
+    trigger: FlinkTrigger, supported: tuple[type[FlinkTrigger], ...], windows: str | None
+) -> str | None:
+    """Names ``trigger`` (on ``windows``, if given) unless the trigger it holds (inside a
+    ``PurgingTrigger``, or itself) is one of ``supported``."""
+    if isinstance(nested_trigger(trigger), supported):
+        return None
+    on = "" if windows is None else f" on {windows}"
+    return f"the trigger {trigger_name(trigger)}{on} runs on the reference backend only"
+
+
+def _global_window_gap(agg: FlinkWindowedAggregate) -> str | None:
+    """What the Polars backend lacks for ``agg`` on global windows.
+
+    It runs count, delta, continuous event-time and processing-time, end-of-stream and
+    never triggers, purging or not, with or without evictor, with ``ks.agg`` aggregations,
+    Python aggregations (``reduce``, ``AggregateFunction``) and ``ProcessWindowFunction``
+    (:mod:`kstreamlike.kernels.flink.global_`).
+    """
+    supported = (
+        FlinkCountTrigger,
+        FlinkDeltaTrigger,
+        FlinkContinuousEventTimeTrigger,
+        FlinkContinuousProcessingTimeTrigger,
+        FlinkEndOfStreamTrigger,
+        FlinkNeverTrigger,
+    )
+    return _trigger_gap(agg.trigger, supported, "GlobalWindows")
 
 
 def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
@@ -52,8 +82,6 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     bounded and unbounded replays, with ``ks.agg`` and Python aggregations (``reduce``,
     ``AggregateFunction``) and ``ProcessWindowFunction``.
     """
-    trigger = agg.trigger
-    nested = nested_trigger(trigger)
     merging = (
         FlinkEventTimeTrigger,
         FlinkCountTrigger,
@@ -62,10 +90,7 @@ def _session_window_gap(agg: FlinkWindowedAggregate) -> str | None:
         FlinkContinuousProcessingTimeTrigger,
         FlinkNeverTrigger,
     )
-    if not isinstance(nested, merging):
-        name = trigger_name(trigger)
-        return f"the trigger {name} on session windows runs on the reference backend only"
-    return None
+    return _trigger_gap(agg.trigger, merging, "session windows")
 
 
 def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
@@ -76,8 +101,6 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
     or without evictor, on bounded and unbounded replays, with ``ks.agg`` aggregations,
     Python aggregations and ``ProcessWindowFunction``.
     """
-    trigger = agg.trigger
-    nested = nested_trigger(trigger)
     supported = (
         FlinkEventTimeTrigger,
         FlinkCountTrigger,
@@ -86,6 +109,4 @@ def _time_window_gap(agg: FlinkWindowedAggregate) -> str | None:
         FlinkProcessingTimeTrigger,
         FlinkContinuousProcessingTimeTrigger,
     )
-    if not isinstance(nested, supported):
-        return f"the trigger {trigger_name(trigger)} runs on the reference backend only"
-    return None
+    return _trigger_gap(agg.trigger, supported, None)

@@ -37,7 +37,7 @@ from kstreamlike.kernels.columns import (
     WID,
     WM,
 )
-from kstreamlike.kernels.flink.timers import reached_by_watermark
+from kstreamlike.kernels.flink.timers import reached_by_watermark, timer_timing
 from kstreamlike.plan.positions import processing_of
 
 __all__ = ["AT", "HORIZON", "TIMER", "TIMER_WM", "continuous_panes", "continuous_timers"]
@@ -112,10 +112,7 @@ def continuous_panes(
             check_sortedness=False,
         )
         .with_columns(
-            pl.when(pl.col(TIMER) == pl.col(wmax))
-            .then(pl.lit("ON_TIME"))
-            .otherwise(pl.lit("EARLY"))
-            .alias("pane_timing"),
+            timer_timing(pl.col(TIMER), pl.col(wmax)).alias("pane_timing"),
             pl.lit(None, dtype=pl.Int64).alias(windex),
         )
     )

@@ -39,6 +39,7 @@ from kstreamlike.kernels.flink.evictors import (
     keep_at_first_firing,
     successive_firing_values,
 )
+from kstreamlike.kernels.flink.timers import early_or_late
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkDeltaEvictor,
@@ -48,7 +49,7 @@ from kstreamlike.plan.firing import (
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.positions import processing_of
 
-__all__ = ["PANE", "RANK", "TIMING", "count_trigger_panes"]
+__all__ = ["PANE", "RANK", "TIMING", "count_trigger_panes", "element_firing_columns"]
 
 PANE = "pane_index"
 TIMING = "pane_timing"
@@ -88,15 +89,8 @@ def count_trigger_panes(
     over = list(group)
     ranked = elements.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(RANK))
     fired = (pl.col(RANK) + 1) % count == 0
-    columns: list[pl.Expr] = [
-        *(pl.col(c) for c in over),
-        *(pl.col(c) for c in carry),
-        pl.col(RANK),
-        processing_of(pl.col(SEQ)).alias(POS),
-        pl.when(pl.col(WM) < max_timestamp)
-        .then(pl.lit("EARLY"))
-        .otherwise(pl.lit("LATE"))
-        .alias(TIMING),
+    columns = [
+        *element_firing_columns(over, carry, max_timestamp),
         ((pl.col(RANK) + 1) // count - 1).alias(PANE),
     ]
     running = _running_values(over, count, purging, evictor, exprs, schema)
@@ -117,6 +111,21 @@ def count_trigger_panes(
     else:
         values = _range_values(ranked, over, count, evictor, exprs, schema)
     return fires.join(values, on=[*over, RANK], how="left", nulls_equal=True).drop(RANK)
+
+
+def element_firing_columns(
+    group: Sequence[str], carry: Sequence[str], max_timestamp: pl.Expr
+) -> list[pl.Expr]:
+    """The columns of a firing by an element, over the window's ranked elements: ``group``,
+    ``carry``, ``RANK``, the element's processing (``POS``) and ``TIMING`` (``EARLY``
+    while the watermark is before the window's ``maxTimestamp``, ``LATE`` after)."""
+    return [
+        *(pl.col(c) for c in group),
+        *(pl.col(c) for c in carry),
+        pl.col(RANK),
+        processing_of(pl.col(SEQ)).alias(POS),
+        early_or_late(pl.col(WM), max_timestamp).alias(TIMING),
+    ]
 
 
 def _running_values(

@@ -24,8 +24,8 @@ from kstreamlike.kernels.aggregates import (
     rolling_exprs,
     running_exprs,
 )
-from kstreamlike.kernels.columns import DELTA_FIRES, DELTA_SEGMENT, FIRED, KEEP, POS, RANK, SEQ, WM
-from kstreamlike.kernels.flink.count_trigger import PANE, TIMING
+from kstreamlike.kernels.columns import DELTA_FIRES, DELTA_SEGMENT, FIRED, KEEP, RANK, SEQ
+from kstreamlike.kernels.flink.count_trigger import PANE, element_firing_columns
 from kstreamlike.kernels.flink.evictors import (
     delta_evicted_values,
     keep_at_first_firing,
@@ -39,7 +39,6 @@ from kstreamlike.plan.firing import (
     FlinkEvictor,
 )
 from kstreamlike.plan.nodes import Source
-from kstreamlike.plan.positions import processing_of
 
 __all__ = ["delta_fires", "delta_trigger_panes"]
 
@@ -81,15 +80,8 @@ def delta_trigger_panes(
     )
     ranked = ordered.lazy()
     fired = pl.col(DELTA_FIRES)
-    columns: list[pl.Expr] = [
-        *(pl.col(c) for c in over),
-        *(pl.col(c) for c in carry),
-        pl.col(RANK),
-        processing_of(pl.col(SEQ)).alias(POS),
-        pl.when(pl.col(WM) < max_timestamp)
-        .then(pl.lit("EARLY"))
-        .otherwise(pl.lit("LATE"))
-        .alias(TIMING),
+    columns = [
+        *element_firing_columns(over, carry, max_timestamp),
         (fired.cast(pl.Int64).cum_sum().over(over) - 1).alias(PANE),
     ]
     names = [e.name for e in exprs]

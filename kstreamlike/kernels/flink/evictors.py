@@ -81,7 +81,8 @@ __all__ = [
 def keep_at_first_firing(evictor: FlinkEvictor | None, group: Sequence[str]) -> pl.Expr | None:
     """Whether each element is read by its window's first firing, on a frame holding what
     that firing would read without evictor, per ``group`` and in arrival order; None when
-    every element is read."""
+    every element is read. The same holds for any firing over the elements it finds (what
+    a purge or earlier evictions left), with ``group`` identifying the firing."""
     if evictor is None or evictor.do_evict_after:
         return None
     over = list(group)
@@ -249,25 +250,8 @@ def _time_range(
     )
     # the first element later than ``after`` and the last one at or before ``upto``
     # (as-of searches take the first, resp. last, of equal timestamps)
-    lo = queries.sort(EVICT_AFTER).join_asof(
-        by_time.select(
-            EVICT_WINDOW, pl.col(TS).alias(EVICT_AFTER), pl.col(EVICT_INDEX).alias(EVICT_LO)
-        ),
-        on=EVICT_AFTER,
-        by=EVICT_WINDOW,
-        strategy="forward",
-        allow_exact_matches=False,
-        check_sortedness=False,
-    )
-    hi = lo.sort(EVICT_UPTO).join_asof(
-        by_time.select(
-            EVICT_WINDOW, pl.col(TS).alias(EVICT_UPTO), pl.col(EVICT_INDEX).alias(EVICT_HI)
-        ),
-        on=EVICT_UPTO,
-        by=EVICT_WINDOW,
-        strategy="backward",
-        check_sortedness=False,
-    )
+    lo = _time_search(queries, by_time, EVICT_AFTER, EVICT_LO, later=True)
+    hi = _time_search(lo, by_time, EVICT_UPTO, EVICT_HI, later=False)
     spans = (
         hi.filter(pl.col(EVICT_LO).is_not_null() & pl.col(EVICT_HI).is_not_null())
         .select(
@@ -279,6 +263,23 @@ def _time_range(
         spans.join(by_time.select(EVICT_INDEX, EVICT_RANK), on=EVICT_INDEX)
         .filter(pl.col(EVICT_RANK) <= pl.col(EVICT_LAST))
         .select(*group, by, pl.col(EVICT_RANK).alias(READ))
+    )
+
+
+def _time_search(
+    queries: pl.LazyFrame, by_time: pl.LazyFrame, time: str, index: str, *, later: bool
+) -> pl.LazyFrame:
+    """``queries`` with ``index``: the ``EVICT_INDEX`` in ``by_time`` (a window's elements
+    sorted by time) of the first element of the query's window later than ``time``
+    (``later``), or else of the last one at or before it."""
+    found = by_time.select(EVICT_WINDOW, pl.col(TS).alias(time), pl.col(EVICT_INDEX).alias(index))
+    return queries.sort(time).join_asof(
+        found,
+        on=time,
+        by=EVICT_WINDOW,
+        strategy="forward" if later else "backward",
+        allow_exact_matches=not later,
+        check_sortedness=False,
     )
 
 

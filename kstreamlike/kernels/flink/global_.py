@@ -63,10 +63,10 @@ from kstreamlike.kernels.flink.evictors import keep_at_first_firing
 from kstreamlike.kernels.flink.firing_functions import python_panes
 from kstreamlike.kernels.flink.firings import firing_panes
 from kstreamlike.kernels.flink.processing_time import Clock, processing_clock, records_only
+from kstreamlike.kernels.flink.timers import early_or_late
 from kstreamlike.kernels.flink.trigger_firings import trigger_firings
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
-    FlinkContinuousProcessingTimeTrigger,
     FlinkCountEvictor,
     FlinkCountTrigger,
     FlinkDeltaEvictor,
@@ -76,7 +76,6 @@ from kstreamlike.plan.firing import (
     FlinkPurgingTrigger,
     FlinkTrigger,
     nested_trigger,
-    trigger_name,
     uses_processing_time,
 )
 from kstreamlike.plan.nodes import (
@@ -86,7 +85,7 @@ from kstreamlike.plan.nodes import (
 from kstreamlike.plan.positions import advance_after, processing_of
 from kstreamlike.plan.schema import aggregate_columns
 
-__all__ = ["flink_global_panes", "global_window_gap"]
+__all__ = ["flink_global_panes"]
 
 # Internal columns of this module.
 
@@ -110,30 +109,6 @@ def _firing(trigger: FlinkTrigger) -> _Firing | None:
         return _Firing(nested.count, purging)
     assert isinstance(nested, FlinkEndOfStreamTrigger)
     return _Firing(None, purging)
-
-
-def global_window_gap(node: FlinkWindowedAggregate) -> str | None:
-    """Why the Polars backend cannot run this global-window plan, or None.
-
-    It runs count, delta, continuous event-time and processing-time, end-of-stream and
-    never triggers, purging or not, with or without evictor, with ``ks.agg`` aggregations, Python
-    aggregations (``reduce``, ``AggregateFunction``) and ``ProcessWindowFunction`` (not
-    on a stream with ``processing_time``, whose time a function's context shows).
-    """
-    trigger = node.trigger
-    nested = nested_trigger(trigger)
-    supported = (
-        FlinkCountTrigger,
-        FlinkDeltaTrigger,
-        FlinkContinuousEventTimeTrigger,
-        FlinkContinuousProcessingTimeTrigger,
-        FlinkEndOfStreamTrigger,
-        FlinkNeverTrigger,
-    )
-    if not isinstance(nested, supported):
-        name = trigger_name(trigger)
-        return f"the trigger {name} on GlobalWindows runs on the reference backend only"
-    return None
 
 
 def _specialized(node: FlinkWindowedAggregate) -> bool:
@@ -412,10 +387,7 @@ def _python_firings(
             *group,
             pl.col(RANK).alias(READ_HI),
             processing_of(pl.col(SEQ)).alias(POS),
-            pl.when(pl.col(WM) < LONG_MAX)
-            .then(pl.lit("EARLY"))
-            .otherwise(pl.lit("LATE"))
-            .alias(TIMING),
+            early_or_late(pl.col(WM), pl.lit(LONG_MAX)).alias(TIMING),
             ((pl.col(RANK) + 1) // count - 1).alias(PANE),
             pl.col(WM).alias(FIRE_WM),
         )

@@ -3,7 +3,8 @@ a timer fires at the first watermark advance of its partition that reaches its t
 (an as-of join on the advances of :mod:`.watermarks`), or at the end of a bounded input,
 whose advance to ``Long.MAX_VALUE`` comes right after the partition's last record; on an
 unbounded input a timer nothing reaches never fires. A firing at an element's processing
-is ``EARLY`` while the watermark is before the window's ``maxTimestamp`` and ``LATE`` after.
+is ``EARLY`` while the watermark is before the window's ``maxTimestamp`` and ``LATE`` after;
+a timer's firing is ``ON_TIME`` at the window's end timer and ``EARLY`` before it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.columns import ADVANCE, LAST, PART, SLOT
 from kstreamlike.plan.positions import advance_after
 
-__all__ = ["early_or_late", "end_of_input", "reached_by_watermark"]
+__all__ = ["early_or_late", "end_of_input", "reached_by_watermark", "timer_timing"]
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -81,3 +82,9 @@ def early_or_late(watermark: pl.Expr, max_timestamp: pl.Expr) -> pl.Expr:
     """The timing of a firing at an element or a processing-time timer: ``EARLY`` while
     the watermark is before the window's ``maxTimestamp``, ``LATE`` after."""
     return pl.when(watermark < max_timestamp).then(pl.lit("EARLY")).otherwise(pl.lit("LATE"))
+
+
+def timer_timing(timer: pl.Expr, max_timestamp: pl.Expr) -> pl.Expr:
+    """The timing of a firing by an event-time timer: ``ON_TIME`` for the window's end
+    timer (at its ``maxTimestamp``), ``EARLY`` for an earlier (periodic) one."""
+    return pl.when(timer == max_timestamp).then(pl.lit("ON_TIME")).otherwise(pl.lit("EARLY"))

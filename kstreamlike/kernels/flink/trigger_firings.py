@@ -42,7 +42,7 @@ from kstreamlike.kernels.flink.processing_firings import (
     with_cleanup_slots,
 )
 from kstreamlike.kernels.flink.processing_time import Clock
-from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
+from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark, timer_timing
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -142,10 +142,7 @@ def trigger_firings(
             pl.col(AT).alias(SEQ),
             POS,
             pl.col(TIMER).alias(TIE),
-            pl.when(pl.col(TIMER) == wmax)
-            .then(pl.lit("ON_TIME"))
-            .otherwise(pl.lit("EARLY"))
-            .alias(TIMING),
+            timer_timing(pl.col(TIMER), wmax).alias(TIMING),
             pl.col(CONTINUOUS_WM).alias(FIRE_WM),
         )
         return pl.concat(

@@ -25,10 +25,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from kstreamlike.kernels.columns import FID, FIRED, KEEP, PREV_FIRED, READ, SEQ, TS, WINDOW_RANK
-from kstreamlike.kernels.flink.evictors import firing_reads
+from kstreamlike.kernels.flink.evictors import firing_reads, keep_at_first_firing
 from kstreamlike.kernels.python import python_values
 from kstreamlike.plan.firing import (
-    FlinkCountEvictor,
     FlinkDeltaEvictor,
     FlinkEvictor,
     FlinkTimeEvictor,
@@ -86,12 +85,8 @@ def window_reads(
         *over, TS, pl.int_range(pl.len(), dtype=pl.Int64).over(over).alias(READ)
     )
     segment = spans.join(ranked, on=[*over, READ], nulls_equal=True).sort(FID, READ)
-    if isinstance(evictor, FlinkCountEvictor):
-        from_end = (pl.len() - 1 - pl.int_range(pl.len(), dtype=pl.Int64)).over(FID)
-        keep = from_end < evictor.max_count
-    else:
-        assert isinstance(evictor, FlinkTimeEvictor)
-        keep = pl.col(TS) > pl.col(TS).max().over(FID) - evictor.window_size
+    keep = keep_at_first_firing(evictor, [FID])
+    assert keep is not None
     return segment.select(FID, READ, keep.alias(KEEP))
 
 

@@ -54,6 +54,7 @@ from kstreamlike.kernels.columns import (
     WID,
     WSTART,
 )
+from kstreamlike.kernels.flink.evictors import keep_at_first_firing
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkDeltaEvictor,
@@ -168,14 +169,9 @@ def evicted_reads(
     # present unless the latest earlier firing listing the element removed it
     earlier = pl.col(REMOVED).shift(1).over(SEQ, order_by=FID)
     present = flagged.filter(earlier.is_null() | ~earlier).sort(FID, LIST_ORDER, SEQ)
-    keep = pl.lit(value=True)
-    if evictor is not None and not evictor.do_evict_after:
-        if isinstance(evictor, FlinkCountEvictor):
-            keep = from_end < evictor.max_count
-        else:
-            assert isinstance(evictor, FlinkTimeEvictor)
-            keep = pl.col(TS) > pl.col(TS).max().over(FID) - evictor.window_size
-    return present.select(FID, SEQ, keep.alias(KEEP))
+    # evicting before the function, over what is present
+    keep = keep_at_first_firing(evictor, [FID])
+    return present.select(FID, SEQ, (pl.lit(value=True) if keep is None else keep).alias(KEEP))
 
 
 def _delta_reads(

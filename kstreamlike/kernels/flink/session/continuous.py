@@ -15,7 +15,6 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.kernels.columns import (
-    AT,
     CHAIN_START,
     CHAIN_TS,
     CREATOR,
@@ -24,23 +23,26 @@ from kstreamlike.kernels.columns import (
     FOUND_AT,
     GROUP,
     PANE_POS,
-    PART,
     REACH,
     SEQ,
     SUPERSEDED,
     TIE,
     TIMER,
     TS,
-    UPDATE,
     WEND,
     WID,
     WM,
     WMAX,
     WSTART,
 )
-from kstreamlike.kernels.flink.session.history import TIMING, window_table
-from kstreamlike.kernels.flink.timers import reached_by_watermark
-from kstreamlike.plan.positions import processing_of
+from kstreamlike.kernels.flink.session.history import (
+    FIRING_COLUMNS,
+    TIMING,
+    lives_at,
+    window_table,
+    with_last_update,
+)
+from kstreamlike.kernels.flink.timers import reached_by_watermark, timer_timing
 
 __all__ = ["CHAIN_TS", "chain_starts", "continuous_timer_firings"]
 
@@ -129,36 +131,10 @@ def continuous_timer_firings(
     )
     timers = reached_by_watermark(
         timers, REACH, advances, bounds, bounded=bounded, position=PANE_POS, watermark=FIRED_WM
-    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(PANE_POS) < processing_of(pl.col(SUPERSEDED))))
+    ).filter(lives_at(PANE_POS))
     # the window after its last record before the firing
-    added = (
-        versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
-        .select(WID, pl.col(SEQ).alias(UPDATE))
-        .sort(UPDATE)
+    added = versions.join(windows.select(GROUP, WSTART, WEND, WID), on=[GROUP, WSTART, WEND])
+    fired = with_last_update(timers, added).with_columns(
+        pl.col(TIMER).alias(TIE), timer_timing(pl.col(TIMER), pl.col(WMAX)).alias(TIMING)
     )
-    return (
-        timers.with_columns(((pl.col(PANE_POS) - 2) // 2).alias(AT))
-        .sort(AT)
-        .join_asof(
-            added,
-            left_on=AT,
-            right_on=UPDATE,
-            by=WID,
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .select(
-            PART,
-            GROUP,
-            WSTART,
-            WEND,
-            UPDATE,
-            PANE_POS,
-            pl.col(TIMER).alias(TIE),
-            pl.when(pl.col(TIMER) == pl.col(WMAX))
-            .then(pl.lit("ON_TIME"))
-            .otherwise(pl.lit("EARLY"))
-            .alias(TIMING),
-            FIRED_WM,
-        )
-    )
+    return fired.select(FIRING_COLUMNS)

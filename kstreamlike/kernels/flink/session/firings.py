@@ -12,7 +12,6 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.columns import (
-    CREATOR,
     FIRE,
     FIRED_WM,
     FIRST_WM,
@@ -21,7 +20,6 @@ from kstreamlike.kernels.columns import (
     PANE_POS,
     PART,
     SEQ,
-    SUPERSEDED,
     TIE,
     UPDATE,
     WEND,
@@ -31,7 +29,14 @@ from kstreamlike.kernels.columns import (
     WSTART,
 )
 from kstreamlike.kernels.flink.session.continuous import continuous_timer_firings
-from kstreamlike.kernels.flink.session.history import PANE, TIMING, superseding, with_writers
+from kstreamlike.kernels.flink.session.history import (
+    FIRING_COLUMNS,
+    PANE,
+    TIMING,
+    lives_at,
+    window_table,
+    with_writers,
+)
 from kstreamlike.kernels.flink.session.processing import SessionClock, processing_firings
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
 from kstreamlike.plan.firing import (
@@ -45,12 +50,7 @@ from kstreamlike.plan.firing import (
 )
 from kstreamlike.plan.positions import processing_of
 
-__all__ = ["FIRING_COLUMNS", "merging_trigger_firings"]
-
-FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, PANE_POS, TIE, TIMING, FIRED_WM]
-"""The columns of a firing: its window, the record after which it reads the window, its
-emission position, its order within the position (a timer's timestamp), timing and the
-watermark then."""
+__all__ = ["merging_trigger_firings"]
 
 
 def merging_trigger_firings(
@@ -83,22 +83,12 @@ def merging_trigger_firings(
             (``GROUP``, ``WSTART``, ``WEND``, and the record, ``RETIRED``), if any.
 
     Returns:
-        One row per firing, with :data:`FIRING_COLUMNS` (in no particular order).
+        One row per firing, with :data:`.history.FIRING_COLUMNS` (in no particular order).
     """
     if isinstance(trigger, FlinkEventTimeTrigger):
         return _end_timer_firings(versions, found, advances, bounds, bounded=bounded)
     if isinstance(trigger, FlinkNeverTrigger):
-        return versions.head(0).select(
-            PART,
-            GROUP,
-            WSTART,
-            WEND,
-            pl.col(SEQ).alias(UPDATE),
-            pl.col(SEQ).alias(PANE_POS),
-            pl.col(SEQ).alias(TIE),
-            pl.lit("", dtype=pl.String).alias(TIMING),
-            pl.col(SEQ).alias(FIRED_WM),
-        )
+        return _element_firings(versions.head(0))
     if isinstance(trigger, FlinkCountTrigger):
         return _count_firings(trigger.count, versions, found)
     if isinstance(trigger, (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)):
@@ -115,17 +105,13 @@ def merging_trigger_firings(
 def _element_firings(versions: pl.DataFrame) -> pl.DataFrame:
     """Firings by the records themselves (``versions`` rows): at their processing,
     ``EARLY`` while the watermark is before the window's end and ``LATE`` after."""
-    return versions.select(
-        PART,
-        GROUP,
-        WSTART,
-        WEND,
+    return versions.with_columns(
         pl.col(SEQ).alias(UPDATE),
         processing_of(pl.col(SEQ)).alias(PANE_POS),
         pl.lit(0, dtype=pl.Int64).alias(TIE),
         early_or_late(pl.col(WM), pl.col(WMAX)).alias(TIMING),
         pl.col(WM).alias(FIRED_WM),
-    )
+    ).select(FIRING_COLUMNS)
 
 
 def _count_firings(count: int, versions: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
@@ -174,24 +160,13 @@ def _end_timer_firings(
     advance reaching it unless a record extends the window first; a record added after the
     watermark passed the end fires its window at once."""
     window = [GROUP, WSTART, WEND]
-    created = (
-        versions.sort(SEQ)
-        .group_by(window)
-        .agg(
-            pl.col(SEQ).first().alias(CREATOR),
-            pl.col(WM).first().alias(FIRST_WM),
-            pl.col(PART).first(),
-            pl.col(WMAX).first(),
-        )
-        .join(superseding(found, versions), on=window, how="left")
-        # EventTimeTrigger#onElement/onMerge: the end timer is set when the window is
-        # created before the watermark passes its end
-        .filter(pl.col(FIRST_WM) < pl.col(WMAX))
-    )
+    # EventTimeTrigger#onElement/onMerge: the end timer is set when the window is created
+    # before the watermark passes its end
+    created = window_table(versions, found).filter(pl.col(FIRST_WM) < pl.col(WMAX))
     # fires unless a record extends the window before the advance reaching its end
     windows = reached_by_watermark(
         created, WMAX, advances, bounds, bounded=bounded, position=FIRE, watermark=FIRED_WM
-    ).filter(pl.col(SUPERSEDED).is_null() | (pl.col(FIRE) < processing_of(pl.col(SUPERSEDED))))
+    ).filter(lives_at(FIRE))
     on_time = (
         versions.join(windows.select(*window, FIRE, FIRED_WM), on=window)
         .filter(processing_of(pl.col(SEQ)) < pl.col(FIRE))

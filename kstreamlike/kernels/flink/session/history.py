@@ -13,6 +13,9 @@ its firing and contents modules read.
 * :func:`with_writers`: for each found window, the last record added to it before the finder;
   those records are the finder's *children*: a record's contents are its children's plus
   itself, so the versions form a forest whose subtrees are the windows' contents.
+* :func:`with_last_update`: for each timer firing, the last record added to its window
+  before it (the version of the window it reads); :func:`lives_at` whether a window still
+  lives at a firing.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.columns import (
+    AT,
     CREATOR,
     FIRED_WM,
     FIRST_WM,
@@ -41,10 +45,12 @@ from kstreamlike.kernels.columns import (
     WRITER,
     WSTART,
 )
+from kstreamlike.plan.positions import processing_of
 
 __all__ = [
     "CREATOR",
     "FIRED_WM",
+    "FIRING_COLUMNS",
     "FIRST_WM",
     "FOUND_AT",
     "FOUND_HI",
@@ -60,14 +66,21 @@ __all__ = [
     "WMAX",
     "WRITER",
     "WSTART",
+    "lives_at",
     "record_windows",
     "superseding",
     "window_table",
+    "with_last_update",
     "with_writers",
 ]
 
 PANE = "pane_index"
 TIMING = "pane_timing"
+
+FIRING_COLUMNS = [PART, GROUP, WSTART, WEND, UPDATE, PANE_POS, TIE, TIMING, FIRED_WM]
+"""The columns of a firing: its window, the record after which it reads the window, its
+emission position, its order within the position (a timer's timestamp), timing and the
+watermark then."""
 
 
 def record_windows(frame: pl.DataFrame) -> pl.DataFrame:
@@ -138,4 +151,30 @@ def window_table(versions: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
         .join(superseding(found, versions), on=window, how="left", maintain_order="left")
         .with_row_index(WID)
         .with_columns(pl.col(WID).cast(pl.Int64))
+    )
+
+
+def lives_at(position: str) -> pl.Expr:
+    """Whether a window (a :func:`window_table` row) still lives at the emission position in
+    the column ``position``: no record has merged it into a larger window before it."""
+    return pl.col(SUPERSEDED).is_null() | (pl.col(position) < processing_of(pl.col(SUPERSEDED)))
+
+
+def with_last_update(firings: pl.DataFrame, added: pl.DataFrame) -> pl.DataFrame:
+    """``firings`` of timers (``WID``, ``PANE_POS``) with ``UPDATE``: the last record added
+    to the firing's window before the firing, after which the firing reads the window
+    (``added``: each record's ``SEQ`` with its window's ``WID``); ``AT`` is the last arrival
+    position processed before the firing."""
+    updates = added.select(WID, pl.col(SEQ).alias(UPDATE)).sort(UPDATE)
+    return (
+        firings.with_columns(((pl.col(PANE_POS) - 2) // 2).alias(AT))
+        .sort(AT)
+        .join_asof(
+            updates,
+            left_on=AT,
+            right_on=UPDATE,
+            by=WID,
+            strategy="backward",
+            check_sortedness=False,
+        )
     )

@@ -84,7 +84,7 @@ def session_process_panes(
         versions: every accepted record with its window.
         found: the windows each record merged.
         frame: every valid record, row ``i`` at arrival position ``i``.
-        firings: every firing, in emission order (:data:`.firings.FIRING_COLUMNS`
+        firings: every firing, in emission order (:data:`.history.FIRING_COLUMNS`
             and the key columns).
         advances: the watermark advances.
         bounds: the partitions' arrival bounds.

@@ -16,7 +16,6 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.columns import (
-    AT,
     CHAIN_START,
     CHAIN_TS,
     CREATOR,
@@ -40,7 +39,12 @@ from kstreamlike.kernels.columns import (
 )
 from kstreamlike.kernels.flink.processing_firings import chain_timers, processing_timers
 from kstreamlike.kernels.flink.session.continuous import chain_starts
-from kstreamlike.kernels.flink.session.history import TIMING, window_table
+from kstreamlike.kernels.flink.session.history import (
+    FIRING_COLUMNS,
+    TIMING,
+    window_table,
+    with_last_update,
+)
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
 from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,
@@ -127,17 +131,9 @@ def processing_firings(
         )
     fired = timers.join(windows.select(WID, PART, GROUP, WSTART, WEND, WMAX), on=WID)
     watermark = clock.watermarks.gather(fired[PANE_POS] // 2)
-    return fired.with_columns(watermark.alias(FIRED_WM)).select(
-        PART,
-        GROUP,
-        WSTART,
-        WEND,
-        UPDATE,
-        PANE_POS,
-        TIE,
-        early_or_late(pl.col(FIRED_WM), pl.col(WMAX)).alias(TIMING),
-        FIRED_WM,
-    )
+    timing = early_or_late(pl.col(FIRED_WM), pl.col(WMAX)).alias(TIMING)
+    fired = fired.with_columns(watermark.alias(FIRED_WM)).with_columns(timing)
+    return fired.select(FIRING_COLUMNS)
 
 
 def _continuous_processing_timers(
@@ -169,17 +165,4 @@ def _continuous_processing_timers(
         position=PANE_POS,
     )
     # the window after its last record before the firing
-    records = added.select(WID, pl.col(SEQ).alias(UPDATE)).sort(UPDATE)
-    return (
-        timers.with_columns(((pl.col(PANE_POS) - 2) // 2).alias(AT))
-        .sort(AT)
-        .join_asof(
-            records,
-            left_on=AT,
-            right_on=UPDATE,
-            by=WID,
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .select(WID, PANE_POS, UPDATE, TIE)
-    )
+    return with_last_update(timers, added).select(WID, PANE_POS, UPDATE, TIE)

@@ -22,6 +22,19 @@ from kstreamlike.plan.positions import processing_of
 __all__ = ["purged_python_values", "session_python_values"]
 
 
+def _merge_links(versions: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
+    """Per accepted record (``SEQ``, in arrival order), the records whose accumulators it
+    merges (``WRITER``: the last writer of each window it found, in start order; null when
+    it found none)."""
+    merged = (
+        with_writers(found, versions)
+        .group_by(FOUND_AT, maintain_order=True)
+        .agg(pl.col(WRITER))
+        .rename({FOUND_AT: SEQ})
+    )
+    return versions.select(SEQ).sort(SEQ).join(merged, on=SEQ, how="left", maintain_order="left")
+
+
 def session_python_values(
     node: FlinkWindowedAggregate,
     world: World,
@@ -37,14 +50,7 @@ def session_python_values(
     record that merged no window starts a new accumulator.
     """
     fold = fold_for(node.aggregation, kafka=False)
-    versions = record_windows(world.frame)
-    merged = (
-        with_writers(found, versions)
-        .group_by(FOUND_AT, maintain_order=True)
-        .agg(pl.col(WRITER))
-        .rename({FOUND_AT: SEQ})
-    )
-    links = versions.select(SEQ).sort(SEQ).join(merged, on=SEQ, how="left", maintain_order="left")
+    links = _merge_links(record_windows(world.frame), found)
     values = python_values(node.source, frame)
     wanted = set(needed.to_list())
     accumulators: dict[int, Any] = {}
@@ -92,13 +98,7 @@ def purged_python_values(
         ``FID`` and the value of each firing that reads something.
     """
     fold = fold_for(node.aggregation, kafka=False)
-    merged = (
-        with_writers(found, versions)
-        .group_by(FOUND_AT, maintain_order=True)
-        .agg(pl.col(WRITER))
-        .rename({FOUND_AT: SEQ})
-    )
-    links = versions.select(SEQ).join(merged, on=SEQ, how="left")
+    links = _merge_links(versions, found)
     events = pl.concat(
         [
             links.select(

@@ -36,16 +36,21 @@ from kstreamlike.plan.windows import FlinkSessionWindow
 __all__ = ["evicted_panes", "evicted_session_reads", "purged_panes", "window_values"]
 
 
+def _with_aggregated(
+    rows: pl.DataFrame, exprs: Sequence[AggExpr], frame: pl.DataFrame
+) -> pl.DataFrame:
+    """``rows`` (records by ``SEQ``) with the columns ``exprs`` aggregate, from ``frame``
+    (row ``i`` at arrival position ``i``)."""
+    columns = sorted({e.column for e in exprs if e.column is not None})
+    return rows.with_columns(frame[column].gather(rows[SEQ]) for column in columns)
+
+
 def _listed_values(
     exprs: Sequence[AggExpr], world: World, frame: pl.DataFrame, needed: pl.Series
 ) -> pl.DataFrame:
     """Declarative aggregates of the ``needed`` records' windows, from their listed
     contents: the records at positions ``FROM + 1 .. TO`` that arrived by then."""
-    listed = listed_contents(world, needed)
-    columns = sorted({e.column for e in exprs if e.column is not None})
-    contents = listed.select(UPDATE, SEQ).with_columns(
-        frame[column].gather(listed[SEQ]) for column in columns
-    )
+    contents = _with_aggregated(listed_contents(world, needed).select(UPDATE, SEQ), exprs, frame)
     return contents.group_by(UPDATE).agg(final_exprs(exprs, frame.schema))
 
 
@@ -112,8 +117,7 @@ def evicted_panes(
     reads = evicted_session_reads(node, world, versions, frame, firings, purging=purging)
     aggregation = node.aggregation
     if isinstance(aggregation, DeclarativeAggregation):
-        columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
-        contents = reads.with_columns(frame[column].gather(reads[SEQ]) for column in columns)
+        contents = _with_aggregated(reads, aggregation.exprs, frame)
         values = contents.group_by(FID).agg(
             final_exprs(aggregation.exprs, frame.schema, pl.col(KEEP))
         )
@@ -144,7 +148,6 @@ def purged_panes(
         values = purged_python_values(node, versions, found, frame, firings)
         return firings.join(values, on=FID, how="inner", maintain_order="left").drop(FID)
     reads = purged_reads(versions, window_table(versions, found), firings)
-    columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
-    contents = reads.with_columns(frame[column].gather(reads[SEQ]) for column in columns)
+    contents = _with_aggregated(reads, aggregation.exprs, frame)
     values = contents.group_by(FID).agg(final_exprs(aggregation.exprs, frame.schema))
     return firings.join(values, on=FID, how="inner", maintain_order="left").drop(FID)

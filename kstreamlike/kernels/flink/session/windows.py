@@ -29,8 +29,8 @@ from kstreamlike.kernels.columns import (
 )
 from kstreamlike.kernels.columns import POS as EMIT_POS
 from kstreamlike.kernels.flink.processing_time import processing_clock, stand_ins
-from kstreamlike.kernels.flink.session.firings import FIRING_COLUMNS, merging_trigger_firings
-from kstreamlike.kernels.flink.session.history import PANE, TIMING, record_windows
+from kstreamlike.kernels.flink.session.firings import merging_trigger_firings
+from kstreamlike.kernels.flink.session.history import FIRING_COLUMNS, PANE, TIMING, record_windows
 from kstreamlike.kernels.flink.session.merging import fixpoint, retired_windows
 from kstreamlike.kernels.flink.session.process import session_process_panes
 from kstreamlike.kernels.flink.session.processing import SessionClock
