@@ -1,12 +1,5 @@
-"""``suppress(until_window_closes())`` over any Kafka changelog, vectorized.
-
-Suppress buffers each update under its window (replacing the previous one) and, after each
-input, evicts the entries whose window end is ``<= suppress_stream_time - duration``, where
-suppress stream time is the largest timestamp that reached it. Because that time only grows,
-an update ``u`` at changelog position ``p`` of a window whose first eviction position is ``E``
-is evicted at ``max(p, E)``, and emitted then unless the window's next update arrives first,
-or it is a tombstone.
-"""
+"""``suppress(until_window_closes())`` over any Kafka changelog, vectorized: the rule of
+:mod:`kstreamlike.plan.suppression` over Polars expressions."""
 
 from __future__ import annotations
 
@@ -26,8 +19,20 @@ from kstreamlike.kernels.columns import (
     TIMESTAMP,
 )
 from kstreamlike.kernels.emission import first_position_reaching
+from kstreamlike.plan.suppression import emission_order, evicted_at, eviction_due, is_final
 
 __all__ = ["suppress"]
+
+
+class _PolarsOps:
+    def greatest(self, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+        return pl.max_horizontal(a, b)
+
+    def is_null(self, value: pl.Expr) -> pl.Expr:
+        return value.is_null()
+
+
+_POLARS = _PolarsOps()
 
 
 def suppress(
@@ -47,17 +52,15 @@ def suppress(
         pl.int_range(pl.len(), dtype=pl.Int64).alias(LOG_POS)
     ).with_columns(
         (st_sup.over(part) if part else st_sup).alias(TIME),
-        (pl.col(END) + duration).alias(DUE),
+        eviction_due(pl.col(END), duration).alias(DUE),
         pl.col(LOG_POS).shift(-1).over(window).alias(NEXT_UPDATE),
     )
     evictions = first_position_reaching(log, log.select(*part, TIME, LOG_POS), LOG_POS, part)
     return (
-        evictions.with_columns(pl.max_horizontal(LOG_POS, FIRST).alias(EVICT))
+        evictions.with_columns(evicted_at(pl.col(LOG_POS), pl.col(FIRST), _POLARS).alias(EVICT))
         .filter(
-            pl.col(FIRST).is_not_null()
-            & ~pl.col(tombstone)
-            & (pl.col(NEXT_UPDATE).is_null() | (pl.col(EVICT) < pl.col(NEXT_UPDATE)))
+            is_final(pl.col(FIRST), pl.col(EVICT), pl.col(NEXT_UPDATE), pl.col(tombstone), _POLARS)
         )
-        .sort(list(dict.fromkeys([*part, EVICT, END, *keys, START])), nulls_last=True)
+        .sort(list(dict.fromkeys([*part, *emission_order(EVICT, keys)])), nulls_last=True)
         .drop(LOG_POS, EVICT, NEXT_UPDATE, FIRST)
     )

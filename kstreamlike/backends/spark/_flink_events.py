@@ -30,7 +30,6 @@ from kstreamlike.backends.spark._flink_kernels import (
 from kstreamlike.backends.spark._scan import asof, dense_index, numbered, running_max
 from kstreamlike.backends.spark.flink import (
     ADVANCE,
-    ARRIVAL,
     CLEANUP,
     SLOT,
     WM,
@@ -46,6 +45,7 @@ from kstreamlike.plan.firing import (
     uses_processing_time,
 )
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.plan.positions import advance_before, refined
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
     FlinkSessionWindow,
@@ -273,7 +273,7 @@ def timer_events(
             F.col(PT).isNotNull() & (F.col(PT_BEFORE).isNull() | (F.col(PT) > F.col(PT_BEFORE)))
         ).select(
             PART,
-            (F.col(SEQ) * 4 + ARRIVAL).alias(EV_POS),
+            refined(advance_before(F.col(SEQ)), clock=True).alias(EV_POS),
             F.col(WM).alias(EV_WM),
             F.col(PT).alias(EV_PT),
         )

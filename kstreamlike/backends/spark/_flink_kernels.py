@@ -24,12 +24,11 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.spark._columns import PART, SEQ
 from kstreamlike.backends.spark._kernels import GLOBAL, local_numbers
-from kstreamlike.backends.spark.flink import PROCESSING
 from kstreamlike.kernels.columns import ADVANCE, FIRST_ARRIVAL, LAST, POS, PROC, SLOT, STAND_IN, WM
 from kstreamlike.kernels.flink.time import TIE, flink_panes
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
-from kstreamlike.plan.positions import advance_before
+from kstreamlike.plan.positions import advance_before, processed_record, processing_of, refined
 
 __all__ = [
     "EV_POS",
@@ -225,7 +224,7 @@ def _placed(
     n = numbers.len()
     # the global position of each local record's processing, and the watermark before the
     # slot 2 * j (that of record j - 1; null for j = 0), indexed by j = 0..n
-    arrivals = pl.concat([numbers * 4 + PROCESSING, pl.Series([None], dtype=pl.Int64)])
+    arrivals = pl.concat([refined(processing_of(numbers)), pl.Series([None], dtype=pl.Int64)])
     previous = pl.concat([pl.Series([None], dtype=pl.Int64), watermarks])
     j = (pl.col(POS) // 2).cast(pl.UInt32)
     odd = pl.col(POS) % 2 == 1
@@ -299,7 +298,7 @@ def clocked_key(
     rows = records.select(
         *columns,
         pl.col(PT).cast(pl.Int64).alias(PROC),
-        (pl.col(SEQ).cast(pl.Int64) * 4 + PROCESSING).alias(place),
+        refined(processing_of(pl.col(SEQ).cast(pl.Int64))).alias(place),
         pl.lit(1).alias(sub),
         pl.lit(RECORD).alias(kind),
     )
@@ -372,7 +371,7 @@ def clocked_key(
         pl.lit(None, dtype=pl.Int64).alias(REACH),
     )
     late_places = skeleton[place].gather(late[SEQ].cast(pl.Int64))
-    return placed, ((late_places - PROCESSING) // 4).to_list()
+    return placed, processed_record(late_places // 2).to_list()
 
 
 # A stand-in row that carries only the clock (before a watermark event, at the end), and

@@ -1,11 +1,6 @@
-"""``suppress(until_window_closes())`` over a Kafka changelog on Spark.
-
-The rule of the Polars backend (:mod:`kstreamlike.kernels.suppress`): an update at
-changelog position ``p`` of a window that first becomes evictable at position ``E`` (suppress
-stream time, the running maximum of the changelog's timestamps, reaches the window's end
-plus the duration) is evicted at ``max(p, E)``, and emitted then unless the window's next
-update comes first or it is a tombstone.
-"""
+"""``suppress(until_window_closes())`` over a Kafka changelog on Spark: the rule of
+:mod:`kstreamlike.plan.suppression` over Spark columns, with suppress stream time a
+distributed running maximum."""
 
 from __future__ import annotations
 
@@ -14,9 +9,10 @@ from typing import TYPE_CHECKING
 
 from kstreamlike.backends.spark._columns import CHUNK, PART
 from kstreamlike.backends.spark._scan import first_position_reaching, numbered, running_max
+from kstreamlike.plan.suppression import emission_order, evicted_at, eviction_due, is_final
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 __all__ = ["suppress"]
 
@@ -45,15 +41,26 @@ def suppress(
     log = running_max(numbered(changelog, list(order), POS), "timestamp", TIME, POS)
     log = log.withColumns(
         {
-            DUE: F.col("window_end") + duration,
+            DUE: eviction_due(F.col("window_end"), duration),
             NEXT: F.lead(POS).over(Window.partitionBy(*window).orderBy(POS)),
         }
     )
     progress = log.select(PART, POS, TIME)
     evictions = first_position_reaching(log.drop(CHUNK), DUE, progress, TIME, FIRST, POS)
-    emitted = evictions.withColumn(EVICT, F.greatest(F.col(POS), F.col(FIRST))).filter(
-        F.col(FIRST).isNotNull()
-        & ~F.col(tombstone)
-        & (F.col(NEXT).isNull() | (F.col(EVICT) < F.col(NEXT)))
+    emitted = evictions.withColumn(EVICT, evicted_at(F.col(POS), F.col(FIRST), _SPARK)).filter(
+        is_final(F.col(FIRST), F.col(EVICT), F.col(NEXT), F.col(tombstone), _SPARK)
     )
-    return emitted, [EVICT, "window_end", *keys, "window_start"]
+    return emitted, emission_order(EVICT, keys)
+
+
+class _SparkOps:
+    def greatest(self, a: Column, b: Column) -> Column:
+        from pyspark.sql import functions as F
+
+        return F.greatest(a, b)
+
+    def is_null(self, value: Column) -> Column:
+        return value.isNull()
+
+
+_SPARK = _SparkOps()

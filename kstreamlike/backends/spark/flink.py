@@ -8,13 +8,13 @@ partition's earlier records (a parallel prefix), the advance that first reaches 
 running aggregates per window. This runs the default ``EventTimeTrigger`` over ``ks.agg``
 aggregations without evictor; :mod:`.flink_keyed` runs every other plan.
 
-Emission positions within a partition (:data:`POS`), for the record with arrival number
-``SEQ``: ``4 * SEQ`` for recorded watermarks before the partition's first record,
-``4 * SEQ + 1`` for the processing-time advance when the record arrives, ``4 * SEQ + 2`` for
-the processing of the record (its late panes, in assigner order) and ``4 * SEQ + 3`` for the
-watermark advances right after it (timers by timestamp, key and window). The end-of-input
-advance shares the slot after the partition's last record, where it fires the remaining
-timers in timestamp order (after those of the advances there, whose timestamps are smaller).
+Emission positions within a partition (:data:`POS`) are the refined positions of
+:mod:`kstreamlike.plan.positions`: the watermark advance before a record (recorded
+watermarks, or the advance after the previous record: timers by timestamp, key and window),
+the processing-time clock's tick as the record arrives, and the record's processing (its
+late panes, in assigner order). The end-of-input advance shares the step after the
+partition's last record, where it fires the remaining timers in timestamp order (after those
+of the advances there, whose timestamps are smaller).
 """
 
 from __future__ import annotations
@@ -23,18 +23,21 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
+from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.spark._aggregates import final_columns, running_columns
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ, TS
 from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._scan import asof, first_position_reaching, numbered, running_max
 from kstreamlike.backends.spark._validity import holds
+from kstreamlike.plan import flink_time
+from kstreamlike.plan.flink_time import last_window_start, window_count
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     ExplicitWatermarks,
     FlinkWindowedAggregate,
     GeneratedWatermarks,
 )
+from kstreamlike.plan.positions import advance_after, advance_before, processing_of, refined
 from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
 from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
 
@@ -60,47 +63,53 @@ BEFORE = "__ks_before"
 AFTER = "__ks_after"  # an advance: the arrival number of the record it follows (null: none)
 FRAME_ROW = "__ks_frame_row"  # a recorded watermark's row in its frame
 
-# Emission positions within a partition (see the module docstring).
-BEFORE_FIRST, ARRIVAL, PROCESSING, ADVANCING = 0, 1, 2, 3
+
+class SparkTimeOps:
+    """:class:`~kstreamlike.plan.flink_time.TimeOps` for Spark columns."""
+
+    def least(self, value: Column, bound: int) -> Column:
+        """``least(value, bound)``."""
+        from pyspark.sql import functions as F
+
+        return F.least(value, F.lit(bound))
+
+    def floor_mod(self, value: Column, modulus: int) -> Column:
+        """``pmod`` (the remainder with the sign of a positive ``modulus``)."""
+        from pyspark.sql import functions as F
+
+        return F.pmod(value, F.lit(modulus))
+
+    def floor_div(self, value: Column, divisor: int) -> Column:
+        """``floor(value / divisor)`` as a long."""
+        from pyspark.sql import functions as F
+
+        return F.floor(value / divisor).cast("long")
+
+
+SPARK = SparkTimeOps()
+
+
+def _window(node: FlinkWindowedAggregate) -> FlinkTumblingWindow | FlinkSlidingWindow:
+    window = node.window
+    assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
+    return window
 
 
 def _size(node: FlinkWindowedAggregate) -> int:
-    window = node.window
-    assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
-    return window.size
-
-
-def _last_start(node: FlinkWindowedAggregate) -> Column:
-    """The start of the record's latest window (``TimeWindow#getWindowStartWithOffset``)."""
-    from pyspark.sql import functions as F
-
-    window = node.window
-    if isinstance(window, FlinkTumblingWindow):
-        offset, step = java_remainder(window.offset, window.size), window.size
-    else:
-        assert isinstance(window, FlinkSlidingWindow)
-        offset, step = window.offset, window.slide
-    return F.col(TS) - F.pmod(F.col(TS) - offset, F.lit(step))
+    return _window(node).size
 
 
 def cleanup_time(node: FlinkWindowedAggregate, max_timestamp: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    lateness = node.allowed_lateness
-    return F.least(max_timestamp, F.lit(LONG_MAX - lateness)) + lateness
+    """``WindowOperator#cleanupTime`` of windows ending at ``max_timestamp``."""
+    return flink_time.cleanup_time(max_timestamp, node.allowed_lateness, SPARK)
 
 
 def _is_late(node: FlinkWindowedAggregate) -> Column:
-    """``isWindowLate`` for every window of the record (its latest one) and
-    ``isElementLate`` (the sum ``Long.MAX_VALUE`` where it overflows, as the reference
-    computes it)."""
+    """Whether a record goes to the late side output
+    (:func:`kstreamlike.plan.flink_time.is_late`)."""
     from pyspark.sql import functions as F
 
-    lateness = node.allowed_lateness
-    latest_max = _last_start(node) + (_size(node) - 1)
-    wm = F.col(WM)
-    element_late = F.least(F.col(TS), F.lit(LONG_MAX - lateness)) + lateness <= wm
-    return (cleanup_time(node, latest_max) <= wm) & element_late
+    return flink_time.is_late(F.col(TS), F.col(WM), _window(node), node.allowed_lateness, SPARK)
 
 
 def flink_watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
@@ -129,7 +138,7 @@ def _watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFra
     after = watermark(F.greatest(F.col(SEEN), F.col(TS)))
     advances = records.filter(after > F.col(WM)).select(
         PART,
-        (F.col(SEQ) * 4 + ADVANCING).alias(SLOT),
+        refined(advance_after(F.col(SEQ))).alias(SLOT),
         after.alias(ADVANCE),
         F.col(SEQ).alias(AFTER),
     )
@@ -184,8 +193,8 @@ def _explicit_watermarks(
         forward=False,
     ).withColumn(
         SLOT,
-        F.when(F.col(PLACED).isNull(), F.col(FIRST) * 4 + BEFORE_FIRST).otherwise(
-            F.col(PLACED) * 4 + ADVANCING
+        F.when(F.col(PLACED).isNull(), refined(advance_before(F.col(FIRST)))).otherwise(
+            refined(advance_after(F.col(PLACED)))
         ),
     )
     steps = numbered(
@@ -198,7 +207,7 @@ def _explicit_watermarks(
         PART, SLOT, ADVANCE, F.col(PLACED).alias(AFTER)
     )
     with_wm = asof(
-        records.withColumn(SLOT, F.col(SEQ) * 4),
+        records.withColumn(SLOT, refined(advance_before(F.col(SEQ)))),
         SLOT,
         advances,
         SLOT,
@@ -234,11 +243,9 @@ def window_pairs(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
     outside = unassigned_rule(node)
     if outside is not None:
         records = records.filter(~holds(outside))
-    last_start = _last_start(node)
+    last_start = last_window_start(F.col(TS), _window(node), SPARK)
     if isinstance(window, FlinkSlidingWindow):
-        count = F.floor(
-            (F.lit(window.size) - (F.col(TS) - last_start) + window.slide - 1) / window.slide
-        ).cast("long")
+        count = window_count(F.col(TS), last_start, window, SPARK)
         pairs = (
             records.withColumn(WSTART, last_start)
             .withColumn(WINDEX, F.explode(F.sequence(F.lit(0).cast("long"), count - 1)))
@@ -276,7 +283,7 @@ def _on_time(
         return fired.filter(F.col(POS).isNotNull()).withColumns(_on_time_columns())
     return (
         fired.join(F.broadcast(last), PART)
-        .withColumn(POS, F.coalesce(F.col(POS), F.col(LAST) * 4 + ADVANCING))
+        .withColumn(POS, F.coalesce(F.col(POS), refined(advance_after(F.col(LAST)))))
         .withColumns(_on_time_columns())
     )
 
@@ -313,7 +320,9 @@ def _late(node: FlinkWindowedAggregate, pairs: DataFrame) -> DataFrame:
             }
         )
         .filter(fires)
-        .withColumns({POS: F.col(SEQ) * 4 + PROCESSING, TIE: F.col(WINDEX), TIMING: F.lit("LATE")})
+        .withColumns(
+            {POS: refined(processing_of(F.col(SEQ))), TIE: F.col(WINDEX), TIMING: F.lit("LATE")}
+        )
     )
 
 

@@ -40,7 +40,6 @@ from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark.flink import (
     ADVANCE,
-    ADVANCING,
     AFTER,
     POS,
     SLOT,
@@ -51,6 +50,7 @@ from kstreamlike.backends.spark.flink import (
 )
 from kstreamlike.frames import schema_of
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
+from kstreamlike.plan.positions import advance_after, refined
 from kstreamlike.plan.schema import output_schema
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def run_flink_keyed(
     the dtype of the ``value`` column of a Python aggregation or window function)."""
     from pyspark.sql import functions as F
 
-    ends = [(F.max(SEQ) * 4 + ADVANCING).alias(END)]
+    ends = [refined(advance_after(F.max(SEQ))).alias(END)]
     if agg.source.processing_time is not None:
         # the clock when each record arrives, and before (the record's own step)
         valid = running_max(valid, PROCESSING, PT, before=PT_BEFORE)

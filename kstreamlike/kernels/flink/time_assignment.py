@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX, java_remainder
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.columns import (
     CLEANUP,
@@ -27,13 +26,16 @@ from kstreamlike.kernels.columns import (
     WMAX,
     WSTART,
 )
+from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.validity import holds
+from kstreamlike.plan import flink_time
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkDeltaEvictor,
     FlinkDeltaTrigger,
     nested_trigger,
 )
+from kstreamlike.plan.flink_time import cleanup_time, last_window_start, window_count
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 from kstreamlike.plan.validity import unassigned_rule
 from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
@@ -50,6 +52,7 @@ __all__ = [
     "assign_windows",
     "exprs_of",
     "is_late",
+    "time_window",
     "window_group",
     "window_size",
 ]
@@ -63,47 +66,29 @@ def window_group(node: FlinkWindowedAggregate) -> list[str]:
     return list(dict.fromkeys([PART, *node.keys, WSTART]))
 
 
-def _last_start(node: FlinkWindowedAggregate) -> pl.Expr:
-    """The start of the record's latest window (``TimeWindow#getWindowStartWithOffset``).
-
-    Tumbling: ``offset`` is ``(globalOffset + staggerOffset) % size`` with the ALIGNED
-    stagger; sliding: aligned to ``slide``. Polars' ``mod`` floors like ``Math.floorMod``.
-    """
+def time_window(node: FlinkWindowedAggregate) -> FlinkTumblingWindow | FlinkSlidingWindow:
+    """The node's tumbling or sliding window."""
     window = node.window
-    if isinstance(window, FlinkTumblingWindow):
-        offset, step = java_remainder(window.offset, window.size), window.size
-    else:
-        assert isinstance(window, FlinkSlidingWindow)
-        offset, step = window.offset, window.slide
-    return pl.col(TS) - (pl.col(TS) - offset).mod(step)
+    assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
+    return window
+
+
+def _last_start(node: FlinkWindowedAggregate) -> pl.Expr:
+    """The start of the record's latest window."""
+    return last_window_start(pl.col(TS), time_window(node), POLARS)
 
 
 def window_size(node: FlinkWindowedAggregate) -> int:
-    window = node.window
-    assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
-    return window.size
-
-
-def _cleanup_time(node: FlinkWindowedAggregate, max_timestamp: pl.Expr) -> pl.Expr:
-    """``WindowOperator#cleanupTime``: ``maxTimestamp + lateness``, ``Long.MAX_VALUE`` on
-    overflow."""
-    lateness = node.allowed_lateness
-    return max_timestamp.clip(upper_bound=LONG_MAX - lateness) + lateness
+    """The size of the node's tumbling or sliding windows."""
+    return time_window(node).size
 
 
 def is_late(node: FlinkWindowedAggregate) -> pl.Expr:
-    """Whether a record goes to the late side output (a ``records`` predicate).
-
-    Every window of the record is late (``isWindowLate``) iff its latest window is, since
-    cleanup times grow with the window start; the element itself must be late too
-    (``isElementLate``: ``timestamp + lateness <= watermark``, the sum ``Long.MAX_VALUE``
-    where it overflows, as the reference computes it).
-    """
-    lateness = node.allowed_lateness
-    latest_max = _last_start(node) + (window_size(node) - 1)
-    windows_late = _cleanup_time(node, latest_max) <= pl.col(WM)
-    element_late = pl.col(TS).clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
-    return windows_late & element_late
+    """Whether a record goes to the late side output (a ``records`` predicate: see
+    :func:`kstreamlike.plan.flink_time.is_late`)."""
+    return flink_time.is_late(
+        pl.col(TS), pl.col(WM), time_window(node), node.allowed_lateness, POLARS
+    )
 
 
 def _value_columns(node: FlinkWindowedAggregate) -> list[str]:
@@ -145,7 +130,7 @@ def assign_windows(
     )
     if isinstance(window, FlinkSlidingWindow):
         last_start = _last_start(node)
-        count = (window.size - (pl.col(TS) - last_start) + window.slide - 1) // window.slide
+        count = window_count(pl.col(TS), last_start, window, POLARS)
         pairs = (
             records.select(
                 *keep,
@@ -161,5 +146,6 @@ def assign_windows(
         )
     max_timestamp = pl.col(WSTART) + (window_size(node) - 1)
     return pairs.with_columns(
-        max_timestamp.alias(WMAX), _cleanup_time(node, max_timestamp).alias(CLEANUP)
+        max_timestamp.alias(WMAX),
+        cleanup_time(max_timestamp, node.allowed_lateness, POLARS).alias(CLEANUP),
     )
