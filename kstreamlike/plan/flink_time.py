@@ -1,6 +1,7 @@
 """Flink's window-time arithmetic, stated once for every backend.
 
-Where a record's latest time window starts (``TimeWindow#getWindowStartWithOffset``), when
+The watermark ``BoundedOutOfOrdernessWatermarks`` emits, where a record's latest time
+window starts (``TimeWindow#getWindowStartWithOffset``), when
 a window's state is cleaned up (``WindowOperator#cleanupTime``) and when a record is late
 (``isWindowLate``, ``isElementLate``). Each function is written with arithmetic and
 comparison operators and the two operations of :class:`TimeOps` (a saturating bound and a
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from kstreamlike._time import LONG_MAX, java_remainder
+from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
 from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
 
 __all__ = [
     "TimeOps",
+    "bounded_out_of_orderness",
     "cleanup_time",
     "is_late",
     "last_window_start",
@@ -48,6 +50,10 @@ class TimeOps(Protocol[_E]):
         """``value``, or ``bound`` where ``value`` is larger."""
         ...
 
+    def at_least(self, value: _E, bound: int) -> _E:
+        """``value``, or ``bound`` where ``value`` is smaller."""
+        ...
+
     def floor_mod(self, value: _E, modulus: int) -> _E:
         """``Math.floorMod(value, modulus)``: the remainder with the sign of ``modulus``."""
         ...
@@ -58,6 +64,20 @@ class TimeOps(Protocol[_E]):
 
 
 TimeWindow = FlinkTumblingWindow | FlinkSlidingWindow
+
+
+def bounded_out_of_orderness(max_timestamp: _T, delay: int, ops: TimeOps[_T]) -> _T:
+    """The watermark ``BoundedOutOfOrdernessWatermarks`` emits after a record, the largest
+    timestamp so far being ``max_timestamp``: ``max_timestamp - delay - 1``, never below
+    ``Long.MIN_VALUE`` (its first watermark).
+
+    Example:
+        >>> import polars as pl
+        >>> from kstreamlike.kernels.flink.time_ops import POLARS
+        >>> pl.select(bounded_out_of_orderness(pl.lit(10, pl.Int64), 3, POLARS)).item()
+        6
+    """
+    return ops.at_least(max_timestamp, LONG_MIN + delay + 1) - delay - 1
 
 
 def window_grid(window: TimeWindow) -> tuple[int, int]:

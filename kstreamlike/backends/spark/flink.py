@@ -30,7 +30,11 @@ from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._scan import asof, first_position_reaching, numbered, running_max
 from kstreamlike.backends.spark._validity import holds
 from kstreamlike.plan import flink_time
-from kstreamlike.plan.flink_time import last_window_start, window_count
+from kstreamlike.plan.flink_time import (
+    bounded_out_of_orderness,
+    last_window_start,
+    window_count,
+)
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     ExplicitWatermarks,
@@ -72,6 +76,12 @@ class SparkTimeOps:
         from pyspark.sql import functions as F
 
         return F.least(value, F.lit(bound))
+
+    def at_least(self, value: Column, bound: int) -> Column:
+        """``greatest(value, bound)``."""
+        from pyspark.sql import functions as F
+
+        return F.greatest(value, F.lit(bound))
 
     def floor_mod(self, value: Column, modulus: int) -> Column:
         """``pmod`` (the remainder with the sign of a positive ``modulus``)."""
@@ -129,10 +139,9 @@ def _watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFra
 
     assert isinstance(node.watermarks, GeneratedWatermarks)
     delay = node.watermarks.out_of_orderness
-    floor = LONG_MIN + delay + 1
 
     def watermark(seen: Column) -> Column:
-        return F.coalesce(F.greatest(seen, F.lit(floor)) - delay - 1, F.lit(LONG_MIN))
+        return F.coalesce(bounded_out_of_orderness(seen, delay, SPARK), F.lit(LONG_MIN))
 
     records = running_max(valid, TS, SEEN, inclusive=False).withColumn(WM, watermark(F.col(SEEN)))
     after = watermark(F.greatest(F.col(SEEN), F.col(TS)))

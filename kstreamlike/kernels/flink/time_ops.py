@@ -20,6 +20,10 @@ class PolarsTimeOps:
         """``value`` clipped from above at ``bound``."""
         return value.clip(upper_bound=bound)
 
+    def at_least(self, value: pl.Expr, bound: int) -> pl.Expr:
+        """``value`` clipped from below at ``bound``."""
+        return value.clip(lower_bound=bound)
+
     def floor_mod(self, value: pl.Expr, modulus: int) -> pl.Expr:
         """Polars' ``mod`` floors like ``Math.floorMod``."""
         return value.mod(modulus)

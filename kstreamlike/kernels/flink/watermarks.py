@@ -32,6 +32,8 @@ from kstreamlike.kernels.columns import (
     WM_NEXT,
     WM_ROW,
 )
+from kstreamlike.kernels.flink.time_ops import POLARS
+from kstreamlike.plan.flink_time import bounded_out_of_orderness
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate, GeneratedWatermarks
 from kstreamlike.plan.positions import advance_after, advance_before
 
@@ -96,8 +98,8 @@ def _generated_watermarks(
     """
     assert isinstance(node.watermarks, GeneratedWatermarks)
     delay = node.watermarks.out_of_orderness
-    seen = pl.col(TS).cum_max().clip(lower_bound=LONG_MIN + delay + 1)
-    records = records.with_columns(partitioned(node, (seen - delay) - 1).alias(WM_NEXT))
+    after = bounded_out_of_orderness(pl.col(TS).cum_max(), delay, POLARS)
+    records = records.with_columns(partitioned(node, after).alias(WM_NEXT))
     records = records.with_columns(
         partitioned(node, pl.col(WM_NEXT).shift(1, fill_value=LONG_MIN)).alias(WM)
     )
