@@ -45,6 +45,7 @@ from kstreamlike.kernels.columns import (
 from kstreamlike.kernels.flink.processing_time import stand_ins
 from kstreamlike.kernels.flink.session.history import record_windows, window_table
 from kstreamlike.kernels.flink.session.intervals import dominance_max, interval_layout
+from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.kafka.session.windows import (
     CLOSED,
     Layout,
@@ -54,6 +55,7 @@ from kstreamlike.kernels.kafka.session.windows import (
 )
 from kstreamlike.kernels.packing import group_ids
 from kstreamlike.kernels.ranges import INF, MinTable
+from kstreamlike.plan import flink_time
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.windows import FlinkSessionWindow
 
@@ -73,8 +75,7 @@ _NEVER = LONG_MAX  # death of a record whose window outlives the input
 
 def cleanup_time(node: FlinkWindowedAggregate, max_timestamp: pl.Expr) -> pl.Expr:
     """``WindowOperator#cleanupTime``: ``maxTimestamp + lateness``, saturating."""
-    lateness = node.allowed_lateness
-    return max_timestamp.clip(upper_bound=LONG_MAX - lateness) + lateness
+    return flink_time.cleanup_time(max_timestamp, node.allowed_lateness, POLARS)
 
 
 @dataclass(frozen=True)

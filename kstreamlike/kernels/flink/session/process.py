@@ -55,9 +55,11 @@ from kstreamlike.kernels.flink.session.history import PANE, window_table
 from kstreamlike.kernels.flink.session.merging import World, listed_contents
 from kstreamlike.kernels.flink.session.python import purged_python_values, session_python_values
 from kstreamlike.kernels.flink.session.values import evicted_session_reads
+from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.kernels.python import RUNNING_VALUE
 from kstreamlike.plan.firing import uses_processing_time
+from kstreamlike.plan.flink_time import cleanup_time
 from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 
 __all__ = ["session_process_panes"]
@@ -200,7 +202,7 @@ def _cleanups(
     none at ``Long.MAX_VALUE``)."""
     lateness = node.allowed_lateness
     windows = window_table(versions, found).filter(pl.col(SUPERSEDED).is_null())
-    cleanup = pl.col(WMAX).clip(upper_bound=LONG_MAX - lateness) + lateness
+    cleanup = cleanup_time(pl.col(WMAX), lateness, POLARS)
     timers = reached_by_watermark(
         windows.with_columns(cleanup.alias(TIE)).filter(pl.col(TIE) < LONG_MAX),
         TIE,

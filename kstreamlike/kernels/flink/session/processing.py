@@ -45,11 +45,13 @@ from kstreamlike.kernels.flink.session.history import (
     window_table,
     with_last_update,
 )
+from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
 from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,
     FlinkProcessingTimeTrigger,
 )
+from kstreamlike.plan.flink_time import cleanup_time
 from kstreamlike.plan.positions import processing_of
 
 __all__ = ["SessionClock", "processing_firings"]
@@ -93,7 +95,7 @@ def processing_firings(
     """
     windows = window_table(versions, found)
     windows = windows.with_columns(clock.clocks.gather(windows[CREATOR]).alias(NOW))
-    cleanup = pl.col(WMAX).clip(upper_bound=LONG_MAX - lateness) + lateness
+    cleanup = cleanup_time(pl.col(WMAX), lateness, POLARS)
     # the watermark advance that cleans the window up (the end of the input does not)
     living = windows.filter(pl.col(SUPERSEDED).is_null()).with_columns(
         cleanup.alias(SESSION_CLEANUP_TIME)

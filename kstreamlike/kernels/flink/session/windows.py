@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.columns import (
     CLOCK,
     GROUP,
@@ -35,8 +34,10 @@ from kstreamlike.kernels.flink.session.merging import fixpoint, retired_windows
 from kstreamlike.kernels.flink.session.process import session_process_panes
 from kstreamlike.kernels.flink.session.processing import SessionClock
 from kstreamlike.kernels.flink.session.values import evicted_panes, purged_panes, window_values
+from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.packing import group_ids
 from kstreamlike.plan.firing import FlinkPurgingTrigger, nested_trigger
+from kstreamlike.plan.flink_time import saturating_add
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
 
@@ -49,8 +50,7 @@ END = "window_end"
 def _element_late(node: FlinkWindowedAggregate) -> pl.Expr:
     """``WindowOperator#isElementLate``: ``timestamp + lateness <= watermark``, the sum
     ``Long.MAX_VALUE`` where it overflows (as the reference computes it)."""
-    lateness = node.allowed_lateness
-    return pl.col(TS).clip(upper_bound=LONG_MAX - lateness) + lateness <= pl.col(WM)
+    return saturating_add(pl.col(TS), node.allowed_lateness, POLARS) <= pl.col(WM)
 
 
 def run_flink_session(
