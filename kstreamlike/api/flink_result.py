@@ -10,6 +10,7 @@ from __future__ import annotations
 from kstreamlike.api.result import FrameT, StreamResult
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.functions import OutputTag
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 
 __all__ = ["SingleOutputStreamOperator"]
@@ -50,8 +51,7 @@ class SingleOutputStreamOperator(StreamResult[FrameT]):
             ...     print(e)  # doctest: +ELLIPSIS
             no side output named 'late': call side_output_late_data(ks.OutputTag('late'))...
         """
-        node = self._node
-        assert isinstance(node, FlinkWindowedAggregate)
+        node = narrowed(self._node, FlinkWindowedAggregate)
         if not isinstance(tag, OutputTag) or tag.name != node.late_tag:
             name = tag.name if isinstance(tag, OutputTag) else tag
             raise InvalidSpecError(

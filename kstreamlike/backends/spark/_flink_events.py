@@ -44,6 +44,7 @@ from kstreamlike.plan.firing import (
     nested_trigger,
     uses_processing_time,
 )
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.positions import advance_before, refined
 from kstreamlike.plan.windows import (
@@ -83,8 +84,7 @@ def _session_end(node: FlinkWindowedAggregate) -> Column:
     every session's end is one of its records'."""
     from pyspark.sql import functions as F
 
-    window = node.window
-    assert isinstance(window, FlinkSessionWindow)
+    window = narrowed(node.window, FlinkSessionWindow)
     gap = F.col(GAP) if window.gap_column is not None else F.lit(window.gap)
     return F.least(F.col(TS), F.lit(LONG_MAX) - gap) + gap - 1
 

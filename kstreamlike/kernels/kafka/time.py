@@ -34,6 +34,7 @@ from kstreamlike.kernels.emission import first_position_reaching
 from kstreamlike.kernels.packing import Packing, Range, column_ranges, packing
 from kstreamlike.kernels.python import RUNNING_VALUE, running_python_values
 from kstreamlike.kernels.suppress import suppress
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaTimeWindow
 
@@ -64,8 +65,7 @@ def _contributions(
     node: KafkaWindowedAggregate, records: pl.LazyFrame, stream_time: str
 ) -> pl.LazyFrame:
     """One row per (record, window) the record updates, in arrival then start order."""
-    window = node.window
-    assert isinstance(window, KafkaTimeWindow)
+    window = narrowed(node.window, KafkaTimeWindow)
     expanded = records.with_columns(_windows(window).alias(START))
     if window.advance != window.size:
         expanded = expanded.explode(START)
@@ -125,8 +125,7 @@ def _changelog(
 
 def _never_null(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> list[str]:
     """The aggregated columns that hold no null (one pass over them)."""
-    aggregation = node.aggregation
-    assert isinstance(aggregation, DeclarativeAggregation)
+    aggregation = narrowed(node.aggregation, DeclarativeAggregation)
     columns = list(dict.fromkeys(e.column for e in aggregation.exprs if e.column is not None))
     if not columns:
         return []
@@ -145,8 +144,7 @@ def _finals(
     if not isinstance(aggregation, DeclarativeAggregation):
         last = _python_running(node, contributions).group_by(group).last()
         return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ).sort(order, nulls_last=True)
-    window = node.window
-    assert isinstance(window, KafkaTimeWindow)
+    window = narrowed(node.window, KafkaTimeWindow)
     values = [
         *final_exprs(aggregation.exprs, node.source.schema),
         pl.col(TS).max().alias(TIMESTAMP),
@@ -167,8 +165,7 @@ def _finals(
 
 def _packed_window_id(node: KafkaWindowedAggregate, records: pl.LazyFrame) -> Packing | None:
     """The window id (start, partition, keys) packed into one Int64, when it fits."""
-    window = node.window
-    assert isinstance(window, KafkaTimeWindow)
+    window = narrowed(node.window, KafkaTimeWindow)
     columns = _window_id(node)[:-1]
     *ranges, ts = column_ranges(records, [*columns, TS])
     if ts is None:
@@ -188,8 +185,7 @@ def _on_close(
 ) -> pl.LazyFrame:
     """Each window's final value at the first record after which it is closed; unless
     ``place``, each window's final value with the stream time that closes it (``DUE``)."""
-    window = node.window
-    assert isinstance(window, KafkaTimeWindow)
+    window = narrowed(node.window, KafkaTimeWindow)
     part = _partition(node)
     finals = _finals(node, records, contributions).with_columns(
         (pl.col(END) + window.grace).alias(DUE)
@@ -261,8 +257,7 @@ def run_time(
         >>> late.collect()[SEQ].to_list()  # ts 3 arrives after stream time 12 closed [0, 10)
         [2]
     """
-    window = node.window
-    assert isinstance(window, KafkaTimeWindow)
+    window = narrowed(node.window, KafkaTimeWindow)
     assert place or suppress_duration is None
     contributions = _contributions(node, records, stream_time)
     if node.emit_on_close:

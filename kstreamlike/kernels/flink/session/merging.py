@@ -56,6 +56,7 @@ from kstreamlike.kernels.kafka.session.windows import (
 from kstreamlike.kernels.packing import group_ids
 from kstreamlike.kernels.ranges import INF, MinTable
 from kstreamlike.plan import flink_time
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.windows import FlinkSessionWindow
 
@@ -100,8 +101,7 @@ class World:
 
 def _world(node: FlinkWindowedAggregate, records: pl.DataFrame) -> World:
     grouped = records.with_columns(group_ids(records, [KEYG, DEATH]).alias(GROUP))
-    window = node.window
-    assert isinstance(window, FlinkSessionWindow)
+    window = narrowed(node.window, FlinkSessionWindow)
     if window.gap is not None and window.gap_column is None:
         layout = session_layout(grouped.sort(GROUP, TS, SEQ), window.gap)
         frame = layout.frame
@@ -158,8 +158,7 @@ def _found(node: FlinkWindowedAggregate, world: World) -> pl.DataFrame:
     )
     row = runs["__ks_row"]
     ts = frame[TS]
-    window = node.window
-    assert isinstance(window, FlinkSessionWindow)
+    window = narrowed(node.window, FlinkSessionWindow)
     if window.gap is not None and window.gap_column is None:
         last = world.arrival.last_below(runs[FOUND_LO], runs[FOUND_HI], runs[SEQ])
         end = ts.gather(last) + window.gap
@@ -302,8 +301,7 @@ def retired_windows(
         ``GROUP``, ``WSTART``, ``WEND`` of each retired window and the first record retiring
         it (``RETIRED``); None when no record is late at the watermark ``Long.MAX_VALUE``.
     """
-    window = node.window
-    assert isinstance(window, FlinkSessionWindow)
+    window = narrowed(node.window, FlinkSessionWindow)
     gap = pl.col(GAP) if window.gap_column is not None else pl.lit(window.gap)
     late = dropped.filter(pl.col(WM) == LONG_MAX).select(
         KEYG,

@@ -30,6 +30,7 @@ from kstreamlike.kernels.columns import (
 from kstreamlike.kernels.kafka.session.aggregates import read_at
 from kstreamlike.kernels.kafka.session.found import FOUND_BOUNDS, WRITERS
 from kstreamlike.kernels.packing import group_columns
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow
 
@@ -100,8 +101,7 @@ def on_close_candidates(
     is its window's last (no consumer, or one that stores a different window) and its
     consumer, if any, comes after the closing record.
     """
-    window = node.window
-    assert isinstance(window, KafkaSessionWindow)
+    window = narrowed(node.window, KafkaSessionWindow)
     consumer = pl.repeat(None, sessions.height, dtype=pl.Int64, eager=True)
     for writer in WRITERS:
         linked = sessions.filter(pl.col(writer).is_not_null())

@@ -28,6 +28,7 @@ from kstreamlike.kernels.columns import (
 from kstreamlike.kernels.emission import first_position_reaching
 from kstreamlike.kernels.kafka.sliding.table import WindowContents, WindowTable
 from kstreamlike.kernels.ranges import INF
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
@@ -39,8 +40,7 @@ def close_due(
 ) -> pl.DataFrame:
     """Every window (``WPOS``) with its creation, partition and the stream time that closes
     it (``DUE``: ``end + grace < stream time``)."""
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
+    window = narrowed(node.window, KafkaSlidingWindow)
     table = windows.frame
     part = frame[PART].gather(table[CREATED])
     return table.select(WPOS, CREATED, START).with_columns(
@@ -95,8 +95,7 @@ def final_results(
     last record; ``WPOS``; ``DUE``), in emission order when ``place``, or None when some
     window is not settled (the changelog is needed).
     """
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
+    window = narrowed(node.window, KafkaSlidingWindow)
     table = contents.windows.frame
     due = table.select(WPOS, CREATED, START, GROUP).with_columns(
         frame[PART].gather(table[CREATED]).alias(PART),

@@ -72,6 +72,7 @@ from kstreamlike.kernels.emission import first_reached, reaching_steps
 from kstreamlike.kernels.kafka.sliding.scan import scan_stores
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.packing import sorting_rows
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
@@ -197,8 +198,7 @@ def _suppressed(
 ) -> pl.DataFrame:
     """The rows ``suppress(untilWindowCloses)`` emits from the writes ``rows`` (in forward
     order, ``SEQ``: their record's local position, ``SUB``: their forward when given)."""
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
+    window = narrowed(node.window, KafkaSlidingWindow)
     # suppress(untilWindowCloses) over the changelog, with the partition's stream time:
     # suppress stream time reaches a record's stream time at the record's first forward
     # (see kafka_sliding._final_results), so an update at forward (record, sub) is evicted
@@ -255,8 +255,7 @@ def split_stores(
     touches no window and does not move stream time, so its store takes the closed form
     all the same.
     """
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
+    window = narrowed(node.window, KafkaSlidingWindow)
     in_grace = (pl.col(TS) + window.grace > pl.col(stream_time)) & (pl.col(TS) >= window.size)
     dropped = pl.col(TS) + window.size + window.grace < pl.col(stream_time)
     stores = _stores(node)
@@ -281,8 +280,7 @@ def closed_form_candidates(
     result (store columns, bounds, ``TIMESTAMP``, values, ``TOMBSTONE``) and ``DUE``: the
     stream time at which it is emitted (``end + grace`` when ``suppress``, just past it on
     window close)."""
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
+    window = narrowed(node.window, KafkaSlidingWindow)
     closing = window.grace if suppress else window.grace + 1
     return _closed_form(node, clean, _stores(node)).with_columns(
         (pl.col(START) + window.size).alias(END),
@@ -369,8 +367,7 @@ def _in_emission_order(
     inserted where their ``FIRST`` falls among the others.
     """
     partitioned = node.source.partition is not None
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
+    window = narrowed(node.window, KafkaSlidingWindow)
     # (without a partition, the rows need no partition column)
     parts = [PART] if partitioned else []
     internal = (DUE, CREATED, SEQ, SUB, FIRST, *([] if partitioned else [PART]))

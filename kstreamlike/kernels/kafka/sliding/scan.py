@@ -48,6 +48,7 @@ from kstreamlike.kernels.partials import (
     in_batches,
     pooled,
 )
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
@@ -80,8 +81,7 @@ def _output_rows(
     column per row) as rows of the output (grouping columns from ``keys``, a row per store;
     bounds, ``timestamp``, ``is_tombstone`` and the aggregates), and the rows ``placing`` of
     the tables (record, forward or creating record, as rows of the stores' order)."""
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
+    window = narrowed(node.window, KafkaSlidingWindow)
     ki, kf = partials.ki, partials.kf
     start, stamp, store = _joined(ints, [O_START, O_TS, O_STORE])
     int_extremes, float_extremes = partials.extremes()

@@ -31,6 +31,7 @@ from kstreamlike.kernels.columns import (
 )
 from kstreamlike.kernels.kafka.sliding.contents import count_of, max_of, min_of, sum_of
 from kstreamlike.kernels.kafka.sliding.table import WindowTable
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 
 __all__ = ["declarative_values", "finished", "values_at", "window_members"]
@@ -108,8 +109,7 @@ def finished(
 ) -> pl.DataFrame:
     """The declarative aggregates from the partials of the windows' contents (the first and
     last values are read from the records at the first and last arrivals)."""
-    aggregation = node.aggregation
-    assert isinstance(aggregation, DeclarativeAggregation)
+    aggregation = narrowed(node.aggregation, DeclarativeAggregation)
     schema = node.source.schema
     dtypes = frame.head(0).lazy().select(final_exprs(aggregation.exprs, schema)).collect_schema()
     columns: list[pl.Series] = []
@@ -142,8 +142,7 @@ def declarative_values(
 ) -> pl.DataFrame:
     """The aggregate and timestamp of window ``WPOS`` after record ``SEQ``, for ``rows``:
     running aggregates over the members in arrival order, read as of the record."""
-    aggregation = node.aggregation
-    assert isinstance(aggregation, DeclarativeAggregation)
+    aggregation = narrowed(node.aggregation, DeclarativeAggregation)
     columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
     names = [e.name for e in aggregation.exprs]
     running = (
@@ -170,8 +169,7 @@ def _declarative_finals(
     node: KafkaWindowedAggregate, members: pl.DataFrame, records: pl.DataFrame
 ) -> pl.DataFrame:
     """Every window's final aggregate and timestamp, by ``WPOS``."""
-    aggregation = node.aggregation
-    assert isinstance(aggregation, DeclarativeAggregation)
+    aggregation = narrowed(node.aggregation, DeclarativeAggregation)
     columns = sorted({e.column for e in aggregation.exprs if e.column is not None})
     content = (
         members.select(WPOS, MEMBER, MEMBER_TS)
@@ -190,8 +188,7 @@ def values_at(
     """Declarative aggregates of window ``WPOS`` after record ``SEQ`` for a few ``rows``
     (final results): a window's final value when no member arrives later, otherwise an
     aggregate over its members up to the record."""
-    aggregation = node.aggregation
-    assert isinstance(aggregation, DeclarativeAggregation)
+    aggregation = narrowed(node.aggregation, DeclarativeAggregation)
     names = [e.name for e in aggregation.exprs]
     last = members.group_by(WPOS).agg(pl.col(MEMBER).max().alias("__ks_last"))
     query = (

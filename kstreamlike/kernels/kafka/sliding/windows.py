@@ -48,6 +48,7 @@ from kstreamlike.kernels.kafka.sliding.values import (
 )
 from kstreamlike.kernels.packing import group_columns, group_ids
 from kstreamlike.kernels.suppress import suppress
+from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSlidingWindow
 
@@ -84,8 +85,7 @@ def run_sliding(
         The emitted rows in emission order (grouping columns, window bounds, aggregates,
         ``timestamp`` and ``is_tombstone``), and the late records in arrival order.
     """
-    window = node.window
-    assert isinstance(window, KafkaSlidingWindow)
+    window = narrowed(node.window, KafkaSlidingWindow)
     size, grace = window.size, window.grace
     frame = records.collect().with_columns(pl.col(SEQ).cast(pl.Int64))
     stores = [*node.keys] if node.source.partition is None else [PART, *node.keys]
