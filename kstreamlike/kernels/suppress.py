@@ -21,18 +21,22 @@ from kstreamlike.kernels.columns import (
 from kstreamlike.kernels.emission import first_position_reaching
 from kstreamlike.plan.suppression import emission_order, evicted_at, eviction_due, is_final
 
-__all__ = ["suppress"]
+__all__ = ["POLARS_SUPPRESS", "PolarsSuppressOps", "suppress"]
 
 
-class _PolarsOps:
+class PolarsSuppressOps:
+    """:class:`~kstreamlike.plan.suppression.SuppressOps` for Polars expressions."""
+
     def greatest(self, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+        """The larger of ``a`` and ``b``."""
         return pl.max_horizontal(a, b)
 
     def is_null(self, value: pl.Expr) -> pl.Expr:
+        """Whether ``value`` is null."""
         return value.is_null()
 
 
-_POLARS = _PolarsOps()
+POLARS_SUPPRESS = PolarsSuppressOps()
 
 
 def suppress(
@@ -57,9 +61,17 @@ def suppress(
     )
     evictions = first_position_reaching(log, log.select(*part, TIME, LOG_POS), LOG_POS, part)
     return (
-        evictions.with_columns(evicted_at(pl.col(LOG_POS), pl.col(FIRST), _POLARS).alias(EVICT))
+        evictions.with_columns(
+            evicted_at(pl.col(LOG_POS), pl.col(FIRST), POLARS_SUPPRESS).alias(EVICT)
+        )
         .filter(
-            is_final(pl.col(FIRST), pl.col(EVICT), pl.col(NEXT_UPDATE), pl.col(tombstone), _POLARS)
+            is_final(
+                pl.col(FIRST),
+                pl.col(EVICT),
+                pl.col(NEXT_UPDATE),
+                pl.col(tombstone),
+                POLARS_SUPPRESS,
+            )
         )
         .sort(list(dict.fromkeys([*part, *emission_order(EVICT, keys)])), nulls_last=True)
         .drop(LOG_POS, EVICT, NEXT_UPDATE, FIRST)

@@ -56,7 +56,14 @@ def eviction_due(window_end: _B, duration: int) -> _B:
 
 def evicted_at(position: _B, first_reaching: _B, ops: SuppressOps[_B]) -> _B:
     """When the update at changelog ``position`` is evicted, its window first becoming
-    evictable at ``first_reaching``."""
+    evictable at ``first_reaching``.
+
+    Example:
+        >>> import polars as pl
+        >>> from kstreamlike.kernels.suppress import POLARS_SUPPRESS
+        >>> pl.select(evicted_at(pl.lit(3), pl.lit(7), POLARS_SUPPRESS)).item()
+        7
+    """
     return ops.greatest(position, first_reaching)
 
 
@@ -64,7 +71,15 @@ def is_final(
     first_reaching: _B, evicted: _B, next_update: _B, tombstone: _B, ops: SuppressOps[_B]
 ) -> _B:
     """Whether an update is emitted: its window becomes evictable (``first_reaching`` is
-    not null), it is not a tombstone, and it is evicted before the window's next update."""
+    not null), it is not a tombstone, and it is evicted before the window's next update.
+
+    Example:
+        >>> import polars as pl
+        >>> from kstreamlike.kernels.suppress import POLARS_SUPPRESS
+        >>> first, evicted, tombstone = pl.lit(7), pl.lit(7), pl.lit(False)
+        >>> pl.select(is_final(first, evicted, pl.lit(5), tombstone, POLARS_SUPPRESS)).item()
+        False
+    """
     later = ops.is_null(next_update) | (evicted < next_update)
     return ~ops.is_null(first_reaching) & ~tombstone & later
 
