@@ -29,7 +29,7 @@ FULL = os.environ.get("KSTREAMLIKE_TESTS") == "full"
 # @example (or a unit test), so that it stays found.
 _FIXED = {"derandomize": True, "database": None}
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, suppress_health_check=SUPPRESSED, **_FIXED
+    "ci", max_examples=40, deadline=None, suppress_health_check=SUPPRESSED, **_FIXED
 )
 settings.register_profile(
     "full", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED, **_FIXED

@@ -206,6 +206,20 @@ def test_global_continuous_trigger_fires_once_more_at_the_end(backend: str) -> N
     assert out == [(3, "EARLY"), (3, "EARLY"), (3, "ON_TIME")]
 
 
+def test_continuous_trigger_refuses_to_fire_up_to_the_end_of_time(backend: str) -> None:
+    """A recorded ``Long.MAX_VALUE`` watermark on a global window would fire a continuous
+    trigger every interval up to the end of time (Flink runs it timer by timer for ever):
+    every backend refuses with the same error, the reference interpreter included."""
+    rows = _rows([(0, 1), (1, 2)])
+    s = _stream(rows, watermarks=[(1, LONG_MAX)], bounded=False, backend=backend)
+    w = s.key_by("k").window(ks.GlobalWindows.create())
+    result = w.trigger(ks.ContinuousEventTimeTrigger.of(10)).sum("v")
+    # (on Spark the error is raised on an executor and reaches the driver wrapped)
+    error = Exception if backend == "spark" else ks.KStreamLikeError
+    with pytest.raises(error, match=r"ContinuousEventTimeTrigger\(10\) would fire \d+ times"):
+        result.collect()
+
+
 def test_global_windows_need_no_watermarks_and_are_never_late(backend: str) -> None:
     rows = _rows([(100, 1), (1, 2), (2, 4)])
     s = _stream(rows, monotonous=True, backend=backend)

@@ -28,14 +28,37 @@ __all__ = [
     "FlinkPurgingTrigger",
     "FlinkTimeEvictor",
     "FlinkTrigger",
+    "MOST_PERIODIC_FIRINGS",
     "can_merge",
     "endless_firing",
     "nested_trigger",
+    "too_many_event_time_firings",
     "trigger_name",
     "uses_processing_time",
 ]
 
 DeltaFunction = Callable[[Any, Any], float]
+
+# More periodic firings of a continuous trigger than this would not fit in memory: every
+# backend refuses them with the same error.
+MOST_PERIODIC_FIRINGS = 100_000_000
+
+
+def too_many_event_time_firings(interval: int, total: int) -> KStreamLikeError:
+    """The error for a ``ContinuousEventTimeTrigger`` that would fire ``total`` times (more
+    than :data:`MOST_PERIODIC_FIRINGS`): a watermark advance towards ``Long.MAX_VALUE`` on a
+    window that never ends, which Flink would run timer by timer for ever.
+
+    Example:
+        >>> str(too_many_event_time_firings(5, 10**9)).split(":")[0]
+        'ContinuousEventTimeTrigger(5) would fire 1000000000 times'
+    """
+    return KStreamLikeError(
+        f"ContinuousEventTimeTrigger({interval}) would fire {total} times: a watermark "
+        "advance towards Long.MAX_VALUE fires the timer of a window that never ends "
+        "every interval up to it (use a larger interval, or end the input instead of "
+        "recording such a watermark)"
+    )
 
 
 @dataclass(frozen=True)

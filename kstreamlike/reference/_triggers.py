@@ -14,6 +14,7 @@ from typing import Any
 
 from kstreamlike._time import java_remainder
 from kstreamlike.plan.firing import (
+    MOST_PERIODIC_FIRINGS,
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
     FlinkCountTrigger,
@@ -24,6 +25,7 @@ from kstreamlike.plan.firing import (
     FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
     FlinkTrigger,
+    too_many_event_time_firings,
 )
 from kstreamlike.reference._input import Record
 from kstreamlike.reference._trigger_api import Trigger, TriggerContext, TriggerResult
@@ -214,9 +216,18 @@ class ContinuousEventTimeTrigger(_PeriodicTrigger):
         return TriggerResult.CONTINUE
 
     def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        """FIRE at the window's end, and at the stored fire time (scheduling the next)."""
+        """FIRE at the window's end, and at the stored fire time (scheduling the next).
+
+        A watermark far past the fire time (towards ``Long.MAX_VALUE``, on a window that
+        never ends) would fire every interval up to it, timer by timer, for ever: more
+        firings than :data:`~kstreamlike.plan.firing.MOST_PERIODIC_FIRINGS` are refused.
+        """
         if time == window.max_timestamp():
             return TriggerResult.FIRE
+        reach = min(ctx.current_watermark(), window.max_timestamp())
+        chain = (reach - time) // self.interval + 1
+        if ctx.get_state(self.STATE) == time and chain > MOST_PERIODIC_FIRINGS:
+            raise too_many_event_time_firings(self.interval, chain)
         return self._fire_periodic(time, window, ctx)
 
 

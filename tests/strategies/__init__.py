@@ -128,8 +128,14 @@ def kafka_frames(
 
 def spark_examples(few: int) -> int:
     """How many examples a Hypothesis test on Spark takes (Spark runs each query in about a
-    second on a local session, whatever its size): ``few`` in the full layer, a third of it
-    (at least 2) in the default layer, 25 times ``few`` with the ``thorough`` profile."""
+    second on a local session, whatever its size): :func:`costly_examples`."""
+    return costly_examples(few)
+
+
+def costly_examples(few: int) -> int:
+    """How many examples a costly Hypothesis test takes (a Spark query, or long streams):
+    ``few`` in the full layer, a third of it (at least 2) in the default layer, 25 times
+    ``few`` with the ``thorough`` profile."""
     if os.environ.get("HYPOTHESIS_PROFILE") == "thorough":
         return few * 25
     if os.environ.get("KSTREAMLIKE_TESTS") == "full":

@@ -305,17 +305,19 @@ def firing_stream(
     partition: bool,
     bounded: bool,
     order_by: bool = True,
+    ends_of_time: bool = True,
     **columns: Any,
 ) -> Any:
     """The stream the firing tests read: ``ts`` event time, ``o`` arrival order (when
-    ``order_by``), ``p`` partitions (when ``partition``), drawn watermarks, and the other
-    ``columns`` of :func:`kstreamlike.stream` (``key``, ``value``, ``processing_time``)."""
+    ``order_by``), ``p`` partitions (when ``partition``), drawn watermarks (reaching
+    ``Long.MAX_VALUE`` only with ``ends_of_time``), and the other ``columns`` of
+    :func:`kstreamlike.stream` (``key``, ``value``, ``processing_time``)."""
     return ks.stream(
         frame,
         timestamp="ts",
         order_by="o" if order_by else None,
         partition="p" if partition else None,
-        watermarks=data.draw(watermark_strategies(partition, order_by)),
+        watermarks=data.draw(watermark_strategies(partition, order_by, ends_of_time)),
         bounded=bounded,
         **columns,
     )

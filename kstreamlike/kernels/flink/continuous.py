@@ -21,7 +21,6 @@ from collections.abc import Sequence
 import polars as pl
 
 from kstreamlike.agg import AggExpr
-from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.aggregates import running_exprs
 from kstreamlike.kernels.columns import (
     AT,
@@ -38,11 +37,10 @@ from kstreamlike.kernels.columns import (
     WM,
 )
 from kstreamlike.kernels.flink.timers import reached_by_watermark, timer_timing
+from kstreamlike.plan.firing import MOST_PERIODIC_FIRINGS, too_many_event_time_firings
 from kstreamlike.plan.positions import processing_of
 
 __all__ = ["AT", "HORIZON", "TIMER", "TIMER_WM", "continuous_panes", "continuous_timers"]
-
-_MOST_FIRINGS = 100_000_000  # more periodic firings than this would not fit in memory
 
 
 def continuous_panes(
@@ -222,11 +220,6 @@ def _bounded(first: pl.LazyFrame, count: pl.Expr, interval: int) -> pl.LazyFrame
     reference interpreter would run one by one too."""
     windows = first.with_columns(count.alias("__ks_count")).collect()
     total = int(windows["__ks_count"].sum() or 0)
-    if total > _MOST_FIRINGS:
-        raise KStreamLikeError(
-            f"ContinuousEventTimeTrigger({interval}) would fire {total} times: a watermark "
-            "advance towards Long.MAX_VALUE fires the timer of a window that never ends "
-            "every interval up to it (use a larger interval, or end the input instead of "
-            "recording such a watermark)"
-        )
+    if total > MOST_PERIODIC_FIRINGS:
+        raise too_many_event_time_firings(interval, total)
     return windows.drop("__ks_count").lazy()

@@ -37,7 +37,7 @@ from kstreamlike.kernels.columns import (
 from kstreamlike.kernels.flink.firings import TIMING
 from kstreamlike.kernels.flink.processing_time import Clock
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
-from kstreamlike.plan.firing import endless_firing
+from kstreamlike.plan.firing import MOST_PERIODIC_FIRINGS, endless_firing
 from kstreamlike.plan.positions import advance_after
 
 __all__ = [
@@ -50,8 +50,6 @@ __all__ = [
     "processing_time_firings",
     "with_cleanup_slots",
 ]
-
-_MOST_FIRINGS = 100_000_000  # more periodic firings than this would not fit in memory
 
 
 def last_before(ranked: pl.DataFrame, group: list[str], timers: pl.DataFrame) -> pl.DataFrame:
@@ -306,7 +304,7 @@ def _check_count(chains: pl.DataFrame, interval: int) -> None:
     """Refuse more periodic firings than fit in memory (a clock far past a global
     window's first element, with a short interval)."""
     total = int(chains[PERIODIC_COUNT].sum() or 0)
-    if total > _MOST_FIRINGS:
+    if total > MOST_PERIODIC_FIRINGS:
         raise KStreamLikeError(
             f"ContinuousProcessingTimeTrigger({interval}) would fire {total} times "
             "(use a larger interval)"

@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kstreamlike as ks
@@ -36,6 +36,7 @@ from kstreamlike.kernels.kafka.sliding.contents import (
 from tests.differential.compare import assert_same_as_reference
 from tests.differential.kafka import finish as _finish
 from tests.differential.kafka import sliding_windowed as _windowed
+from tests.strategies import costly_examples
 from tests.strategies.kafka import long_frames, sliding_frames
 from tests.strategies.kernels import contribution_queries
 
@@ -293,6 +294,7 @@ def test_the_scan_stops_where_the_windows_are_the_closed_forms_again(mode: str) 
     assert table.late_records().height == 0  # both are taken by windows still open
 
 
+@settings(max_examples=costly_examples(90))
 @given(
     frame=long_frames(),
     size=st.integers(1, 12),
