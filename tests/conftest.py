@@ -90,8 +90,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.fixture(scope="session")
 def spark() -> Any:
-    """The one local Spark session every Spark test shares (two cores, three shuffle
-    partitions that are never coalesced, so scans cross block boundaries)."""
+    """The local Spark session every Spark test of a test worker shares (two cores, three
+    shuffle partitions that are never coalesced, so scans cross block boundaries)."""
     from pyspark.sql import SparkSession
 
     session = (
