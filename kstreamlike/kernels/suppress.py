@@ -19,24 +19,10 @@ from kstreamlike.kernels.columns import (
     TIMESTAMP,
 )
 from kstreamlike.kernels.emission import first_position_reaching
+from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.plan.suppression import emission_order, evicted_at, eviction_due, is_final
 
-__all__ = ["POLARS_SUPPRESS", "PolarsSuppressOps", "suppress"]
-
-
-class PolarsSuppressOps:
-    """:class:`~kstreamlike.plan.suppression.SuppressOps` for Polars expressions."""
-
-    def greatest(self, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-        """The larger of ``a`` and ``b``."""
-        return pl.max_horizontal(a, b)
-
-    def is_null(self, value: pl.Expr) -> pl.Expr:
-        """Whether ``value`` is null."""
-        return value.is_null()
-
-
-POLARS_SUPPRESS = PolarsSuppressOps()
+__all__ = ["suppress"]
 
 
 def suppress(
@@ -61,16 +47,14 @@ def suppress(
     )
     evictions = first_position_reaching(log, log.select(*part, TIME, LOG_POS), LOG_POS, part)
     return (
-        evictions.with_columns(
-            evicted_at(pl.col(LOG_POS), pl.col(FIRST), POLARS_SUPPRESS).alias(EVICT)
-        )
+        evictions.with_columns(evicted_at(pl.col(LOG_POS), pl.col(FIRST), POLARS).alias(EVICT))
         .filter(
             is_final(
                 pl.col(FIRST),
                 pl.col(EVICT),
                 pl.col(NEXT_UPDATE),
                 pl.col(tombstone),
-                POLARS_SUPPRESS,
+                POLARS,
             )
         )
         .sort(list(dict.fromkeys([*part, *emission_order(EVICT, keys)])), nulls_last=True)

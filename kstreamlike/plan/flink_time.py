@@ -6,7 +6,7 @@ a window's state is cleaned up (``WindowOperator#cleanupTime``) and when a recor
 (``isWindowLate``, ``isElementLate``). Each function is written with arithmetic and
 comparison operators and the two operations of :class:`TimeOps` (a saturating bound and a
 flooring remainder), so that a backend applies it to its own column expressions by passing
-its ``TimeOps``: Polars expressions (:data:`kstreamlike.kernels.flink.time_ops.POLARS`) or
+its ``TimeOps``: Polars expressions (:data:`kstreamlike.kernels.expr_ops.POLARS`) or
 Spark columns (the Spark backend's). Sums that would pass ``Long.MAX_VALUE`` saturate there,
 as Flink's do.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Protocol, TypeVar
 
 from kstreamlike._time import LONG_MAX, LONG_MIN, java_remainder
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "is_late",
     "last_window_start",
     "saturating_add",
+    "time_window",
     "window_count",
     "window_grid",
     "window_size",
@@ -73,11 +75,30 @@ def bounded_out_of_orderness(max_timestamp: _T, delay: int, ops: TimeOps[_T]) ->
 
     Example:
         >>> import polars as pl
-        >>> from kstreamlike.kernels.flink.time_ops import POLARS
+        >>> from kstreamlike.kernels.expr_ops import POLARS
         >>> pl.select(bounded_out_of_orderness(pl.lit(10, pl.Int64), 3, POLARS)).item()
         6
     """
     return ops.at_least(max_timestamp, LONG_MIN + delay + 1) - delay - 1
+
+
+def time_window(node: FlinkWindowedAggregate) -> TimeWindow:
+    """The tumbling or sliding window of ``node`` (a ``TypeError`` for another kind: the
+    caller's dispatch chose the wrong code path).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> frame = [{"k": "a", "ts": 1, "v": 2}]
+        >>> monotonous = ks.WatermarkStrategy.for_monotonous_timestamps()
+        >>> stream = ks.stream(frame, key="k", value="v", timestamp="ts", watermarks=monotonous)
+        >>> windowed = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+        >>> time_window(windowed.sum("v").plan).size
+        10
+    """
+    window = node.window
+    if not isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow)):
+        raise TypeError(f"expected a time window, got {type(window).__name__}")
+    return window
 
 
 def window_grid(window: TimeWindow) -> tuple[int, int]:
@@ -112,7 +133,7 @@ def last_window_start(timestamp: _T, window: TimeWindow, ops: TimeOps[_T]) -> _T
 
     Example:
         >>> import polars as pl
-        >>> from kstreamlike.kernels.flink.time_ops import POLARS
+        >>> from kstreamlike.kernels.expr_ops import POLARS
         >>> from kstreamlike.plan.windows import FlinkSlidingWindow
         >>> window = FlinkSlidingWindow(size=10, slide=5, offset=0)
         >>> pl.select(last_window_start(pl.lit(-3, pl.Int64), window, POLARS)).item()
@@ -129,7 +150,7 @@ def window_count(timestamp: _T, last_start: _T, window: TimeWindow, ops: TimeOps
 
     Example:
         >>> import polars as pl
-        >>> from kstreamlike.kernels.flink.time_ops import POLARS
+        >>> from kstreamlike.kernels.expr_ops import POLARS
         >>> from kstreamlike.plan.windows import FlinkSlidingWindow
         >>> window = FlinkSlidingWindow(size=10, slide=5, offset=0)
         >>> ts, last_start = pl.lit(7, pl.Int64), pl.lit(5, pl.Int64)
@@ -146,7 +167,7 @@ def saturating_add(value: _T, amount: int, ops: TimeOps[_T]) -> _T:
 
     Example:
         >>> import polars as pl
-        >>> from kstreamlike.kernels.flink.time_ops import POLARS
+        >>> from kstreamlike.kernels.expr_ops import POLARS
         >>> pl.select(saturating_add(pl.lit(2**63 - 5, pl.Int64), 10, POLARS)).item()
         9223372036854775807
     """
@@ -159,7 +180,7 @@ def cleanup_time(max_timestamp: _T, lateness: int, ops: TimeOps[_T]) -> _T:
 
     Example:
         >>> import polars as pl
-        >>> from kstreamlike.kernels.flink.time_ops import POLARS
+        >>> from kstreamlike.kernels.expr_ops import POLARS
         >>> pl.select(cleanup_time(pl.lit(9, pl.Int64), 5, POLARS)).item()
         14
     """
@@ -179,7 +200,7 @@ def is_late(
 
     Example:
         >>> import polars as pl
-        >>> from kstreamlike.kernels.flink.time_ops import POLARS
+        >>> from kstreamlike.kernels.expr_ops import POLARS
         >>> from kstreamlike.plan.windows import FlinkTumblingWindow
         >>> window = FlinkTumblingWindow(size=10, offset=0)
         >>> ts, watermark = pl.lit(3, pl.Int64), pl.lit(9, pl.Int64)

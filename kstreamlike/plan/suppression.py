@@ -60,8 +60,8 @@ def evicted_at(position: _B, first_reaching: _B, ops: SuppressOps[_B]) -> _B:
 
     Example:
         >>> import polars as pl
-        >>> from kstreamlike.kernels.suppress import POLARS_SUPPRESS
-        >>> pl.select(evicted_at(pl.lit(3), pl.lit(7), POLARS_SUPPRESS)).item()
+        >>> from kstreamlike.kernels.expr_ops import POLARS
+        >>> pl.select(evicted_at(pl.lit(3), pl.lit(7), POLARS)).item()
         7
     """
     return ops.greatest(position, first_reaching)
@@ -75,9 +75,9 @@ def is_final(
 
     Example:
         >>> import polars as pl
-        >>> from kstreamlike.kernels.suppress import POLARS_SUPPRESS
+        >>> from kstreamlike.kernels.expr_ops import POLARS
         >>> first, evicted, tombstone = pl.lit(7), pl.lit(7), pl.lit(False)
-        >>> pl.select(is_final(first, evicted, pl.lit(5), tombstone, POLARS_SUPPRESS)).item()
+        >>> pl.select(is_final(first, evicted, pl.lit(5), tombstone, POLARS)).item()
         False
     """
     later = ops.is_null(next_update) | (evicted < next_update)

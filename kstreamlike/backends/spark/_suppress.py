@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kstreamlike.backends.spark._columns import CHUNK, PART
+from kstreamlike.backends.spark._ops import SPARK
 from kstreamlike.backends.spark._scan import first_position_reaching, numbered, running_max
 from kstreamlike.plan.suppression import emission_order, evicted_at, eviction_due, is_final
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 __all__ = ["suppress"]
 
@@ -47,20 +48,7 @@ def suppress(
     )
     progress = log.select(PART, POS, TIME)
     evictions = first_position_reaching(log.drop(CHUNK), DUE, progress, TIME, FIRST, POS)
-    emitted = evictions.withColumn(EVICT, evicted_at(F.col(POS), F.col(FIRST), _SPARK)).filter(
-        is_final(F.col(FIRST), F.col(EVICT), F.col(NEXT), F.col(tombstone), _SPARK)
+    emitted = evictions.withColumn(EVICT, evicted_at(F.col(POS), F.col(FIRST), SPARK)).filter(
+        is_final(F.col(FIRST), F.col(EVICT), F.col(NEXT), F.col(tombstone), SPARK)
     )
     return emitted, emission_order(EVICT, keys)
-
-
-class _SparkOps:
-    def greatest(self, a: Column, b: Column) -> Column:
-        from pyspark.sql import functions as F
-
-        return F.greatest(a, b)
-
-    def is_null(self, value: Column) -> Column:
-        return value.isNull()
-
-
-_SPARK = _SparkOps()

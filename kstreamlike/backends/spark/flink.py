@@ -26,6 +26,7 @@ import polars as pl
 from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.spark._aggregates import final_columns, running_columns
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ, TS
+from kstreamlike.backends.spark._ops import SPARK
 from kstreamlike.backends.spark._output import finish_late, finish_main
 from kstreamlike.backends.spark._scan import asof, first_position_reaching, numbered, running_max
 from kstreamlike.backends.spark._validity import holds
@@ -33,6 +34,7 @@ from kstreamlike.plan import flink_time
 from kstreamlike.plan.flink_time import (
     bounded_out_of_orderness,
     last_window_start,
+    time_window,
     window_count,
 )
 from kstreamlike.plan.nodes import (
@@ -43,7 +45,7 @@ from kstreamlike.plan.nodes import (
 )
 from kstreamlike.plan.positions import advance_after, advance_before, processing_of, refined
 from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
-from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.plan.windows import FlinkSlidingWindow
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -68,45 +70,8 @@ AFTER = "__ks_after"  # an advance: the arrival number of the record it follows 
 FRAME_ROW = "__ks_frame_row"  # a recorded watermark's row in its frame
 
 
-class SparkTimeOps:
-    """:class:`~kstreamlike.plan.flink_time.TimeOps` for Spark columns."""
-
-    def least(self, value: Column, bound: int) -> Column:
-        """``least(value, bound)``."""
-        from pyspark.sql import functions as F
-
-        return F.least(value, F.lit(bound))
-
-    def at_least(self, value: Column, bound: int) -> Column:
-        """``greatest(value, bound)``."""
-        from pyspark.sql import functions as F
-
-        return F.greatest(value, F.lit(bound))
-
-    def floor_mod(self, value: Column, modulus: int) -> Column:
-        """``pmod`` (the remainder with the sign of a positive ``modulus``)."""
-        from pyspark.sql import functions as F
-
-        return F.pmod(value, F.lit(modulus))
-
-    def floor_div(self, value: Column, divisor: int) -> Column:
-        """``floor(value / divisor)`` as a long."""
-        from pyspark.sql import functions as F
-
-        return F.floor(value / divisor).cast("long")
-
-
-SPARK = SparkTimeOps()
-
-
-def _window(node: FlinkWindowedAggregate) -> FlinkTumblingWindow | FlinkSlidingWindow:
-    window = node.window
-    assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
-    return window
-
-
 def _size(node: FlinkWindowedAggregate) -> int:
-    return _window(node).size
+    return time_window(node).size
 
 
 def cleanup_time(node: FlinkWindowedAggregate, max_timestamp: Column) -> Column:
@@ -119,7 +84,7 @@ def _is_late(node: FlinkWindowedAggregate) -> Column:
     (:func:`kstreamlike.plan.flink_time.is_late`)."""
     from pyspark.sql import functions as F
 
-    return flink_time.is_late(F.col(TS), F.col(WM), _window(node), node.allowed_lateness, SPARK)
+    return flink_time.is_late(F.col(TS), F.col(WM), time_window(node), node.allowed_lateness, SPARK)
 
 
 def flink_watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
@@ -252,7 +217,7 @@ def window_pairs(node: FlinkWindowedAggregate, records: DataFrame) -> DataFrame:
     outside = unassigned_rule(node)
     if outside is not None:
         records = records.filter(~holds(outside))
-    last_start = last_window_start(F.col(TS), _window(node), SPARK)
+    last_start = last_window_start(F.col(TS), time_window(node), SPARK)
     if isinstance(window, FlinkSlidingWindow):
         count = window_count(F.col(TS), last_start, window, SPARK)
         pairs = (

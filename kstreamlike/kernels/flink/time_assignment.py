@@ -26,7 +26,7 @@ from kstreamlike.kernels.columns import (
     WMAX,
     WSTART,
 )
-from kstreamlike.kernels.flink.time_ops import POLARS
+from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan import flink_time
 from kstreamlike.plan.firing import (
@@ -35,10 +35,10 @@ from kstreamlike.plan.firing import (
     FlinkDeltaTrigger,
     nested_trigger,
 )
-from kstreamlike.plan.flink_time import cleanup_time, last_window_start, window_count
+from kstreamlike.plan.flink_time import cleanup_time, last_window_start, time_window, window_count
 from kstreamlike.plan.nodes import DeclarativeAggregation, FlinkWindowedAggregate
 from kstreamlike.plan.validity import unassigned_rule
-from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.plan.windows import FlinkSlidingWindow
 
 __all__ = [
     "CLEANUP",
@@ -52,7 +52,6 @@ __all__ = [
     "assign_windows",
     "exprs_of",
     "is_late",
-    "time_window",
     "window_group",
     "window_size",
 ]
@@ -64,13 +63,6 @@ TIMING = "pane_timing"
 def window_group(node: FlinkWindowedAggregate) -> list[str]:
     """A window's identity: partition (operator), key and start (the size is fixed)."""
     return list(dict.fromkeys([PART, *node.keys, WSTART]))
-
-
-def time_window(node: FlinkWindowedAggregate) -> FlinkTumblingWindow | FlinkSlidingWindow:
-    """The node's tumbling or sliding window."""
-    window = node.window
-    assert isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow))
-    return window
 
 
 def _last_start(node: FlinkWindowedAggregate) -> pl.Expr:

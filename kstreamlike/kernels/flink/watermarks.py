@@ -32,7 +32,7 @@ from kstreamlike.kernels.columns import (
     WM_NEXT,
     WM_ROW,
 )
-from kstreamlike.kernels.flink.time_ops import POLARS
+from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.plan.flink_time import bounded_out_of_orderness
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate, GeneratedWatermarks
 from kstreamlike.plan.positions import advance_after, advance_before

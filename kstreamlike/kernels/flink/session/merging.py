@@ -42,10 +42,10 @@ from kstreamlike.kernels.columns import (
     WSTART,
     E,
 )
+from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.processing_time import stand_ins
 from kstreamlike.kernels.flink.session.history import record_windows, window_table
 from kstreamlike.kernels.flink.session.intervals import dominance_max, interval_layout
-from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.kafka.session.windows import (
     CLOSED,
     Layout,

@@ -48,6 +48,7 @@ from kstreamlike.kernels.columns import (
     WMAX,
     WSTART,
 )
+from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.firing_functions import firing_results, window_function_panes
 from kstreamlike.kernels.flink.processing_time import call_clocks
 from kstreamlike.kernels.flink.session.contents import purged_reads
@@ -55,7 +56,6 @@ from kstreamlike.kernels.flink.session.history import PANE, window_table
 from kstreamlike.kernels.flink.session.merging import World, listed_contents
 from kstreamlike.kernels.flink.session.python import purged_python_values, session_python_values
 from kstreamlike.kernels.flink.session.values import evicted_session_reads
-from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.kernels.python import RUNNING_VALUE
 from kstreamlike.plan.firing import uses_processing_time

@@ -37,6 +37,7 @@ from kstreamlike.kernels.columns import (
     WMAX,
     WSTART,
 )
+from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.processing_firings import chain_timers, processing_timers
 from kstreamlike.kernels.flink.session.continuous import chain_starts
 from kstreamlike.kernels.flink.session.history import (
@@ -45,7 +46,6 @@ from kstreamlike.kernels.flink.session.history import (
     window_table,
     with_last_update,
 )
-from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.flink.timers import early_or_late, reached_by_watermark
 from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,

@@ -27,6 +27,7 @@ from kstreamlike.kernels.columns import (
     WSTART,
 )
 from kstreamlike.kernels.columns import POS as EMIT_POS
+from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.processing_time import processing_clock, stand_ins
 from kstreamlike.kernels.flink.session.firings import merging_trigger_firings
 from kstreamlike.kernels.flink.session.history import FIRING_COLUMNS, PANE, TIMING, record_windows
@@ -34,7 +35,6 @@ from kstreamlike.kernels.flink.session.merging import fixpoint, retired_windows
 from kstreamlike.kernels.flink.session.process import session_process_panes
 from kstreamlike.kernels.flink.session.processing import SessionClock
 from kstreamlike.kernels.flink.session.values import evicted_panes, purged_panes, window_values
-from kstreamlike.kernels.flink.time_ops import POLARS
 from kstreamlike.kernels.packing import group_ids
 from kstreamlike.plan.firing import FlinkPurgingTrigger, nested_trigger
 from kstreamlike.plan.flink_time import saturating_add

@@ -1,15 +1,16 @@
-"""Flink's window-time arithmetic (:mod:`kstreamlike.plan.flink_time`) over Polars
-expressions."""
+"""The operations the rules of :mod:`kstreamlike.plan` need beyond arithmetic and comparison
+operators (:class:`~kstreamlike.plan.flink_time.TimeOps`,
+:class:`~kstreamlike.plan.suppression.SuppressOps`), over Polars expressions."""
 
 from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["POLARS", "PolarsTimeOps"]
+__all__ = ["POLARS", "PolarsOps"]
 
 
-class PolarsTimeOps:
-    """:class:`~kstreamlike.plan.flink_time.TimeOps` for Polars expressions.
+class PolarsOps:
+    """The plan's rule operations for Polars expressions.
 
     Example:
         >>> pl.select(POLARS.floor_mod(pl.lit(-3), 5)).item()
@@ -32,5 +33,13 @@ class PolarsTimeOps:
         """Polars' ``//`` floors like ``Math.floorDiv``."""
         return value // divisor
 
+    def greatest(self, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+        """The larger of ``a`` and ``b``."""
+        return pl.max_horizontal(a, b)
 
-POLARS = PolarsTimeOps()
+    def is_null(self, value: pl.Expr) -> pl.Expr:
+        """Whether ``value`` is null."""
+        return value.is_null()
+
+
+POLARS = PolarsOps()
