@@ -26,8 +26,9 @@ import numpy as np
 import polars as pl
 
 from kstreamlike.kernels.columns import DUE, FIRST, PART, TIME
+from kstreamlike.kernels.compiling import compiled
 from kstreamlike.kernels.packing import sorting_rows
-from kstreamlike.kernels.partials import compiled, pooled
+from kstreamlike.kernels.partials import pooled
 
 __all__ = ["emission_order"]
 

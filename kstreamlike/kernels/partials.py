@@ -6,7 +6,7 @@ the first and last arrival, non-null counts, sums, minima and maxima of value co
 (:class:`.kafka.sliding.contents.Measures`). :class:`Partials` lays them out as two tables of
 records (integers, floats), with "has a value" flags for minima and maxima, and turns
 kernel output back into typed columns. The kernels (:mod:`.kafka.sliding.scan_kernel`,
-:mod:`.kafka.sliding.closed_form`) are compiled by numba, cached on disk, and run on batches of
+:mod:`.kafka.sliding.closed_form`) are compiled (:mod:`.compiling`) and run on batches of
 whole stores on every core (:func:`in_batches`).
 """
 
@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
-import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from kstreamlike.kernels.columns import COUNT, FIRST_SEQ, LAST_SEQ, SEQ
+from kstreamlike.kernels.compiling import compiled
 from kstreamlike.kernels.kafka.sliding.contents import Measures, count_of, max_of, min_of, sum_of
 
 __all__ = [
@@ -30,28 +30,14 @@ __all__ = [
     "GREATEST",
     "LEAST",
     "Partials",
-    "compiled",
     "grouped_rows",
     "in_batches",
-    "inlined",
     "pooled",
 ]
 
 _BATCH = 1 << 20  # records per call of a kernel (whole stores)
 
-_F = TypeVar("_F", bound=Callable[..., Any])
 _T = TypeVar("_T")
-
-
-def compiled(fn: _F) -> _F:
-    """``fn`` compiled by numba (cached on disk, so a process compiles it once)."""
-    return cast(_F, numba.njit(cache=True, nogil=True)(fn))
-
-
-def inlined(fn: _F) -> _F:
-    """A helper of a kernel, compiled into its callers (a call per window update, with a
-    dozen array arguments, would cost more than the update)."""
-    return cast(_F, numba.njit(cache=True, nogil=True, inline="always")(fn))
 
 
 # How a partial combines a record's value.

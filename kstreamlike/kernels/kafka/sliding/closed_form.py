@@ -23,12 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from kstreamlike.kernels.partials import (
-    ADD,
-    GREATEST,
-    compiled,
-    inlined,
-)
+from kstreamlike.kernels.compiling import compiled, inlined
+from kstreamlike.kernels.partials import ADD, GREATEST
 
 __all__ = ["scratch", "store_windows", "windows_table"]
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from kstreamlike.kernels.compiling import compiled
 from kstreamlike.kernels.kafka.sliding.closed_form import (
     scratch,
     store_windows,
@@ -50,7 +51,6 @@ from kstreamlike.kernels.kafka.sliding.scan_tables import (
     snapshot,
     written,
 )
-from kstreamlike.kernels.partials import compiled
 
 __all__ = ["scan_batch"]
 

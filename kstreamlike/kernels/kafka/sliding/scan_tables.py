@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from kstreamlike.kernels.compiling import compiled, inlined
 from kstreamlike.kernels.kafka.sliding.closed_form import store_windows
-from kstreamlike.kernels.partials import ADD, GREATEST, LEAST, compiled, inlined
+from kstreamlike.kernels.partials import ADD, GREATEST, LEAST
 
 __all__ = [
     "ABOVE_ALL",
