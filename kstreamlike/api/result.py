@@ -99,6 +99,9 @@ class StreamResult(Generic[FrameT]):
         """Input rows dropped as late: all input columns, ``reason`` and the stream time
         (Kafka profile) or watermark (Flink profile) they were judged against.
 
+        Computed when first read: on Spark, finding the late records (and their stream
+        time) is a job of its own, which :meth:`collect` does not run.
+
         Example:
             >>> import kstreamlike as ks
             >>> rows = [{"k": "a", "ts": 50}, {"k": "a", "ts": 3}]
@@ -112,6 +115,7 @@ class StreamResult(Generic[FrameT]):
     def invalid_records(self) -> FrameT:
         """Input rows that cannot be processed (null event time, null key, a negative event
         time in the Kafka profile, a null value where the anchor drops it...), with ``reason``.
+        Computed when first read, like :meth:`late_records`.
 
         Example:
             >>> import kstreamlike as ks

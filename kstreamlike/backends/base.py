@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from functools import cached_property
 from typing import Generic, Protocol, TypeVar
 
 from kstreamlike.plan.lower import LoweredPlan
@@ -12,9 +13,13 @@ __all__ = ["Backend", "FrameT", "Outputs"]
 FrameT = TypeVar("FrameT")
 
 
-@dataclass(frozen=True)
 class Outputs(Generic[FrameT]):
     """The frames a pipeline produces, in the frame type of the backend that ran it.
+
+    A side output may be given as a function that computes it: it then runs when the side
+    output is first read (and once), so that reading the main output does not pay for a
+    side output nobody reads (on Spark, finding the late records' stream time is a job of
+    its own).
 
     Attributes:
         main: the emitted windows (schema: :func:`kstreamlike.plan.schema.output_schema`).
@@ -26,11 +31,40 @@ class Outputs(Generic[FrameT]):
         >>> empty = pl.DataFrame()
         >>> Outputs(main=empty, late=empty, invalid=empty).main.height
         0
+        >>> calls = []
+        >>> outputs = Outputs(empty, late=lambda: calls.append(1) or empty, invalid=empty)
+        >>> calls
+        []
+        >>> outputs.late.height, outputs.late.height, calls
+        (0, 0, [1])
     """
 
-    main: FrameT
-    late: FrameT
-    invalid: FrameT
+    def __init__(
+        self,
+        main: FrameT,
+        late: FrameT | Callable[[], FrameT],
+        invalid: FrameT | Callable[[], FrameT],
+    ) -> None:
+        self.main = main
+        self._late = late
+        self._invalid = invalid
+
+    @cached_property
+    def late(self) -> FrameT:
+        """The late side output (computed when first read)."""
+        return _computed(self._late)
+
+    @cached_property
+    def invalid(self) -> FrameT:
+        """The invalid side output (computed when first read)."""
+        return _computed(self._invalid)
+
+
+def _computed(frame: FrameT | Callable[[], FrameT]) -> FrameT:
+    # Frames are not callable (Polars and Spark frames alike); a callable computes one.
+    if callable(frame):
+        return frame()
+    return frame
 
 
 class Backend(Protocol[FrameT]):

@@ -152,6 +152,7 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
     spark = spark_session(agg.source.frame)
     python = python_dtype(agg)
     no_window = None
+    late: Any  # a frame, or a function building it (read lazily)
     window = agg.window
     # Kafka time windows with ks.agg close where a table of arrivals says.
     width = bucket_width(window) if isinstance(window, KafkaTimeWindow) and python is None else None
@@ -165,18 +166,23 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
             main, late, no_window = run_flink(agg, prepared.valid)
         case FlinkWindowedAggregate():
             main, late, no_window = run_flink_keyed(agg, prepared.valid, python)
-    invalid = prepared.invalid
-    if no_window is not None:
-        # records no window took (and not late) join the invalid rows, in input order
-        invalid = invalid.unionByName(no_window)
-    invalid = finish_invalid(agg, invalid)
+
+    def invalid() -> Any:
+        rows = prepared.invalid
+        if no_window is not None:
+            # records no window took (and not late) join the invalid rows, in input order
+            rows = rows.unionByName(no_window)
+        return finish_invalid(agg, rows)
+
+    # The side outputs are built when first read (:class:`Outputs`): reading the main
+    # output runs no job for them.
     if is_spark_frame(agg.source.frame):
         return Outputs(main, late, invalid)
     return Outputs(
         # A Python value's dtype as Polars infers it, as on the other backends.
         main=infer_python_columns(agg, to_polars(main, output_schema(agg))),
-        late=to_polars(late, late_schema(agg)),
-        invalid=to_polars(invalid, invalid_schema(agg)),
+        late=lambda: to_polars(late() if callable(late) else late, late_schema(agg)),
+        invalid=lambda: to_polars(invalid(), invalid_schema(agg)),
     )
 
 

@@ -14,6 +14,7 @@ output is sorted (into emission order), and the late records' stream time is loo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kstreamlike.backends.spark._aggregates import final_columns, running_columns
@@ -78,9 +79,9 @@ def _granularity(prepared: Prepared) -> int:
 
 def run_kafka(
     agg: KafkaWindowedAggregate, duration: int | None, prepared: Prepared
-) -> tuple[DataFrame, DataFrame]:
-    """(main output, late records) of a Kafka time-window plan over prepared records
-    (``duration``: how long ``suppress`` holds results, if it does)."""
+) -> tuple[DataFrame, Callable[[], DataFrame]]:
+    """(main output, a function computing the late records) of a Kafka time-window plan
+    over prepared records (``duration``: how long ``suppress`` holds results, if it does)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -134,15 +135,19 @@ def run_kafka(
         emitted, output_order = suppress(
             emitted, output_order, group, agg.keys, duration, TOMBSTONE
         )
-    last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
-    late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < arrival).drop(BUCKET, FIRST)
-    if arrivals is not None and position is not None:
-        late = stream_time_by_position(records, late, position, arrivals.block_bits, ST, arrivals)
-    elif prepared.block_bits is not None and position is not None:
-        late = stream_time_by_position(records, late, position, prepared.block_bits, ST)
-    else:
-        late = stream_time_at(records, late, order, _granularity(prepared), ST)
-    return (
-        finish_main(agg, emitted, output_order),
-        finish_late(agg, late, F.col(ST), [PART, order]),
-    )
+
+    def late_records() -> DataFrame:
+        # Finding the late records' stream time runs jobs of its own: only when read.
+        last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
+        late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < arrival)
+        late = late.drop(BUCKET, FIRST)
+        if arrivals is not None and position is not None:
+            bits = arrivals.block_bits
+            late = stream_time_by_position(records, late, position, bits, ST, arrivals)
+        elif prepared.block_bits is not None and position is not None:
+            late = stream_time_by_position(records, late, position, prepared.block_bits, ST)
+        else:
+            late = stream_time_at(records, late, order, _granularity(prepared), ST)
+        return finish_late(agg, late, F.col(ST), [PART, order])
+
+    return finish_main(agg, emitted, output_order), late_records

@@ -103,6 +103,45 @@ def test_spark_late_records_stream_time_for_every_kind_of_position(
     assert_same_as_reference(table, "spark")
 
 
+@pytest.mark.parametrize("spark_input", [False, True], ids=["polars-input", "spark-input"])
+def test_spark_late_records_are_found_only_when_read(
+    spark: Any, spark_input: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Finding the late records' stream time runs Spark jobs of its own; collecting the main
+    # output must not run them.
+    from kstreamlike.backends.spark import kafka as spark_kafka
+
+    looked_up: list[str] = []
+    for name in ("stream_time_by_position", "stream_time_at"):
+        original = getattr(spark_kafka, name)
+
+        def recording(*args: Any, _original: Any = original, _name: str = name) -> Any:
+            looked_up.append(_name)
+            return _original(*args)
+
+        monkeypatch.setattr(spark_kafka, name, recording)
+    frame = _late_stream_frame()
+
+    def counted(data: Any, backend: str) -> Any:
+        stream = ks.stream(
+            data, key="k", timestamp="ts", order_by="o", partition="p", backend=backend
+        )
+        return (
+            stream.group_by_key()
+            .windowed_by(ks.TimeWindows.of_size_and_grace(10, 5))
+            .emit_strategy(ks.EmitStrategy.on_window_close())
+            .count()
+        )
+
+    table = counted(spark.createDataFrame(frame.to_pandas()) if spark_input else frame, "spark")
+    assert table.to_polars().height > 0
+    assert looked_up == []
+    late = table.late_records()
+    assert looked_up != []
+    height = late.count() if spark_input else late.height
+    assert height == counted(frame, "reference").late_records().height > 0
+
+
 @pytest.mark.parametrize(
     "zone", ["America/New_York", pytest.param("Asia/Kolkata", marks=pytest.mark.full)]
 )
