@@ -23,6 +23,10 @@ class Case:
     ``prepare`` turns the generated events into the input both receive (untimed); Spark
     cases build a cached Spark DataFrame, and run with their baseline in one session.
     ``target`` is the highest acceptable ratio to the baseline (None: no ratio target).
+    ``events_per_second`` sets how dense the windows are: the default 2,000 puts about 12
+    records in a key's minute (10,000 keys); :data:`SPARSE` spreads 2 million events over 6
+    hours, so that a 1-minute window holds about one record and the output is about as
+    large as the input.
     """
 
     name: str
@@ -31,6 +35,10 @@ class Case:
     baseline: Callable[[Any], object]
     prepare: Callable[[pl.DataFrame], Any] | None = None
     target: float | None = None
+    events_per_second: int = 2_000
+
+
+SPARSE = 93  # events per second: 2 million events over 6 hours
 
 
 def spark_input(df: pl.DataFrame) -> Any:
@@ -340,6 +348,30 @@ CASES = [
         _time_windows("polars", HOPPING, True),
         hopping_baseline,
         target=1.5,
+    ),
+    Case(
+        "polars tumbling 1 min, grace 10 s, on close, sparse",
+        2_000_000,
+        _time_windows("polars", TUMBLING, True),
+        tumbling_baseline,
+        target=1.5,
+        events_per_second=SPARSE,
+    ),
+    Case(
+        "polars hopping 5 min / 1 min, grace 10 s, on close, sparse",
+        2_000_000,
+        _time_windows("polars", HOPPING, True),
+        hopping_baseline,
+        target=1.5,
+        events_per_second=SPARSE,
+    ),
+    Case(
+        "polars sessions 30 s gap, grace 10 s, on close, sparse",
+        2_000_000,
+        _sessions("polars"),
+        session_baseline,
+        target=1.5,
+        events_per_second=SPARSE,
     ),
     Case(
         "polars tumbling 1 min, every update",
