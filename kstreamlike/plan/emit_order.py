@@ -28,7 +28,7 @@ from typing import Protocol, TypeVar
 
 from kstreamlike.errors import KStreamLikeError
 
-__all__ = ["RANKS_PER_STEP", "check_rank", "emit_order", "step_of"]
+__all__ = ["RANKS_PER_STEP", "check_rank", "emit_order", "rank_overflow", "step_of"]
 
 RANK_BITS = 24
 RANKS_PER_STEP = 1 << RANK_BITS
@@ -81,8 +81,19 @@ def check_rank(most_rows_in_a_step: int) -> None:
         kstreamlike.errors.KStreamLikeError: one step emitted 16777217 rows; emit_order numbers at most 16777216 rows per step (one record or watermark advance of one partition)
     """
     if most_rows_in_a_step > RANKS_PER_STEP:
-        raise KStreamLikeError(
-            f"one step emitted {most_rows_in_a_step} rows; emit_order numbers at most "
-            f"{RANKS_PER_STEP} rows per step (one record or watermark advance of one "
-            "partition)"
-        )
+        raise KStreamLikeError(rank_overflow(most_rows_in_a_step))
+
+
+def rank_overflow(rows: int | None = None) -> str:
+    """The message of a step that emitted more rows than :data:`RANKS_PER_STEP` (``rows``
+    of them, when known).
+
+    Example:
+        >>> rank_overflow()[:42]
+        'one step emitted more than 16777216 rows; '
+    """
+    emitted = f"{rows} rows" if rows is not None else f"more than {RANKS_PER_STEP} rows"
+    return (
+        f"one step emitted {emitted}; emit_order numbers at most {RANKS_PER_STEP} rows per "
+        "step (one record or watermark advance of one partition)"
+    )

@@ -59,11 +59,12 @@ class Prepared:
 
     @cached_property
     def valid(self) -> DataFrame:
-        """The valid records sorted in arrival order, with ``SEQ`` and ``CHUNK`` too
-        (:func:`._scan.numbered`), built when first asked for."""
-        from kstreamlike.backends.spark._scan import numbered
+        """The valid records sorted in arrival order, with ``SEQ`` (their arrival position
+        within their partition: 0, 1, 2, ...) and ``CHUNK`` (:func:`._scan.numbered`,
+        :func:`._scan.dense_within_partitions`), built when first asked for."""
+        from kstreamlike.backends.spark._scan import dense_within_partitions, numbered
 
-        return numbered(self.records, [PART, self.order], SEQ)
+        return dense_within_partitions(numbered(self.records, [PART, self.order], SEQ), SEQ)
 
 
 def prepare(
