@@ -28,9 +28,18 @@ from typing import Protocol, TypeVar
 
 from kstreamlike.errors import KStreamLikeError
 
-__all__ = ["RANKS_PER_STEP", "check_rank", "emit_order", "rank_overflow", "step_of"]
+__all__ = [
+    "RANK_BITS",
+    "RANKS_PER_STEP",
+    "check_rank",
+    "emit_order",
+    "output_order",
+    "rank_overflow",
+    "step_of",
+]
 
 RANK_BITS = 24
+"""The low bits of an ``emit_order`` that hold the rank within the step."""
 RANKS_PER_STEP = 1 << RANK_BITS
 """How many rows one step may emit (16,777,216); the step takes the 39 bits above."""
 
@@ -75,10 +84,10 @@ def check_rank(most_rows_in_a_step: int) -> None:
 
     Example:
         >>> check_rank(10)
-        >>> check_rank(RANKS_PER_STEP + 1)
+        >>> check_rank(RANKS_PER_STEP + 1)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        kstreamlike.errors.KStreamLikeError: one step emitted 16777217 rows; emit_order numbers at most 16777216 rows per step (one record or watermark advance of one partition)
+        kstreamlike.errors.KStreamLikeError: one step emitted 16777217 rows; emit_order ...
     """
     if most_rows_in_a_step > RANKS_PER_STEP:
         raise KStreamLikeError(rank_overflow(most_rows_in_a_step))
@@ -97,3 +106,14 @@ def rank_overflow(rows: int | None = None) -> str:
         f"one step emitted {emitted}; emit_order numbers at most {RANKS_PER_STEP} rows per "
         "step (one record or watermark advance of one partition)"
     )
+
+
+def output_order(partition: str | None) -> list[str]:
+    """The columns that sort a main output into emission order: the partition column (when
+    the stream has one), then ``emit_order``.
+
+    Example:
+        >>> output_order("p"), output_order(None)
+        (['p', 'emit_order'], ['emit_order'])
+    """
+    return [*([partition] if partition is not None else []), "emit_order"]

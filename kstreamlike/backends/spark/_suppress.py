@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from kstreamlike.backends.spark._columns import CHUNK, PART
 from kstreamlike.backends.spark._ops import SPARK
 from kstreamlike.backends.spark._scan import first_position_reaching, numbered, running_max
-from kstreamlike.plan.emit_order import step_of
+from kstreamlike.plan.emit_order import RANK_BITS
 from kstreamlike.plan.suppression import emission_order, evicted_at, eviction_due, is_final
 
 if TYPE_CHECKING:
@@ -60,10 +60,10 @@ def suppress(
     evictions = first_position_reaching(
         log.drop(CHUNK, _SORT), DUE, progress, TIME, FIRST, position
     )
-    emitted = evictions.withColumn(
-        EVICT, evicted_at(F.col(position), F.col(FIRST), SPARK)
-    ).filter(is_final(F.col(FIRST), F.col(EVICT), F.col(NEXT), F.col(tombstone), SPARK))
-    ties = emission_order(EVICT, keys)
-    return with_emit_order(emitted.drop(position), step_of(F.col(EVICT)), ties, out).drop(
-        EVICT, FIRST, NEXT, DUE, TIME
+    emitted = evictions.withColumn(EVICT, evicted_at(F.col(position), F.col(FIRST), SPARK)).filter(
+        is_final(F.col(FIRST), F.col(EVICT), F.col(NEXT), F.col(tombstone), SPARK)
     )
+    ties = emission_order(EVICT, keys)
+    return with_emit_order(
+        emitted.drop(position), F.shiftright(F.col(EVICT), RANK_BITS), ties, out
+    ).drop(EVICT, FIRST, NEXT, DUE, TIME)
