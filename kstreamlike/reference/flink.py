@@ -31,6 +31,7 @@ from kstreamlike.plan.firing import (
     nested_trigger,
 )
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate
+from kstreamlike.plan.positions import advance_after, advance_before, processing_of
 from kstreamlike.reference._contents import WindowFunctionRunner
 from kstreamlike.reference._input import Partition, Record
 from kstreamlike.reference._timers import Key, Timer, TimerService
@@ -469,29 +470,43 @@ def run_flink_partition(
     """
     operator = WindowOperator(node)
     plan = node.watermarks
+    stamped = 0
 
-    def arrive(record: Record) -> None:
+    def stamp(step: int) -> None:
+        # the emissions since the last stamp happened at this step (plan.positions)
+        nonlocal stamped
+        for emission in operator.emissions[stamped:]:
+            emission.step = step
+        stamped = len(operator.emissions)
+
+    def arrive(seq: int, record: Record) -> None:
         if record.processing_time is not None:
             operator.advance_processing_time(record.processing_time)
+        stamp(advance_before(seq))
         operator.process_element(record)
+        stamp(processing_of(seq))
 
     if isinstance(plan, ExplicitWatermarks):
         slots = _explicit_watermark_slots(node, plan, part)
-        for record, watermarks_before in zip(part.records, slots[:-1], strict=True):
+        for seq, (record, watermarks_before) in enumerate(
+            zip(part.records, slots[:-1], strict=True)
+        ):
             for watermark in watermarks_before:
                 operator.process_watermark(watermark)
-            arrive(record)
+            arrive(seq, record)
         for watermark in slots[-1]:
             operator.process_watermark(watermark)
     else:
         # TimestampsAndWatermarksOperator: the generator sees the element, the element goes
         # on to the window operator, then the periodic emit runs (here after every element)
         generator = BoundedOutOfOrdernessWatermarks(plan.out_of_orderness)
-        for record in part.records:
+        for seq, record in enumerate(part.records):
             generator.on_event(record.ts)
-            arrive(record)
+            arrive(seq, record)
             operator.process_watermark(generator.on_periodic_emit())
+            stamp(advance_after(seq))
     if node.source.bounded:
         # end of input: a bounded source emits Watermark.MAX_WATERMARK
         operator.end_input()
+    stamp(advance_after(len(part.records) - 1))
     return operator.emissions, operator.late
