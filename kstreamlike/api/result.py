@@ -64,7 +64,9 @@ class StreamResult(Generic[FrameT]):
         return self._cache
 
     def collect(self) -> FrameT:
-        """The main output, in emission order (``emit_order``).
+        """The main output, in emission order (``emit_order``: the step of its partition's
+        replay that emitted the row, here the record at arrival position 0 or 1, times
+        ``2**24``, plus the row's rank in that step; see :mod:`kstreamlike.plan.emit_order`).
 
         Example:
             >>> import kstreamlike as ks
@@ -77,7 +79,7 @@ class StreamResult(Generic[FrameT]):
             ...     .collect()
             ... )
             >>> out.select("window_start", "window_end", "n", "timestamp", "emit_order").rows()
-            [(0, 10, 2, 5, 0), (0, 10, 5, 7, 1)]
+            [(0, 10, 2, 5, 0), (0, 10, 5, 7, 16777216)]
         """
         return self._outputs().main
 
