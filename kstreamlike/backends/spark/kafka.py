@@ -21,9 +21,11 @@ from kstreamlike.backends.spark._aggregates import final_columns, running_column
 from kstreamlike.backends.spark._arrivals import (
     BUCKET,
     FIRST,
+    PART_FIRST,
     closing_table,
     first_arrivals,
     floor_div,
+    partition_firsts,
     stream_time_at,
     stream_time_by_position,
 )
@@ -133,12 +135,16 @@ def run_kafka(
             .agg(*final_columns(aggregation.exprs, schema, order), F.max(TS).alias(TIMESTAMP))
             .withColumns({END: F.col(START) + window.size, TOMBSTONE: F.lit(False)})
         )
-        # A window is emitted at the step of the record that closes it.
-        closing = prepared.valid.select(PART, arrival.alias(FIRST), F.col(SEQ).alias(_STEP))
-        closing = closing.join(closes.select(PART, FIRST).distinct(), [PART, FIRST])
-        emitted = with_emit_order(
-            finals.join(closing, [PART, FIRST]), F.col(_STEP), [START, *agg.keys], EMIT_ORDER
-        )
+        # A window is emitted at the step of the record that closes it: its arrival
+        # position within its partition, which dense positions (offsets) give at once.
+        if arrivals is not None and prepared.dense_firsts is not None:
+            firsts = partition_firsts(records, prepared.dense_firsts)
+            located = finals.join(firsts, PART).withColumn(_STEP, F.col(FIRST) - F.col(PART_FIRST))
+        else:
+            steps = prepared.valid.select(PART, arrival.alias(FIRST), F.col(SEQ).alias(_STEP))
+            steps = steps.join(closes.select(PART, FIRST).distinct(), [PART, FIRST])
+            located = finals.join(steps, [PART, FIRST])
+        emitted = with_emit_order(located, F.col(_STEP), [START, *agg.keys], EMIT_ORDER)
     else:
         ordered = (
             Window.partitionBy(*group)
