@@ -21,7 +21,7 @@ from kstreamlike.plan.validity import NO_WINDOW
 from kstreamlike.reference._input import Partition, read_input
 from kstreamlike.reference._output import main_frame, side_frame
 from kstreamlike.reference._types import Emission, Late
-from kstreamlike.reference.flink import run_flink_partition
+from kstreamlike.reference.flink_replay import run_flink_partition
 from kstreamlike.reference.kafka import run_kafka_partition
 from kstreamlike.reference.suppress import suppress_partition
 
