@@ -83,7 +83,7 @@ def finish_main(agg: WindowedAggregate, emitted: DataFrame) -> DataFrame:
 
 
 def finish_late(
-    agg: WindowedAggregate, late: DataFrame, judged: Column, order: Sequence[str] = (SEQ,)
+    agg: WindowedAggregate, late: DataFrame, judged: Column, order: Sequence[str] = (PART, SEQ)
 ) -> DataFrame:
     """The late side output in arrival order (``order``: partition-major, as every
     backend): input columns, ``reason``, the judged time."""
