@@ -237,7 +237,10 @@ def _windows(node: PlanNode, main: pl.DataFrame) -> list[WindowBar]:
         pl.col("window_end").cast(pl.Int64),
         _key_label(agg.keys),
     )
-    for _, rows in frame.sort("emit_order").group_by(group, maintain_order=True):
+    # emission order: emit_order counts within a partition
+    partition = [] if agg.source.partition is None else [agg.source.partition]
+    emitted = frame.sort([*partition, "emit_order"])
+    for _, rows in emitted.group_by(group, maintain_order=True):
         last = rows.row(rows.height - 1, named=True)
         deleted = bool(last.get("is_tombstone", False))
         label = "  ".join(f"{n} {_format_value(last[n])}" for n in names[:2])

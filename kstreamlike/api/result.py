@@ -9,6 +9,7 @@ import polars as pl
 from kstreamlike.backends import Outputs, check_supported, execute, resolve_backend
 from kstreamlike.backends.base import FrameT
 from kstreamlike.frames import to_polars
+from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.explain import explain
 from kstreamlike.plan.lower import lower
 from kstreamlike.plan.nodes import PlanNode
@@ -63,7 +64,9 @@ class StreamResult(Generic[FrameT]):
         return self._cache
 
     def collect(self) -> FrameT:
-        """The main output, in emission order (``emit_order``).
+        """The main output, in emission order (``emit_order``: the step of its partition's
+        replay that emitted the row, here the record at arrival position 0 or 1, times
+        ``2**24``, plus the row's rank in that step; see :mod:`kstreamlike.plan.emit_order`).
 
         Example:
             >>> import kstreamlike as ks
@@ -76,12 +79,13 @@ class StreamResult(Generic[FrameT]):
             ...     .collect()
             ... )
             >>> out.select("window_start", "window_end", "n", "timestamp", "emit_order").rows()
-            [(0, 10, 2, 5, 0), (0, 10, 5, 7, 1)]
+            [(0, 10, 2, 5, 0), (0, 10, 5, 7, 16777216)]
         """
         return self._outputs().main
 
     def to_polars(self) -> pl.DataFrame:
-        """The main output as a ``polars.DataFrame``, whatever the backend.
+        """The main output as a ``polars.DataFrame``, whatever the backend, in emission order
+        (by partition, then ``emit_order``).
 
         Example:
             >>> import kstreamlike as ks
@@ -93,7 +97,9 @@ class StreamResult(Generic[FrameT]):
         main = self._outputs().main
         if isinstance(main, pl.DataFrame):
             return main
-        return to_polars(main, output_schema(lower(self._node).aggregate))
+        agg = lower(self._node).aggregate
+        # a Spark frame has no order: sorted into emission order here
+        return to_polars(main, output_schema(agg)).sort(output_order(agg.source.partition))
 
     def late_records(self) -> FrameT:
         """Input rows dropped as late: all input columns, ``reason`` and the stream time

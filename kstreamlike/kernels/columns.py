@@ -21,6 +21,12 @@ END = "window_end"
 TIMESTAMP = "timestamp"
 EMIT_ORDER = "emit_order"
 TOMBSTONE = "is_tombstone"
+# The step of the partition's replay that emitted an output row (plan.emit_order), counted
+# over the whole input: Kafka, the arrival position (SEQ) of the record whose processing
+# emitted the row; Flink, the position (POS, plan.positions). The backend subtracts the
+# partition's first one.
+EMIT_STEP = "__ks_emit_step"
+EMIT_RANK = "__ks_emit_rank"  # a row's place among the rows of its step (plan.emit_order)
 
 # Emission order, suppression and Python functions.
 DELETED = "__ks_deleted"  # Python functions: whether the update deletes the window

@@ -17,10 +17,12 @@ def reaching_steps(
     partition: Sequence[str],
     *,
     grid: tuple[int, int] | None = None,
+    carry: dict[str, str] | None = None,
 ) -> pl.LazyFrame:
     """The rows of ``progress`` that can be first to reach a time (partition, ``TIME``,
     ``FIRST``: the ``position``), sorted by ``TIME``; see :func:`first_position_reaching`,
-    which searches them."""
+    which searches them. ``carry`` maps more columns of ``progress`` to the names they
+    take (the search finds them with ``FIRST``)."""
     time = pl.col(TIME)
     if grid is not None:
         step, offset = grid
@@ -28,7 +30,10 @@ def reaching_steps(
     new_time = (time > time.shift(1)).fill_null(True)
     for column in partition:
         new_time = new_time | (pl.col(column) != pl.col(column).shift(1)).fill_null(True)
-    steps = progress.filter(new_time).select(*partition, TIME, pl.col(position).alias(FIRST))
+    carried = [pl.col(column).alias(name) for column, name in (carry or {}).items()]
+    steps = progress.filter(new_time).select(
+        *partition, TIME, pl.col(position).alias(FIRST), *carried
+    )
     # Without partitions, progress is already in time order.
     return steps.sort(TIME) if partition else steps.set_sorted(TIME)
 
@@ -68,6 +73,7 @@ def first_position_reaching(
     *,
     grid: tuple[int, int] | None = None,
     presorted: bool = False,
+    carry: dict[str, str] | None = None,
 ) -> pl.LazyFrame:
     """``due`` with a column ``FIRST``: for each row, the first ``position`` of its partition
     at which ``progress``'s ``TIME`` is ``>= `` the row's ``DUE`` (null when never reached).
@@ -81,6 +87,8 @@ def first_position_reaching(
     (the ends of aligned windows): then only the rows where ``TIME`` enters a new grid cell
     can be first to reach a due time, which leaves a few rows per window instead of one per
     new time value. ``presorted`` says ``due`` already comes sorted by ``DUE`` and ``ties``.
+    ``carry`` maps more columns of ``progress`` to names: the row also gets those of the
+    position found (null with it).
     """
-    steps = reaching_steps(progress, position, partition, grid=grid)
+    steps = reaching_steps(progress, position, partition, grid=grid, carry=carry)
     return first_reached(due, steps, partition, ties, presorted=presorted)

@@ -9,6 +9,7 @@ import polars as pl
 
 from kstreamlike.kernels.columns import (
     DUE,
+    EMIT_STEP,
     END,
     EVICT,
     FIRST,
@@ -24,6 +25,8 @@ from kstreamlike.plan.suppression import emission_order, evicted_at, eviction_du
 
 __all__ = ["suppress"]
 
+_EVICT_STEP = "__ks_evict_step"  # the step of the changelog row that makes a window evictable
+
 
 def suppress(
     changelog: pl.LazyFrame,
@@ -34,7 +37,8 @@ def suppress(
 ) -> pl.LazyFrame:
     """The final results of ``changelog`` (in emission order, partition-major, with the
     partition and key columns, window bounds, ``timestamp`` and the boolean column
-    ``tombstone``), in emission order."""
+    ``tombstone``) and the step that emitted each row (``EMIT_STEP``), in emission order;
+    each final result carries the step of the changelog row at which it is evicted."""
     part = list(partition)
     window = list(dict.fromkeys([*part, *keys, START, END]))
     st_sup = pl.col(TIMESTAMP).cum_max()
@@ -45,9 +49,20 @@ def suppress(
         eviction_due(pl.col(END), duration).alias(DUE),
         pl.col(LOG_POS).shift(-1).over(window).alias(NEXT_UPDATE),
     )
-    evictions = first_position_reaching(log, log.select(*part, TIME, LOG_POS), LOG_POS, part)
+    evictions = first_position_reaching(
+        log,
+        log.select(*part, TIME, LOG_POS, EMIT_STEP),
+        LOG_POS,
+        part,
+        carry={EMIT_STEP: _EVICT_STEP},
+    )
+    # the steps grow with the changelog position: the one at the eviction is the larger
+    evict_step = evicted_at(pl.col(EMIT_STEP), pl.col(_EVICT_STEP), POLARS)
     return (
-        evictions.with_columns(evicted_at(pl.col(LOG_POS), pl.col(FIRST), POLARS).alias(EVICT))
+        evictions.with_columns(
+            evicted_at(pl.col(LOG_POS), pl.col(FIRST), POLARS).alias(EVICT),
+            evict_step.alias(EMIT_STEP),
+        )
         .filter(
             is_final(
                 pl.col(FIRST),
@@ -58,5 +73,5 @@ def suppress(
             )
         )
         .sort(list(dict.fromkeys([*part, *emission_order(EVICT, keys)])), nulls_last=True)
-        .drop(LOG_POS, EVICT, NEXT_UPDATE, FIRST)
+        .drop(LOG_POS, EVICT, NEXT_UPDATE, FIRST, _EVICT_STEP)
     )

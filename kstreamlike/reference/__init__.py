@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
+from kstreamlike.plan.emit_order import check_rank, emit_order
 from kstreamlike.plan.lower import EmitMode, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
@@ -20,7 +21,7 @@ from kstreamlike.plan.validity import NO_WINDOW
 from kstreamlike.reference._input import Partition, read_input
 from kstreamlike.reference._output import main_frame, side_frame
 from kstreamlike.reference._types import Emission, Late
-from kstreamlike.reference.flink import run_flink_partition
+from kstreamlike.reference.flink_replay import run_flink_partition
 from kstreamlike.reference.kafka import run_kafka_partition
 from kstreamlike.reference.suppress import suppress_partition
 
@@ -51,7 +52,10 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
     late_seqs: set[int] = set()
     for part in read.partitions:
         emissions, late = _run_partition(plan, part)
+        rank, last_step = 0, None
         for e in emissions:
+            rank = rank + 1 if e.step == last_step else 0
+            last_step = e.step
             row: dict[str, Any] = dict(zip(agg.keys, e.key, strict=False))
             if agg.source.partition is not None:
                 row[agg.source.partition] = part.value
@@ -63,6 +67,8 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
             row["is_tombstone"] = e.agg is None
             row["pane_timing"] = e.pane_timing
             row["pane_index"] = e.pane_index
+            check_rank(rank + 1)
+            row["emit_order"] = emit_order(e.step, rank)
             main_rows.append(row)
         for item in late:
             late_rows.append({**item.record.row, "reason": "late", judged: item.judged})

@@ -53,9 +53,7 @@ def _frame(
 
 def main_frame(agg: WindowedAggregate, rows: list[dict[str, Any]]) -> pl.DataFrame:
     """The main output from ``rows`` (dicts keyed by output column, window bounds and
-    ``timestamp`` in ticks, in emission order); ``emit_order`` is assigned here."""
-    for i, row in enumerate(rows):
-        row["emit_order"] = i
+    ``timestamp`` in ticks, ``emit_order``), in emission order."""
     return _frame(agg, rows, output_schema(agg), ("window_start", "window_end", "timestamp"))
 
 

@@ -23,6 +23,8 @@ class Emission:
         timestamp: the output record's event time in ticks.
         pane_timing: Flink profile: ``"EARLY"``, ``"ON_TIME"`` or ``"LATE"``.
         pane_index: Flink profile: the firing's number within its window, from 0.
+        step: the step of the partition's replay that emitted it (see
+            :mod:`kstreamlike.plan.emit_order`); set by the driver loop.
     """
 
     key: tuple[Any, ...]
@@ -32,6 +34,7 @@ class Emission:
     timestamp: int
     pane_timing: str | None = None
     pane_index: int | None = None
+    step: int = -1
 
 
 @dataclass

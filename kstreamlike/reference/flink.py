@@ -1,28 +1,22 @@
 """Flink-profile windowed aggregation: a record-at-a-time port of Flink's ``WindowOperator``.
 
-One call of :func:`run_flink_partition` is one keyed window operator instance reading one
-partition, with its own watermark starting at ``Long.MIN_VALUE``. The pieces follow Flink's
-classes, so that each step can be checked against the method it mirrors: :mod:`._windows`
-(``TimeWindow``, ``GlobalWindow``, the assigners, ``MergingWindowSet``), :mod:`._timers`
-(``InternalTimerServiceImpl``), :mod:`._trigger_api` and :mod:`._triggers` (``Trigger``, its
-context, every trigger), :mod:`._evictors` (``EvictingWindowOperator``'s evictors),
-:mod:`._contents` (window contents and the window function), and :class:`WindowOperator`
-here (``processElement``, ``onEventTime``, ``onProcessingTime``, the watermark advance).
-
-Watermarks are replayed as the plan says (generated after every record, or recorded rows
-between records); the processing-time clock is the record's ``processing_time`` value, read
-as the record arrives. At the end of a bounded input the watermark advances to
-``Long.MAX_VALUE``, as a bounded Flink source does, which fires every event-time timer still
-set; pending processing-time timers do not fire.
+One :class:`WindowOperator` is one keyed window operator instance reading one partition
+(:func:`.flink_replay.run_flink_partition` feeds it), with its own watermark starting at
+``Long.MIN_VALUE``. The pieces follow Flink's classes, so that each step can be checked
+against the method it mirrors: :mod:`._windows` (``TimeWindow``, ``GlobalWindow``, the
+assigners, ``MergingWindowSet``), :mod:`._timers` (``InternalTimerServiceImpl``),
+:mod:`._trigger_api` and :mod:`._triggers` (``Trigger``, its context, every trigger),
+:mod:`._evictors` (``EvictingWindowOperator``'s evictors), :mod:`._contents` (window
+contents and the window function), and :class:`WindowOperator` here (``processElement``,
+``onEventTime``, ``onProcessingTime``, the watermark advance).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
 
-from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike._time import LONG_MAX
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.functions import ProcessWindowContext
 from kstreamlike.plan.firing import (
@@ -30,9 +24,9 @@ from kstreamlike.plan.firing import (
     endless_firing,
     nested_trigger,
 )
-from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.reference._contents import WindowFunctionRunner
-from kstreamlike.reference._input import Partition, Record
+from kstreamlike.reference._input import Record
 from kstreamlike.reference._timers import Key, Timer, TimerService
 from kstreamlike.reference._trigger_api import StateStore, TriggerContext, TriggerResult
 from kstreamlike.reference._triggers import trigger_for
@@ -45,7 +39,7 @@ from kstreamlike.reference._windows import (
     assigner_for,
 )
 
-__all__ = ["WindowOperator", "pane_timing", "run_flink_partition"]
+__all__ = ["WindowOperator", "pane_timing"]
 
 EARLY = "EARLY"
 ON_TIME = "ON_TIME"
@@ -402,96 +396,3 @@ class WindowOperator:
                     pane_index=pane_index,
                 )
             )
-
-
-# ---------------------------------------------------------------------------------------------
-# Watermarks and the driver
-# ---------------------------------------------------------------------------------------------
-
-
-class BoundedOutOfOrdernessWatermarks:
-    """Watermark = largest timestamp seen - out-of-orderness - 1
-    (``BoundedOutOfOrdernessWatermarks``)."""
-
-    def __init__(self, out_of_orderness: int) -> None:
-        self.out_of_orderness = out_of_orderness
-        # starts so that the first watermark is Long.MIN_VALUE
-        self.max_timestamp = LONG_MIN + out_of_orderness + 1
-
-    def on_event(self, timestamp: int) -> None:
-        """Record an element's timestamp."""
-        self.max_timestamp = max(self.max_timestamp, timestamp)
-
-    def on_periodic_emit(self) -> int:
-        """The current watermark."""
-        return self.max_timestamp - self.out_of_orderness - 1
-
-
-def _explicit_watermark_slots(
-    node: FlinkWindowedAggregate, plan: ExplicitWatermarks, part: Partition
-) -> list[list[int]]:
-    """The recorded watermarks of this partition, by position.
-
-    Slot ``i`` holds the watermarks applied just before record ``i``; the last slot holds
-    those after the last record. A row with ``after = a`` goes right after the last record
-    whose order is ``<= a`` (before the first record if there is none); rows sharing a slot
-    keep frame order. Rows with a null ``after`` or ``watermark`` are ignored.
-    """
-    partitioned = node.source.partition is not None and "partition" in plan.frame.columns
-    orders = [record.order for record in part.records]
-    slots: list[list[int]] = [[] for _ in range(len(orders) + 1)]
-    for row in plan.frame.iter_rows(named=True):
-        if partitioned and row["partition"] != part.value:
-            continue
-        if row["after"] is None or row["watermark"] is None:
-            continue
-        slots[bisect_right(orders, row["after"])].append(row["watermark"])
-    return slots
-
-
-def run_flink_partition(
-    node: FlinkWindowedAggregate, part: Partition
-) -> tuple[list[Emission], list[Late]]:
-    """Run one partition through a Flink window operator.
-
-    The operator starts at watermark ``Long.MIN_VALUE``; watermarks are generated after every
-    record or replayed from the recorded rows of this partition. Before each record the
-    processing-time clock advances to the record's processing time (if the stream has one).
-    A bounded input ends with watermark ``Long.MAX_VALUE`` (:meth:`WindowOperator.end_input`).
-
-    Args:
-        node: the Flink windowed aggregation.
-        part: one partition's records, in arrival order.
-
-    Returns:
-        The emissions in the order they happened, and the elements dropped as late (all of
-        them, whether or not the plan has a late-data tag).
-    """
-    operator = WindowOperator(node)
-    plan = node.watermarks
-
-    def arrive(record: Record) -> None:
-        if record.processing_time is not None:
-            operator.advance_processing_time(record.processing_time)
-        operator.process_element(record)
-
-    if isinstance(plan, ExplicitWatermarks):
-        slots = _explicit_watermark_slots(node, plan, part)
-        for record, watermarks_before in zip(part.records, slots[:-1], strict=True):
-            for watermark in watermarks_before:
-                operator.process_watermark(watermark)
-            arrive(record)
-        for watermark in slots[-1]:
-            operator.process_watermark(watermark)
-    else:
-        # TimestampsAndWatermarksOperator: the generator sees the element, the element goes
-        # on to the window operator, then the periodic emit runs (here after every element)
-        generator = BoundedOutOfOrdernessWatermarks(plan.out_of_orderness)
-        for record in part.records:
-            generator.on_event(record.ts)
-            arrive(record)
-            operator.process_watermark(generator.on_periodic_emit())
-    if node.source.bounded:
-        # end of input: a bounded source emits Watermark.MAX_WATERMARK
-        operator.end_input()
-    return operator.emissions, operator.late

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from dataclasses import replace
 from typing import Any, Protocol
 
 from kstreamlike.plan.nodes import KafkaWindowedAggregate
@@ -139,15 +140,17 @@ def run_kafka_partition(
     emissions: list[Emission] = []
     late: list[Late] = []
     stream_time = -1  # ConsumerRecord.NO_TIMESTAMP
-    for record in part.records:
+    for step, record in enumerate(part.records):
         # The record counts before it is judged (updateObservedStreamTime comes first).
         stream_time = max(stream_time, record.ts)
         forwards: list[Emission] = []
         if not processor.process(record, stream_time, forwards):
             late.append(Late(record, judged=stream_time))
+        for forward in forwards:
+            forward.step = step
         if closer is None:
             emissions.extend(forwards)
         else:
             closer.track(forwards)
-            emissions.extend(closer.emit_closed(stream_time))
+            emissions.extend(replace(e, step=step) for e in closer.emit_closed(stream_time))
     return emissions, late

@@ -9,6 +9,7 @@ Tombstones are dropped when evicted.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kstreamlike.reference._input import sort_key
@@ -32,5 +33,5 @@ def suppress_partition(changelog: list[Emission], duration: int) -> list[Emissio
         for entry in expired:
             del buffer[(entry.key, entry.start, entry.end)]
             if entry.agg is not None:
-                out.append(entry)
+                out.append(replace(entry, step=change.step))
     return out

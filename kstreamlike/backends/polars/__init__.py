@@ -16,6 +16,7 @@ import polars as pl
 
 from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.polars._output import (
+    check_ranks,
     finish_invalid,
     finish_late,
     finish_main,
@@ -51,7 +52,7 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
     match agg:
         case KafkaWindowedAggregate():
             try:
-                main, late = _run_kafka(plan, agg, prepared.valid.lazy())
+                main, late = _run_kafka(plan, agg, prepared.valid)
             except WindowDeleted:
                 # A Python aggregation deleted a window: what later records find depends on
                 # the user's function, so this plan runs record by record.
@@ -59,27 +60,27 @@ def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
 
                 return run_reference(plan)
         case FlinkWindowedAggregate():
-            main, late, unassigned = _run_flink(agg, prepared.valid.lazy())
+            main, late, unassigned = _run_flink(agg, prepared.valid)
     # records no window took (and not late) join the invalid rows, in input order
     main_df, late_df, *unassigned_df = pl.collect_all(
         [main, late] if unassigned is None else [main, late, unassigned]
     )
     invalid = pl.concat([prepared.invalid, *unassigned_df]).sort(ROW)
     return Outputs(
-        main=infer_python_columns(agg, main_df),
+        main=infer_python_columns(agg, check_ranks(main_df)),
         late=late_df,
         invalid=finish_invalid(agg, invalid),
     )
 
 
 def _run_kafka(
-    plan: LoweredPlan, agg: KafkaWindowedAggregate, valid: pl.LazyFrame
+    plan: LoweredPlan, agg: KafkaWindowedAggregate, valid: pl.DataFrame
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(main output, late records) of a Kafka-profile plan over arrival-ordered records."""
     stream_time = pl.col(TS).cum_max()
     if agg.source.partition is not None:
         stream_time = stream_time.over(agg.source.partition)
-    records = valid.with_columns(stream_time.alias(ST))
+    records = valid.lazy().with_columns(stream_time.alias(ST))
     match agg.window:
         case KafkaSessionWindow():
             emitted, late = run_session(agg, records, ST, plan.suppress)
@@ -90,18 +91,18 @@ def _run_kafka(
             )
         case KafkaTimeWindow():
             emitted, late = run_time(agg, records, ST, plan.suppress)
-    return finish_main(agg, emitted), finish_late(agg, late, pl.col(ST))
+    return finish_main(agg, emitted, valid), finish_late(agg, late, pl.col(ST))
 
 
 def _run_flink(
-    agg: FlinkWindowedAggregate, valid: pl.LazyFrame
+    agg: FlinkWindowedAggregate, valid: pl.DataFrame
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame | None]:
     """(main output, late records, records no window took that were not late) of a
     Flink-profile plan over arrival-ordered records (with the ``ROW``, ``SEQ``, ``PART``
     and ``TS`` columns)."""
-    records, advances, bounds = replay_watermarks(agg, valid)
+    records, advances, bounds = replay_watermarks(agg, valid.lazy())
     panes, late = flink_panes(agg, records, advances, bounds)
-    main, late = finish_main(agg, panes), finish_late(agg, late, pl.col(WM))
+    main, late = finish_main(agg, panes, valid), finish_late(agg, late, pl.col(WM))
     return main, late, unassigned_records(agg, records)
 
 

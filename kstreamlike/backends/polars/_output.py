@@ -5,11 +5,13 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
-from kstreamlike.kernels.columns import EMIT_ORDER, REASON
-from kstreamlike.plan.nodes import WindowedAggregate
+from kstreamlike.kernels.columns import EMIT_ORDER, EMIT_RANK, EMIT_STEP, PART, POS, REASON, SEQ
+from kstreamlike.plan.emit_order import check_rank, emit_order
+from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
 __all__ = [
+    "check_ranks",
     "finish_invalid",
     "finish_late",
     "finish_main",
@@ -32,21 +34,60 @@ def ticks_to_time(expr: pl.Expr, agg: WindowedAggregate) -> pl.Expr:
     return out
 
 
-def finish_main(agg: WindowedAggregate, emitted: pl.LazyFrame) -> pl.LazyFrame:
+def _partition_offset(agg: WindowedAggregate, valid: pl.DataFrame) -> pl.Expr:
+    """Each output row's partition's first arrival position (``SEQ``) among the valid
+    records, in the steps' unit (Flink positions count two per record)."""
+    scale = 2 if isinstance(agg, FlinkWindowedAggregate) else 1
+    partition = agg.source.partition
+    if partition is None or valid.height == 0:
+        return pl.lit(0, dtype=pl.Int64)
+    # the valid records are partition-major: each partition's first row starts its range
+    firsts = valid.select(PART, SEQ).filter(pl.col(PART).is_first_distinct())
+    return pl.col(partition).replace_strict(
+        firsts[PART], firsts[SEQ].cast(pl.Int64) * scale, return_dtype=pl.Int64
+    )
+
+
+def finish_main(agg: WindowedAggregate, emitted: pl.LazyFrame, valid: pl.DataFrame) -> pl.LazyFrame:
     """The main output from ``emitted``, which is in emission order and has every output
-    column except ``emit_order`` (window bounds and ``timestamp`` in ticks)."""
+    column except ``emit_order`` (window bounds and ``timestamp`` in ticks), plus the step
+    that emitted each row, counted over the whole input (Flink: ``POS``; Kafka:
+    ``EMIT_STEP``); ``valid`` are the valid records (``PART``, ``SEQ``).
+
+    The output also carries each row's rank within its step (``EMIT_RANK``), for
+    :func:`check_ranks`."""
     schema = output_schema(agg)
+    step_name = POS if isinstance(agg, FlinkWindowedAggregate) else EMIT_STEP
+    step = pl.col(step_name).cast(pl.Int64) - _partition_offset(agg, valid)
+    partition = agg.source.partition
+    # a run of rows of one (partition, step): the frame is in emission order
+    new_run = pl.col(step_name) != pl.col(step_name).shift(1)
+    if partition is not None:
+        new_run = new_run | (pl.col(partition) != pl.col(partition).shift(1))
+    index = pl.int_range(pl.len(), dtype=pl.Int64)
+    run_start = pl.when(new_run.fill_null(True)).then(index).forward_fill()
+    rank = (index - run_start).alias(EMIT_RANK)
     columns: list[pl.Expr] = []
     for name, dtype in schema.items():
         if name == EMIT_ORDER:
-            columns.append(pl.int_range(pl.len(), dtype=pl.Int64).alias(EMIT_ORDER))
+            columns.append(emit_order(step, pl.col(EMIT_RANK)).alias(EMIT_ORDER))
         elif name in ("window_start", "window_end", "timestamp"):
             columns.append(ticks_to_time(pl.col(name), agg).alias(name))
         elif dtype is None:
             columns.append(pl.col(name))
         else:
             columns.append(pl.col(name).cast(dtype))
-    return emitted.select(columns)
+    return emitted.with_columns(rank).select(*columns, EMIT_RANK)
+
+
+def check_ranks(main: pl.DataFrame) -> pl.DataFrame:
+    """``main`` (from :func:`finish_main`, collected) without its ranks, once checked to fit
+    ``emit_order``."""
+    if main.height:
+        most = main[EMIT_RANK].max()
+        assert isinstance(most, int)
+        check_rank(most + 1)
+    return main.drop(EMIT_RANK)
 
 
 def finish_late(agg: WindowedAggregate, late: pl.LazyFrame, judged: pl.Expr) -> pl.LazyFrame:

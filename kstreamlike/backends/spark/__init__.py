@@ -24,6 +24,7 @@ import polars as pl
 from kstreamlike.backends.base import Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame, to_polars
+from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import (
@@ -180,7 +181,9 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
         return Outputs(main, late, invalid)
     return Outputs(
         # A Python value's dtype as Polars infers it, as on the other backends.
-        main=infer_python_columns(agg, to_polars(main, output_schema(agg))),
+        main=infer_python_columns(
+            agg, to_polars(main, output_schema(agg)).sort(output_order(agg.source.partition))
+        ),
         late=lambda: to_polars(late() if callable(late) else late, late_schema(agg)),
         invalid=lambda: to_polars(invalid(), invalid_schema(agg)),
     )

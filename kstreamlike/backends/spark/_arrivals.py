@@ -37,15 +37,18 @@ if TYPE_CHECKING:
 __all__ = [
     "BUCKET",
     "FIRST",
+    "PART_FIRST",
     "bucket_width",
     "closing_table",
     "first_arrivals",
     "floor_div",
+    "partition_firsts",
     "stream_time_at",
     "stream_time_by_position",
 ]
 
 FIRST = "__ks_first"
+PART_FIRST = "__ks_part_first"  # a partition's first arrival position
 _EARLIEST = "__ks_earliest"
 _DESC = "__ks_desc"
 _POS = "__ks_bucket_pos"
@@ -191,6 +194,12 @@ def stream_time_by_position(
         .withColumn(out, F.greatest(_EARLIER, _OWN))
         .drop(_AT, _BLOCK, _EARLIER, _OWN)
     )
+
+
+def partition_firsts(records: DataFrame, firsts: pl.DataFrame) -> DataFrame:
+    """Each partition's first arrival position (``PART``, ``PART_FIRST``; from
+    :attr:`._prepare.Prepared.dense_firsts`) as a Spark frame copied to every task."""
+    return _from_driver(records, firsts.select(PART, pl.col("first").alias(PART_FIRST)))
 
 
 def _from_driver(records: DataFrame, table: pl.DataFrame) -> DataFrame:

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 ROW = "__ks_row"  # position of the row in the input
-SEQ = "__ks_seq"  # arrival order: increasing in (partition, order_by)
+SEQ = "__ks_seq"  # arrival position: 0, 1, 2, ... in (partition, order_by) order
 CHUNK = "__ks_chunk"  # the block of consecutive arrivals the row was numbered in
 PART = "__ks_part"  # the partition value (0 without a partition column)
 TS = EVENT_TIME  # event time in ticks

@@ -6,17 +6,26 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
-from kstreamlike.backends.spark._columns import REASON, ROW, SEQ
+from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ
 from kstreamlike.backends.spark._frames import local_from_micros, spark_type
+from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order, rank_overflow
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["EMIT_ORDER", "finish_invalid", "finish_late", "finish_main", "ticks_to_time"]
+__all__ = [
+    "EMIT_ORDER",
+    "finish_invalid",
+    "finish_late",
+    "finish_main",
+    "ticks_to_time",
+    "with_emit_order",
+]
 
 EMIT_ORDER = "emit_order"
+_STEP = "__ks_emit_step"
 _MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
 
 
@@ -36,14 +45,32 @@ def ticks_to_time(ticks: Column, agg: WindowedAggregate) -> Column:
     return F.timestamp_micros(micros) if unit.time_zone else local_from_micros(micros)
 
 
-def finish_main(agg: WindowedAggregate, emitted: DataFrame, order: list[str]) -> DataFrame:
-    """The main output: ``emitted`` (every output column except ``emit_order``; bounds and
-    ``timestamp`` in ticks) numbered and sorted by ``order``."""
+def with_emit_order(frame: DataFrame, step: Column, ties: Sequence[str], out: str) -> DataFrame:
+    """``frame`` with ``out``, each row's ``emit_order`` (:mod:`kstreamlike.plan.emit_order`):
+    ``step`` is the step of its partition's replay that emits the row, and the rows of a
+    step rank in ``ties`` order (nulls last). A step of more rows than the encoding holds
+    fails the query with a message saying so."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from kstreamlike.backends.spark._scan import dense_index
+    within = Window.partitionBy(PART, _STEP).orderBy(*(F.col(c).asc_nulls_last() for c in ties))
+    rank = F.row_number().over(within) - 1
+    numbered = frame.withColumn(_STEP, step).withColumn(
+        out,
+        F.when(rank < RANKS_PER_STEP, emit_order(F.col(_STEP), rank)).otherwise(
+            F.raise_error(F.lit(rank_overflow()))
+        ),
+    )
+    return numbered.drop(_STEP)
 
-    numbered = dense_index(emitted, order, EMIT_ORDER)
+
+def finish_main(agg: WindowedAggregate, emitted: DataFrame) -> DataFrame:
+    """The main output: ``emitted`` (every output column; ``emit_order`` from
+    :func:`with_emit_order`; bounds and ``timestamp`` in ticks) in the output schema. The
+    rows are not sorted: a Spark frame has no order (``to_polars`` sorts by partition and
+    ``emit_order``)."""
+    from pyspark.sql import functions as F
+
     columns: list[Column] = []
     for name, dtype in output_schema(agg).items():
         if name in ("window_start", "window_end", "timestamp"):
@@ -52,11 +79,11 @@ def finish_main(agg: WindowedAggregate, emitted: DataFrame, order: list[str]) ->
             columns.append(F.col(name))
         else:
             columns.append(F.col(name).cast(spark_type(dtype)).alias(name))
-    return numbered.select(columns)
+    return emitted.select(columns)
 
 
 def finish_late(
-    agg: WindowedAggregate, late: DataFrame, judged: Column, order: Sequence[str] = (SEQ,)
+    agg: WindowedAggregate, late: DataFrame, judged: Column, order: Sequence[str] = (PART, SEQ)
 ) -> DataFrame:
     """The late side output in arrival order (``order``: partition-major, as every
     backend): input columns, ``reason``, the judged time."""

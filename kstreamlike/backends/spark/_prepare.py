@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from kstreamlike.backends.spark._columns import PART, ROW, SEQ
 from kstreamlike.backends.spark._numbering import input_frame, position_block_bits
 from kstreamlike.backends.spark._summary import Arrivals, summarize
@@ -47,6 +49,10 @@ class Prepared:
             types).
         arrivals: the records per event-time bucket, when :func:`prepare` was asked for a
             bucket width and the table is small enough for the driver (None otherwise).
+        dense_firsts: when the arrival positions (:func:`._numbering.position_value`) of
+            every partition are dense (as Kafka offsets are), each partition's first
+            (``PART``, ``first``), held by the driver: a record's arrival position within its
+            partition is then its position less its partition's first (None otherwise).
     """
 
     records: DataFrame
@@ -56,14 +62,16 @@ class Prepared:
     ticks: tuple[int, int] | None
     block_bits: int | None = None
     arrivals: Arrivals | None = None
+    dense_firsts: pl.DataFrame | None = None
 
     @cached_property
     def valid(self) -> DataFrame:
-        """The valid records sorted in arrival order, with ``SEQ`` and ``CHUNK`` too
-        (:func:`._scan.numbered`), built when first asked for."""
-        from kstreamlike.backends.spark._scan import numbered
+        """The valid records sorted in arrival order, with ``SEQ`` (their arrival position
+        within their partition: 0, 1, 2, ...) and ``CHUNK`` (:func:`._scan.numbered`,
+        :func:`._scan.dense_within_partitions`), built when first asked for."""
+        from kstreamlike.backends.spark._scan import dense_within_partitions, numbered
 
-        return numbered(self.records, [PART, self.order], SEQ)
+        return dense_within_partitions(numbered(self.records, [PART, self.order], SEQ), SEQ)
 
 
 def prepare(
@@ -92,4 +100,5 @@ def prepare(
         ticks=ticks,
         block_bits=block_bits,
         arrivals=arrivals,
+        dense_firsts=stats.get("dense_firsts"),
     )

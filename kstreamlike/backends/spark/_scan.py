@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "asof",
     "dense_index",
+    "dense_within_partitions",
     "first_position_reaching",
     "numbered",
     "running_max",
@@ -226,4 +227,37 @@ def dense_index(frame: DataFrame, order: list[str], out: str) -> DataFrame:
         rows.join(F.broadcast(offsets), CHUNK, "left")
         .withColumn(out, (F.col(_CARRY) + place).cast("long"))
         .drop(_CARRY, _POS, CHUNK)
+    )
+
+
+def dense_within_partitions(rows: DataFrame, position: str) -> DataFrame:
+    """``rows`` (numbered: ``position`` and ``CHUNK``, see :func:`numbered`) with ``position``
+    made dense within each partition: 0, 1, 2, ... in arrival order, whatever blocks the
+    sort made (the arrival positions the emission order counts in,
+    :mod:`kstreamlike.plan.emit_order`).
+
+    A row's dense position is its number less the first number of its (block, partition),
+    plus the rows of its partition in earlier blocks: one small table (a row per block and
+    partition, added up by the driver) sent to every task. The blocks stay as they were, so
+    the scans of this module still apply.
+    """
+    from pyspark.sql import functions as F
+
+    summary = rows.groupBy(CHUNK, PART).agg(
+        F.min(position).alias(_POS), F.count(F.lit(1)).alias(_SUMMARY)
+    )
+    carried: list[tuple[object, int, int]] = []
+    before: dict[object, int] = {}
+    for r in sorted(summary.collect(), key=lambda r: int(r[CHUNK])):
+        part = r[PART]
+        carried.append((part, int(r[CHUNK]), before.get(part, 0) - int(r[_POS])))
+        before[part] = before.get(part, 0) + int(r[_SUMMARY])
+    part_type = rows.schema[PART].dataType.simpleString()
+    offsets = rows.sparkSession.createDataFrame(
+        carried, f"{PART} {part_type}, {CHUNK} int, {_CARRY} long"
+    )
+    return (
+        rows.join(F.broadcast(offsets), [PART, CHUNK], "left")
+        .withColumn(position, (F.col(position) + F.col(_CARRY)).cast("long"))
+        .drop(_CARRY)
     )

@@ -58,9 +58,11 @@ class Arrivals:
 def summarize(
     spark: SparkSession, valid: DataFrame, order: str, width: int | None, check: bool
 ) -> tuple[dict[str, Any], Arrivals | None]:
-    """The count, event-time and position range of the valid records, and the table of
-    arrivals per event-time bucket of ``width`` ticks (when asked for and small), in one
-    aggregation; with ``check``, that their positions are unique in each partition.
+    """The count, event-time and position range of the valid records (and, under
+    ``dense_firsts``, each partition's first position when the positions of every partition
+    are dense), and the table of arrivals per event-time bucket of ``width`` ticks (when
+    asked for and small), in one aggregation; with ``check``, that their positions are
+    unique in each partition.
 
     For integer and time positions the aggregation also sums salted hashes of the positions,
     and dense positions (offsets) are confirmed unique by comparing them with the hashes of
@@ -102,6 +104,10 @@ def summarize(
         check_unique(spark, valid, order, table, salt)
     if table.is_empty():
         return {"count": 0, "low": None, "high": None, "first": None, "last": None}, arrivals
+    per_partition = table.group_by(PART).agg(
+        pl.col("first").min(), pl.col("last").max(), pl.col("n").sum()
+    )
+    dense = (per_partition["last"] - per_partition["first"] + 1 == per_partition["n"]).all()
     stats = table.select(
         pl.col("n").sum().alias("count"),
         pl.col("low").min(),
@@ -109,6 +115,9 @@ def summarize(
         pl.col("first").min(),
         pl.col("last").max(),
     ).row(0, named=True)
+    # Unique positions that are dense in every partition (offsets): a record's arrival
+    # position within its partition is its position less the partition's first.
+    stats["dense_firsts"] = per_partition.select(PART, "first") if dense else None
     return stats, arrivals
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from kstreamlike.backends.spark._columns import CHUNK, PART
 from kstreamlike.backends.spark._ops import SPARK
 from kstreamlike.backends.spark._scan import first_position_reaching, numbered, running_max
+from kstreamlike.plan.emit_order import RANK_BITS
 from kstreamlike.plan.suppression import emission_order, evicted_at, eviction_due, is_final
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["suppress"]
 
-POS = "__ks_log_pos"
+_SORT = "__ks_log_sort"
 TIME = "__ks_sup_time"
 DUE = "__ks_sup_due"
 FIRST = "__ks_sup_first"
@@ -27,28 +28,42 @@ EVICT = "__ks_evict"
 
 def suppress(
     changelog: DataFrame,
-    order: Sequence[str],
+    position: str,
     window: Sequence[str],
     keys: Sequence[str],
     duration: int,
     tombstone: str,
-) -> tuple[DataFrame, list[str]]:
-    """The final results of ``changelog`` (emission order ``order``; ``window`` identifies a
-    window; ``window_start``/``window_end``/``timestamp`` in ticks) and their emission
-    order."""
+    out: str,
+) -> DataFrame:
+    """The final results of ``changelog`` (``position``: each update's ``emit_order``, see
+    :func:`._output.with_emit_order`; ``window`` identifies a window;
+    ``window_start``/``window_end``/``timestamp`` in ticks), with their own ``emit_order``
+    in ``out``.
+
+    An update is evicted at a changelog position: its own, or the first where suppress
+    stream time reaches its window's end plus the duration. Changelog positions are
+    ``emit_order`` values, so the step that evicts it is that position's step, and the
+    final results of a step rank by eviction position, then end, keys and start."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    log = running_max(numbered(changelog, list(order), POS), "timestamp", TIME, POS)
+    from kstreamlike.backends.spark._output import with_emit_order
+
+    log = running_max(numbered(changelog, [PART, position], _SORT), "timestamp", TIME, position)
     log = log.withColumns(
         {
             DUE: eviction_due(F.col("window_end"), duration),
-            NEXT: F.lead(POS).over(Window.partitionBy(*window).orderBy(POS)),
+            NEXT: F.lead(position).over(Window.partitionBy(*window).orderBy(position)),
         }
     )
-    progress = log.select(PART, POS, TIME)
-    evictions = first_position_reaching(log.drop(CHUNK), DUE, progress, TIME, FIRST, POS)
-    emitted = evictions.withColumn(EVICT, evicted_at(F.col(POS), F.col(FIRST), SPARK)).filter(
+    progress = log.select(PART, position, TIME)
+    evictions = first_position_reaching(
+        log.drop(CHUNK, _SORT), DUE, progress, TIME, FIRST, position
+    )
+    emitted = evictions.withColumn(EVICT, evicted_at(F.col(position), F.col(FIRST), SPARK)).filter(
         is_final(F.col(FIRST), F.col(EVICT), F.col(NEXT), F.col(tombstone), SPARK)
     )
-    return emitted, emission_order(EVICT, keys)
+    ties = emission_order(EVICT, keys)
+    return with_emit_order(
+        emitted.drop(position), F.shiftright(F.col(EVICT), RANK_BITS), ties, out
+    ).drop(EVICT, FIRST, NEXT, DUE, TIME)

@@ -27,7 +27,12 @@ from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.spark._aggregates import final_columns, running_columns
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ, TS
 from kstreamlike.backends.spark._ops import SPARK
-from kstreamlike.backends.spark._output import finish_late, finish_main
+from kstreamlike.backends.spark._output import (
+    EMIT_ORDER,
+    finish_late,
+    finish_main,
+    with_emit_order,
+)
 from kstreamlike.backends.spark._scan import asof, first_position_reaching, numbered, running_max
 from kstreamlike.backends.spark._validity import holds
 from kstreamlike.plan import flink_time
@@ -325,6 +330,8 @@ def run_flink(
             "timestamp": F.col(WSTART) + (size - 1),
         }
     )
-    order = [POS, TIE, *agg.keys, WSTART]
+    # POS is a refined position (plan.positions): its step is POS // 2
+    ties = [POS, TIE, *agg.keys, WSTART]
+    emitted = with_emit_order(emitted, F.shiftright(F.col(POS), 1), ties, EMIT_ORDER)
     late = finish_late(agg, records.filter(_is_late(agg)), F.col(WM))
-    return finish_main(agg, emitted, order), late, unassigned(agg, records)
+    return finish_main(agg, emitted), late, unassigned(agg, records)

@@ -36,7 +36,12 @@ from kstreamlike.backends.spark._flink_kernels import (
     vectorized_key,
 )
 from kstreamlike.backends.spark._kernels import per_key, shippable
-from kstreamlike.backends.spark._output import finish_late, finish_main
+from kstreamlike.backends.spark._output import (
+    EMIT_ORDER,
+    finish_late,
+    finish_main,
+    with_emit_order,
+)
 from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark.flink import (
     ADVANCE,
@@ -208,9 +213,11 @@ def run_flink_keyed(
     emitted = out.filter(~F.col(LATE))
     if not exact_events(agg):
         emitted = _place(emitted, advances, partitions)
-    order = [POS, TIE, *agg.keys, START, LOCAL]
+    # POS is a refined position (plan.positions): its step is POS // 2
+    ties = [POS, TIE, *agg.keys, START, LOCAL]
+    emitted = with_emit_order(emitted, F.shiftright(F.col(POS), 1), ties, EMIT_ORDER)
     return (
-        finish_main(agg, emitted, order),
+        finish_main(agg, emitted),
         finish_late(agg, late, F.col(WM)),
         unassigned(agg, records),
     )

@@ -21,15 +21,31 @@ from kstreamlike.backends.spark._aggregates import final_columns, running_column
 from kstreamlike.backends.spark._arrivals import (
     BUCKET,
     FIRST,
+    PART_FIRST,
     closing_table,
     first_arrivals,
     floor_div,
+    partition_firsts,
     stream_time_at,
     stream_time_by_position,
 )
-from kstreamlike.backends.spark._columns import END, PART, ST, START, TIMESTAMP, TOMBSTONE, TS
+from kstreamlike.backends.spark._columns import (
+    END,
+    PART,
+    SEQ,
+    ST,
+    START,
+    TIMESTAMP,
+    TOMBSTONE,
+    TS,
+)
 from kstreamlike.backends.spark._numbering import position_value
-from kstreamlike.backends.spark._output import finish_late, finish_main
+from kstreamlike.backends.spark._output import (
+    EMIT_ORDER,
+    finish_late,
+    finish_main,
+    with_emit_order,
+)
 from kstreamlike.backends.spark._prepare import Prepared
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.plan.nodes import (
@@ -42,6 +58,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 __all__ = ["run_kafka"]
+
+_STEP = "__ks_closing_step"  # the arrival position of the record that closes a window
 
 
 def _window_id(node: KafkaWindowedAggregate) -> list[str]:
@@ -90,9 +108,10 @@ def run_kafka(
     assert isinstance(aggregation, DeclarativeAggregation)
     schema = agg.source.schema
     records, order = prepared.records, prepared.order
-    windows = records.withColumn(START, _starts(window)).withColumn(
-        BUCKET, floor_div(f"`{START}`", window.advance)
-    )
+    # Every update is emitted at its record's step, the record's arrival position (SEQ):
+    # those records are numbered.
+    windows = (records if agg.emit_on_close else prepared.valid).withColumn(START, _starts(window))
+    windows = windows.withColumn(BUCKET, floor_div(f"`{START}`", window.advance))
     position = position_value(records, order)
     arrivals = prepared.arrivals
     if arrivals is not None and position is not None:
@@ -110,31 +129,38 @@ def run_kafka(
     )
     group = _window_id(agg)
     if agg.emit_on_close:
-        emitted = (
+        finals = (
             contributions.filter(F.col(FIRST).isNotNull())
             .groupBy(*group, FIRST)
             .agg(*final_columns(aggregation.exprs, schema, order), F.max(TS).alias(TIMESTAMP))
             .withColumns({END: F.col(START) + window.size, TOMBSTONE: F.lit(False)})
         )
-        output_order = [PART, FIRST, START, *agg.keys]
+        # A window is emitted at the step of the record that closes it: its arrival
+        # position within its partition, which dense positions (offsets) give at once.
+        if arrivals is not None and prepared.dense_firsts is not None:
+            firsts = partition_firsts(records, prepared.dense_firsts)
+            located = finals.join(firsts, PART).withColumn(_STEP, F.col(FIRST) - F.col(PART_FIRST))
+        else:
+            steps = prepared.valid.select(PART, arrival.alias(FIRST), F.col(SEQ).alias(_STEP))
+            steps = steps.join(closes.select(PART, FIRST).distinct(), [PART, FIRST])
+            located = finals.join(steps, [PART, FIRST])
+        emitted = with_emit_order(located, F.col(_STEP), [START, *agg.keys], EMIT_ORDER)
     else:
         ordered = (
             Window.partitionBy(*group)
             .orderBy(order)
             .rowsBetween(Window.unboundedPreceding, Window.currentRow)
         )
-        emitted = contributions.withColumns(
+        changelog = contributions.withColumns(
             {
                 **running_columns(aggregation.exprs, ordered, schema, order),
                 TIMESTAMP: F.max(TS).over(ordered),
                 TOMBSTONE: F.lit(False),
             }
         )
-        output_order = [PART, order, START]
+        emitted = with_emit_order(changelog, F.col(SEQ), [START], EMIT_ORDER)
     if duration is not None:
-        emitted, output_order = suppress(
-            emitted, output_order, group, agg.keys, duration, TOMBSTONE
-        )
+        emitted = suppress(emitted, EMIT_ORDER, group, agg.keys, duration, TOMBSTONE, EMIT_ORDER)
 
     def late_records() -> DataFrame:
         # Finding the late records' stream time runs jobs of its own: only when read.
@@ -150,4 +176,4 @@ def run_kafka(
             late = stream_time_at(records, late, order, _granularity(prepared), ST)
         return finish_late(agg, late, F.col(ST), [PART, order])
 
-    return finish_main(agg, emitted, output_order), late_records
+    return finish_main(agg, emitted), late_records

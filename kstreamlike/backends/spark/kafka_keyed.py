@@ -30,7 +30,12 @@ from kstreamlike.backends.spark._kernels import (
     shippable,
     to_global,
 )
-from kstreamlike.backends.spark._output import finish_late, finish_main
+from kstreamlike.backends.spark._output import (
+    EMIT_ORDER,
+    finish_late,
+    finish_main,
+    with_emit_order,
+)
 from kstreamlike.backends.spark._scan import first_position_reaching, running_max
 from kstreamlike.backends.spark._suppress import suppress
 from kstreamlike.frames import schema_of
@@ -236,10 +241,11 @@ def _aggregated(agg: KafkaWindowedAggregate) -> list[str]:
 
 def _suppress_placed(
     agg: KafkaWindowedAggregate, emitted: DataFrame, records: DataFrame, duration: int
-) -> tuple[DataFrame, list[str]]:
+) -> tuple[DataFrame, str, list[str]]:
     """``suppress(untilWindowCloses)`` of a sliding window whose stores were split: final
     results of the stores in grace (``SEQ`` null) and the changelog of the others, placed
-    with the partition's stream time, and their emission order.
+    with the partition's stream time, the column of the step that emits each (the record
+    whose first forward evicts it) and their order within the step.
 
     Suppress stream time reaches a record's stream time at the record's first forward
     (:func:`kstreamlike.kernels.kafka.sliding.final.final_results`). A final result is
@@ -275,7 +281,7 @@ def _suppress_placed(
         (next_seq < evict_seq) | ((next_seq == evict_seq) & (next_sub <= evict_sub))
     )
     kept = placed.filter(~superseded & ~F.col(TOMBSTONE))
-    return kept, [_EVICT_SEQ, _EVICT_SUB, START, *agg.keys]
+    return kept, _EVICT_SEQ, [_EVICT_SUB, START, *agg.keys]
 
 
 def run_kafka_keyed(
@@ -300,15 +306,16 @@ def run_kafka_keyed(
     late = records.join(out.filter(F.col(LATE)).select(PART, SEQ), [PART, SEQ], "left_semi")
     emitted = out.filter(~F.col(LATE))
     if duration is not None and takes_split(agg, duration):
-        emitted, order = _suppress_placed(agg, emitted, records, duration)
-        return finish_main(agg, emitted, order), finish_late(agg, late, F.col(ST))
+        emitted, step, ties = _suppress_placed(agg, emitted, records, duration)
+        emitted = with_emit_order(emitted, F.col(step), ties, EMIT_ORDER)
+        return finish_main(agg, emitted), finish_late(agg, late, F.col(ST))
     if agg.emit_on_close:
         emitted = _place(agg, emitted, records)
         first_end = [END, START] if isinstance(agg.window, KafkaSessionWindow) else [START]
-        order = [FIRST, *first_end, *agg.keys]
+        emitted = with_emit_order(emitted, F.col(FIRST), [*first_end, *agg.keys], EMIT_ORDER)
     else:
-        order = [SEQ, SUB]
+        emitted = with_emit_order(emitted, F.col(SEQ), [SUB], EMIT_ORDER)
     if duration is not None:
         window = [PART, *_group(agg), START, END]
-        emitted, order = suppress(emitted, order, window, agg.keys, duration, TOMBSTONE)
-    return finish_main(agg, emitted, order), finish_late(agg, late, F.col(ST))
+        emitted = suppress(emitted, EMIT_ORDER, window, agg.keys, duration, TOMBSTONE, EMIT_ORDER)
+    return finish_main(agg, emitted), finish_late(agg, late, F.col(ST))

@@ -19,6 +19,7 @@ from kstreamlike.kernels.aggregates import final_exprs, running_exprs
 from kstreamlike.kernels.columns import (
     DELETED,
     DUE,
+    EMIT_STEP,
     END,
     FIRST,
     PACKED,
@@ -95,6 +96,7 @@ def _python_running(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -
             pl.col(RUNNING_TS).alias(TIMESTAMP),
             pl.col(DELETED).alias(TOMBSTONE),
             SEQ,
+            pl.col(SEQ).alias(EMIT_STEP),
         )
     )
 
@@ -120,6 +122,7 @@ def _changelog(
         pl.col(TS).cum_max().over(over).alias(TIMESTAMP),
         pl.lit(False).alias(TOMBSTONE),
         SEQ,
+        pl.col(SEQ).alias(EMIT_STEP),
     )
 
 
@@ -143,7 +146,11 @@ def _finals(
     aggregation = node.aggregation
     if not isinstance(aggregation, DeclarativeAggregation):
         last = _python_running(node, contributions).group_by(group).last()
-        return last.filter(~pl.col(TOMBSTONE)).drop(TOMBSTONE, SEQ).sort(order, nulls_last=True)
+        return (
+            last.filter(~pl.col(TOMBSTONE))
+            .drop(TOMBSTONE, SEQ, EMIT_STEP)
+            .sort(order, nulls_last=True)
+        )
     window = narrowed(node.window, KafkaTimeWindow)
     values = [
         *final_exprs(aggregation.exprs, node.source.schema),
@@ -208,7 +215,8 @@ def _on_close(
         )
     # Without partitions the rows already come in emission order (first, start, keys):
     # the first position reaching a due time grows with it, and the due time with the start.
-    return closed.drop(FIRST).with_columns(pl.lit(False).alias(TOMBSTONE))
+    # the closing record emits the window
+    return closed.rename({FIRST: EMIT_STEP}).with_columns(pl.lit(False).alias(TOMBSTONE))
 
 
 def run_time(
@@ -236,8 +244,9 @@ def run_time(
 
     Returns:
         The emitted rows in emission order (grouping columns, window bounds, aggregates,
-        ``timestamp`` and ``is_tombstone``; every-update rows also keep the record that
-        forwards them, ``SEQ``), and the late records (with ``stream_time``) in arrival
+        ``timestamp``, ``is_tombstone`` and the record whose processing emits the row,
+        ``EMIT_STEP``; every-update rows also keep the record that forwards them, ``SEQ``),
+        and the late records (with ``stream_time``) in arrival
         order.
 
     Example:

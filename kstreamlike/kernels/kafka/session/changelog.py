@@ -15,6 +15,7 @@ from kstreamlike.kernels.columns import (
     CONSUMER,
     CONSUMER_TIME,
     DUE,
+    EMIT_STEP,
     END,
     GROUP,
     PART,
@@ -40,7 +41,8 @@ __all__ = ["CONSUMER", "SUB", "forwards", "on_close_candidates"]
 def forwards(sessions: pl.DataFrame, group: list[str]) -> pl.DataFrame:
     """The every-update changelog, in forward order (``KStreamSessionWindowAggregate#process``):
     per record, a tombstone per found session unless the merged session is ``[t, t]``,
-    then the merged session's update; each timestamped with its session's end."""
+    then the merged session's update; each timestamped with its session's end, and emitted
+    by its record (``EMIT_STEP``)."""
     keep = [PART, GROUP, *group]
     changed = (pl.col(START) != pl.col(TS)) | (pl.col(END) != pl.col(TS))
     parts = [
@@ -66,7 +68,11 @@ def forwards(sessions: pl.DataFrame, group: list[str]) -> pl.DataFrame:
         pl.lit(len(FOUND_BOUNDS), dtype=pl.Int8).alias(SUB),
         pl.col(SEQ).cast(pl.Int64).alias(UPDATE),
     )
-    return pl.concat([*parts, updates]).sort(SEQ, SUB)
+    return (
+        pl.concat([*parts, updates])
+        .sort(SEQ, SUB)
+        .with_columns(pl.col(SEQ).cast(pl.Int64).alias(EMIT_STEP))
+    )
 
 
 def _updates(sessions: pl.DataFrame, group: list[str]) -> pl.DataFrame:

@@ -18,6 +18,7 @@ from kstreamlike.kernels.columns import (
     CLOSED,
     CONSUMER,
     DUE,
+    EMIT_STEP,
     END,
     FINAL,
     FIRST,
@@ -181,8 +182,9 @@ def run_session(
 
     Returns:
         The emitted rows in emission order (grouping columns, window bounds, aggregates,
-        ``timestamp`` and ``is_tombstone``, plus internal columns: every-update rows keep
-        the record (``SEQ``) and their order within it (``SUB``)), and the late records
+        ``timestamp`` and ``is_tombstone``, plus internal columns: the record whose processing
+        emits the row (``EMIT_STEP``, placed rows only); every-update rows keep the record
+        (``SEQ``) and their order within it (``SUB``)), and the late records
         (with ``stream_time``) in arrival order.
     """
     window, aggregation = node.window, node.aggregation
@@ -231,7 +233,8 @@ def _emission_order(node: KafkaWindowedAggregate, placed: pl.DataFrame) -> pl.Da
     """Placed ON_WINDOW_CLOSE rows in emission order: by end, then start, the time-first key
     order (``PrefixedSessionKeySchemas``) in which
     ``KStreamSessionWindowAggregate#maybeForwardFinalResult`` fetches closed sessions."""
-    return placed.sort([FIRST, END, START, *node.keys], nulls_last=True).drop(FIRST)
+    # the record that closes a window emits it (EMIT_STEP)
+    return placed.sort([FIRST, END, START, *node.keys], nulls_last=True).rename({FIRST: EMIT_STEP})
 
 
 def _history(

@@ -51,6 +51,7 @@ from kstreamlike.kernels.columns import (
     DIRTY,
     DROPPED,
     DUE,
+    EMIT_STEP,
     END,
     FIRST,
     FIRST_AT_TS,
@@ -350,7 +351,8 @@ def _in_emission_order(
     irregular: pl.DataFrame | None,
     steps: pl.DataFrame,
 ) -> pl.DataFrame:
-    """The rows emitted, in emission order: (``FIRST``, ``SUB``, ``START``, keys).
+    """The rows emitted, in emission order: (``FIRST``, ``SUB``, ``START``, keys), with
+    the record that emits each (``EMIT_STEP``: its ``FIRST``).
 
     ``regular`` rows are emitted at the first forward (``SUB`` 0) of the first record of
     their partition whose stream time reaches their ``DUE``; ``irregular`` rows carry
@@ -370,7 +372,7 @@ def _in_emission_order(
     window = narrowed(node.window, KafkaSlidingWindow)
     # (without a partition, the rows need no partition column)
     parts = [PART] if partitioned else []
-    internal = (DUE, CREATED, SEQ, SUB, FIRST, *([] if partitioned else [PART]))
+    internal = (DUE, CREATED, SEQ, SUB, FIRST, EMIT_STEP, *([] if partitioned else [PART]))
     output = [c for c in regular.columns if c not in internal]
     # Set after the gather, not moved: the end (the start plus the size) and the tombstone
     # flag (a sliding window is never deleted).
@@ -381,8 +383,9 @@ def _in_emission_order(
     order, first = emission_order(regular, partitioned, node.keys, steps)
     if irregular is None or irregular.height == 0:
         emitted = regular.select(moved).select(pl.all().gather(order))
-        return emitted.with_columns(*set_after).select(output)
-    rows = _merged_rows(node, regular, irregular, order, first)
+        return emitted.with_columns(*set_after).select(*output, first.alias(EMIT_STEP))
+    rows, emitted_at = _merged_rows(node, regular, irregular, order, first)
+    step = pl.Series(EMIT_STEP, emitted_at)
     # the regular rows are gathered, and the irregular ones written into their places (in
     # the types both fit in)
     places = np.flatnonzero(rows >= regular.height)
@@ -391,13 +394,13 @@ def _in_emission_order(
     irregular_rows = irregular.select(moved).cast(types)
     irregular_rows = irregular_rows.select(pl.all().gather(rows[places] - regular.height))
     if regular.height == 0:  # (nothing to gather the others from)
-        return irregular_rows.with_columns(*set_after).select(output)
+        return irregular_rows.with_columns(*set_after).select(*output, step)
     rows[places] = 0
     gathered = regular.select(moved).cast(types).select(pl.all().gather(pl.Series(rows)))
     columns = gathered.get_columns()
     del gathered  # (the columns' only owners now: written in place)
     columns = [_written(c, places, irregular_rows[c.name]) for c in columns]
-    return pl.DataFrame(columns).with_columns(*set_after).select(output)
+    return pl.DataFrame(columns).with_columns(*set_after).select(*output, step)
 
 
 def _merged_rows(
@@ -406,12 +409,12 @@ def _merged_rows(
     irregular: pl.DataFrame,
     order: pl.Series,
     first: pl.Series,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """The emission order of the regular rows emitted (``order``, at ``first``) and of the
     irregular ones, as rows of the regular rows then of the irregular ones (numbered from
     ``regular.height``): the regular rows emitted at the records where irregular rows are
     are sorted with them, and the sorted rows are inserted before the others of later
-    records."""
+    records. Also the record that emits each (``FIRST``), in that order."""
     keys = [START, *node.keys]
     contested = first.is_in(irregular[FIRST].unique().implode())
     at_contested = order.filter(contested)
@@ -433,7 +436,9 @@ def _merged_rows(
     mixed = mixed.select(pl.all().gather(sorting_rows(mixed, [FIRST, SUB], keys)))
     alone, alone_first = order.filter(~contested), first.filter(~contested)
     at = np.searchsorted(alone_first.to_numpy(), mixed[FIRST].to_numpy(), side="left")
-    return np.insert(alone.to_numpy(), at, mixed[GRACE_ROW].to_numpy())
+    rows = np.insert(alone.to_numpy(), at, mixed[GRACE_ROW].to_numpy())
+    emitted_at = np.insert(alone_first.to_numpy(), at, mixed[FIRST].to_numpy())
+    return rows, emitted_at
 
 
 def _written(column: pl.Series, places: np.ndarray, values: pl.Series) -> pl.Series:

@@ -19,6 +19,7 @@ from kstreamlike.kernels.columns import (
     CLOSE,
     CREATED,
     DUE,
+    EMIT_STEP,
     END,
     GROUP,
     PART,
@@ -83,7 +84,8 @@ def run_sliding(
 
     Returns:
         The emitted rows in emission order (grouping columns, window bounds, aggregates,
-        ``timestamp`` and ``is_tombstone``), and the late records in arrival order.
+        ``timestamp``, ``is_tombstone`` and the record whose processing emits the row,
+        ``EMIT_STEP``, when ``place``), and the late records in arrival order.
     """
     window = narrowed(node.window, KafkaSlidingWindow)
     size, grace = window.size, window.grace
@@ -154,6 +156,9 @@ def run_sliding(
             rows = rows.join(last, on=WPOS, how="left", maintain_order="left")
         else:
             rows = rows.with_row_index(CHANGE)
+    # The record whose processing emits a row: a final result's evicting record comes
+    # right after the record it reads the window before (SEQ); otherwise SEQ.
+    step = pl.col(SEQ) + 1 if final is not None else pl.col(SEQ)
     keys = frame.select(*dict.fromkeys([PART, *group]))
     seq_of = rows[SEQ] if not by_window else table[CREATED].gather(rows[WPOS])
     out = pl.concat(
@@ -167,7 +172,13 @@ def run_sliding(
                     TIMESTAMP: contents.max_before(rows[WPOS], rows[SEQ] + 1),
                 }
             ),
-            rows.select(WPOS, SEQ, *placing, *([CHANGE] if not declarative else [])),
+            rows.select(
+                WPOS,
+                SEQ,
+                *([step.alias(EMIT_STEP)] if place else []),
+                *placing,
+                *([CHANGE] if not declarative else []),
+            ),
         ],
         how="horizontal",
     )
