@@ -425,7 +425,7 @@ CASES = [
         _spark_time_windows(TUMBLING),
         _spark_window_baseline("1 minute", None),
         spark_input,
-        target=1.3,
+        target=1.5,
     ),
     Case(
         "spark tumbling 1 min, every update",
@@ -447,7 +447,7 @@ CASES = [
         _spark_time_windows(HOPPING),
         _spark_window_baseline("5 minutes", "1 minute"),
         spark_input,
-        target=1.3,
+        target=1.5,
     ),
     Case(
         "spark sessions 30 s gap, grace 10 s, on close (1M)",
