@@ -55,7 +55,14 @@ from kstreamlike.plan.windows import FlinkSlidingWindow
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["cleanup_time", "flink_watermarks", "run_flink", "unassigned", "window_pairs"]
+__all__ = [
+    "cleanup_time",
+    "emission_step",
+    "flink_watermarks",
+    "run_flink",
+    "unassigned",
+    "window_pairs",
+]
 
 WM = "__ks_wm"  # the watermark when the record is processed (before it)
 SEEN = "__ks_seen"  # the largest timestamp before the record
@@ -77,6 +84,14 @@ FRAME_ROW = "__ks_frame_row"  # a recorded watermark's row in its frame
 
 def _size(node: FlinkWindowedAggregate) -> int:
     return time_window(node).size
+
+
+def emission_step() -> Column:
+    """The step (:mod:`kstreamlike.plan.emit_order`) of a row emitted at ``POS``, a refined
+    position (:func:`kstreamlike.plan.positions.refined`): the position it refines."""
+    from pyspark.sql import functions as F
+
+    return F.shiftright(F.col(POS), 1)
 
 
 def cleanup_time(node: FlinkWindowedAggregate, max_timestamp: Column) -> Column:
@@ -330,8 +345,7 @@ def run_flink(
             "timestamp": F.col(WSTART) + (size - 1),
         }
     )
-    # POS is a refined position (plan.positions): its step is POS // 2
     ties = [POS, TIE, *agg.keys, WSTART]
-    emitted = with_emit_order(emitted, F.shiftright(F.col(POS), 1), ties, EMIT_ORDER)
+    emitted = with_emit_order(emitted, emission_step(), ties, EMIT_ORDER)
     late = finish_late(agg, records.filter(_is_late(agg)), F.col(WM))
     return finish_main(agg, emitted), late, unassigned(agg, records)

@@ -50,6 +50,7 @@ from kstreamlike.backends.spark.flink import (
     SLOT,
     TIE,
     WM,
+    emission_step,
     flink_watermarks,
     unassigned,
 )
@@ -213,9 +214,8 @@ def run_flink_keyed(
     emitted = out.filter(~F.col(LATE))
     if not exact_events(agg):
         emitted = _place(emitted, advances, partitions)
-    # POS is a refined position (plan.positions): its step is POS // 2
     ties = [POS, TIE, *agg.keys, START, LOCAL]
-    emitted = with_emit_order(emitted, F.shiftright(F.col(POS), 1), ties, EMIT_ORDER)
+    emitted = with_emit_order(emitted, emission_step(), ties, EMIT_ORDER)
     return (
         finish_main(agg, emitted),
         finish_late(agg, late, F.col(WM)),

@@ -2,14 +2,19 @@
 (Python aggregations run through per-key kernels, :mod:`.kafka_keyed`).
 
 The rules of the Polars backend (:mod:`kstreamlike.kernels.kafka.time`), answered
-without sorting the records (:mod:`._arrivals`). A window ``[s, s + size)`` closes at the
-first arrival of a record with event time ``>= s + size + grace`` (stream time reaches its
-end plus grace there): the first arrival among the records whose closing-time bucket
-``(ts - size - grace) // advance`` is at least the window's index ``s // advance``. A record
-updates the windows that close after it arrives, and is late when its last window closed
-before it arrived. Every-update output is a running aggregate per window in arrival order;
-on-window-close output is each window's final value, emitted where it closes. Only the
-output is sorted (into emission order), and the late records' stream time is looked up.
+without sorting the records where they can be (:mod:`._arrivals`). A window
+``[s, s + size)`` closes at the first arrival of a record with event time
+``>= s + size + grace`` (stream time reaches its end plus grace there): the first arrival
+among the records whose closing-time bucket ``(ts - size - grace) // advance`` is at least
+the window's index ``s // advance``. A record updates the windows that close after it
+arrives, and is late when its last window closed before it arrived. Every-update output is
+a running aggregate per window in arrival order; on-window-close output is each window's
+final value, emitted where it closes. Each row's ``emit_order`` comes from the arrival
+position of the record that emits it: every update's own record (so every-update output
+numbers the records, a sort), or the record that closes the window (its position less its
+partition's first when positions are dense, else looked up among the numbered records).
+The output is not sorted, and the late records' stream time is looked up only when they
+are read.
 """
 
 from __future__ import annotations
