@@ -45,14 +45,19 @@ def ticks_to_time(ticks: Column, agg: WindowedAggregate) -> Column:
     return F.timestamp_micros(micros) if unit.time_zone else local_from_micros(micros)
 
 
-def with_emit_order(frame: DataFrame, step: Column, ties: Sequence[str], out: str) -> DataFrame:
+def with_emit_order(
+    frame: DataFrame, step: Column, ties: Sequence[str] | None, out: str
+) -> DataFrame:
     """``frame`` with ``out``, each row's ``emit_order`` (:mod:`kstreamlike.plan.emit_order`):
     ``step`` is the step of its partition's replay that emits the row, and the rows of a
-    step rank in ``ties`` order (nulls last). A step of more rows than the encoding holds
-    fails the query with a message saying so."""
+    step rank in ``ties`` order (nulls last). ``ties=None`` says that no step emits more
+    than one row, so every rank is 0 and no rows are shuffled to find it. A step of more
+    rows than the encoding holds fails the query with a message saying so."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    if ties is None:
+        return frame.withColumn(out, emit_order(step, F.lit(0)))
     within = Window.partitionBy(PART, _STEP).orderBy(*(F.col(c).asc_nulls_last() for c in ties))
     rank = F.row_number().over(within) - 1
     numbered = frame.withColumn(_STEP, step).withColumn(

@@ -10,9 +10,10 @@ the window's index ``s // advance``. A record updates the windows that close aft
 arrives, and is late when its last window closed before it arrived. Every-update output is
 a running aggregate per window in arrival order; on-window-close output is each window's
 final value, emitted where it closes. Each row's ``emit_order`` comes from the arrival
-position of the record that emits it: every update's own record (so every-update output
-numbers the records, a sort), or the record that closes the window (its position less its
-partition's first when positions are dense, else looked up among the numbered records).
+position of the record that emits it: every update's own record, or the record that closes
+the window. Dense positions (offsets) give it at once (the position less its partition's
+first); otherwise every update numbers the records (a sort) and a closing record is looked
+up among the numbered records.
 The output is not sorted, and the late records' stream time is looked up only when they
 are read.
 """
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = ["run_kafka"]
 
-_STEP = "__ks_closing_step"  # the arrival position of the record that closes a window
+_STEP = "__ks_step"  # the step emitting a row: its record's, or the closing record's
 
 
 def _window_id(node: KafkaWindowedAggregate) -> list[str]:
@@ -113,12 +114,22 @@ def run_kafka(
     assert isinstance(aggregation, DeclarativeAggregation)
     schema = agg.source.schema
     records, order = prepared.records, prepared.order
-    # Every update is emitted at its record's step, the record's arrival position (SEQ):
-    # those records are numbered.
-    windows = (records if agg.emit_on_close else prepared.valid).withColumn(START, _starts(window))
-    windows = windows.withColumn(BUCKET, floor_div(f"`{START}`", window.advance))
     position = position_value(records, order)
     arrivals = prepared.arrivals
+    # Positions dense within each partition (offsets): a record's step is its position
+    # less its partition's first, known without numbering the records.
+    firsts = None
+    if arrivals is not None and position is not None and prepared.dense_firsts is not None:
+        firsts = partition_firsts(records, prepared.dense_firsts)
+    if agg.emit_on_close:
+        updates = records
+    elif firsts is not None and position is not None:
+        # Every update is emitted at its record's step.
+        updates = records.join(firsts, PART).withColumn(_STEP, position - F.col(PART_FIRST))
+    else:
+        updates = prepared.valid.withColumn(_STEP, F.col(SEQ))  # numbers the records: a sort
+    windows = updates.withColumn(START, _starts(window))
+    windows = windows.withColumn(BUCKET, floor_div(f"`{START}`", window.advance))
     if arrivals is not None and position is not None:
         closes = closing_table(records, arrivals, window)
         arrival = position
@@ -142,8 +153,7 @@ def run_kafka(
         )
         # A window is emitted at the step of the record that closes it: its arrival
         # position within its partition, which dense positions (offsets) give at once.
-        if arrivals is not None and prepared.dense_firsts is not None:
-            firsts = partition_firsts(records, prepared.dense_firsts)
+        if firsts is not None:
             located = finals.join(firsts, PART).withColumn(_STEP, F.col(FIRST) - F.col(PART_FIRST))
         else:
             steps = prepared.valid.select(PART, arrival.alias(FIRST), F.col(SEQ).alias(_STEP))
@@ -163,7 +173,9 @@ def run_kafka(
                 TOMBSTONE: F.lit(False),
             }
         )
-        emitted = with_emit_order(changelog, F.col(SEQ), [START], EMIT_ORDER)
+        # A tumbling window's record updates one window: one row per step.
+        ties = None if window.advance == window.size else [START]
+        emitted = with_emit_order(changelog, F.col(_STEP), ties, EMIT_ORDER)
     if duration is not None:
         emitted = suppress(emitted, EMIT_ORDER, group, agg.keys, duration, TOMBSTONE, EMIT_ORDER)
 
