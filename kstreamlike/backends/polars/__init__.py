@@ -31,21 +31,25 @@ from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
-from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
 __all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported"]
 
 
-def unsupported(plan: LoweredPlan) -> str | None:
+def unsupported(plan: Lowered) -> str | None:
     """Why the Polars backend cannot run ``plan``, or None when it can (see
     :mod:`._support` for the parts of Flink's firing model it runs)."""
+    if isinstance(plan, KafkaStreamJoin):
+        return "stream-stream joins run on the reference backend only for now"
     return polars_gap(plan.aggregate)
 
 
-def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     """Run ``plan`` with Polars."""
+    assert isinstance(plan, LoweredPlan), "joins: see unsupported()"
     agg = plan.aggregate
     prepared = prepare(agg)
     unassigned: pl.LazyFrame | None = None
@@ -116,11 +120,11 @@ class PolarsBackend:
 
     name = "polars"
 
-    def unsupported(self, plan: LoweredPlan) -> str | None:
+    def unsupported(self, plan: Lowered) -> str | None:
         """Why the Polars backend cannot run ``plan``, or None when it can."""
         return unsupported(plan)
 
-    def execute(self, plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+    def execute(self, plan: Lowered) -> Outputs[pl.DataFrame]:
         """Run ``plan`` with Polars."""
         return execute(plan)
 

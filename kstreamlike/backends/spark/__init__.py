@@ -26,7 +26,8 @@ from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
-from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
@@ -58,7 +59,7 @@ def python_dtype(agg: WindowedAggregate) -> pl.DataType | None:
     return python_value_dtype(agg.aggregation, source.schema, source.value, source.value_is_row)
 
 
-def unsupported(plan: LoweredPlan) -> str | None:
+def unsupported(plan: Lowered) -> str | None:
     """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
     the reference interpreter runs, except Python aggregations and window functions whose
     value dtype is unknown before the query runs (see :func:`python_dtype`).
@@ -81,6 +82,8 @@ def unsupported(plan: LoweredPlan) -> str | None:
         >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
     """
+    if isinstance(plan, KafkaStreamJoin):
+        return "stream-stream joins run on the reference backend only for now"
     try:
         python_dtype(plan.aggregate)
     except InvalidSpecError as error:
@@ -126,8 +129,9 @@ def spark_session(frame: object) -> SparkSession:
     return active if active is not None else SparkSession.builder.getOrCreate()
 
 
-def execute(plan: LoweredPlan) -> Outputs[Any]:
+def execute(plan: Lowered) -> Outputs[Any]:
     """Run ``plan`` with Spark: Spark frames for a Spark input, else Polars frames."""
+    assert isinstance(plan, LoweredPlan), "joins: see unsupported()"
     from kstreamlike.backends.spark._kernels import KERNEL_FAILED, kernel_message
 
     try:
@@ -199,11 +203,11 @@ class SparkBackend:
 
     name = "spark"
 
-    def unsupported(self, plan: LoweredPlan) -> str | None:
+    def unsupported(self, plan: Lowered) -> str | None:
         """Why the Spark backend cannot run ``plan``, or None when it can."""
         return unsupported(plan)
 
-    def execute(self, plan: LoweredPlan) -> Outputs[Any]:
+    def execute(self, plan: Lowered) -> Outputs[Any]:
         """Run ``plan`` with Spark."""
         return execute(plan)
 
