@@ -23,6 +23,7 @@ from kstreamlike.backends.polars._output import (
 )
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
+from kstreamlike.backends.polars.join import execute_join
 from kstreamlike.kernels.columns import ROW, ST, TS, WM
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.watermarks import replay_watermarks
@@ -43,13 +44,14 @@ def unsupported(plan: Lowered) -> str | None:
     """Why the Polars backend cannot run ``plan``, or None when it can (see
     :mod:`._support` for the parts of Flink's firing model it runs)."""
     if isinstance(plan, KafkaStreamJoin):
-        return "stream-stream joins run on the reference backend only for now"
+        return None
     return polars_gap(plan.aggregate)
 
 
 def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     """Run ``plan`` with Polars."""
-    assert isinstance(plan, LoweredPlan), "joins: see unsupported()"
+    if isinstance(plan, KafkaStreamJoin):
+        return execute_join(plan)
     agg = plan.aggregate
     prepared = prepare(agg)
     unassigned: pl.LazyFrame | None = None
