@@ -22,11 +22,20 @@ from kstreamlike.kernels.kafka.join.pairs import LATER_LEFT, LSTEP, RSTEP
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ST, STEP
 from kstreamlike.plan.join import KafkaStreamJoin
 
-__all__ = ["EMITTED_AT", "ENTRY", "unmatched_emissions", "scan_buffer"]
+__all__ = [
+    "DELETED_AT",
+    "EMITTED_AT",
+    "ENTRY",
+    "at_once",
+    "emission_steps",
+    "scan_buffer",
+    "unmatched_emissions",
+    "waits",
+]
 
 EMITTED_AT = "__ks_emitted_at"  # the step that emits a buffered record
 ENTRY = "__ks_entry"  # a buffered record's place in the buffer's order
-_DELETED_AT = "__ks_deleted_at"
+DELETED_AT = "__ks_deleted_at"  # the first step a later record matched it
 _PID = "__ks_pid"
 _NEVER = np.iinfo(np.int64).max
 
@@ -104,10 +113,97 @@ def _deleted_at(pairs: pl.DataFrame) -> pl.DataFrame:
     left_first = pairs.filter(~pl.col(LATER_LEFT)).group_by(PART, pl.col(LSTEP).alias(STEP))
     return pl.concat(
         [
-            right_first.agg(pl.col(LSTEP).min().alias(_DELETED_AT), pl.lit(False).alias(IS_LEFT)),
-            left_first.agg(pl.col(RSTEP).min().alias(_DELETED_AT), pl.lit(True).alias(IS_LEFT)),
+            right_first.agg(pl.col(LSTEP).min().alias(DELETED_AT), pl.lit(False).alias(IS_LEFT)),
+            left_first.agg(pl.col(RSTEP).min().alias(DELETED_AT), pl.lit(True).alias(IS_LEFT)),
         ]
     )
+
+
+def emission_steps(
+    node: KafkaStreamJoin, waiting: pl.DataFrame, triggers: pl.DataFrame
+) -> pl.DataFrame:
+    """The buffered records that are emitted, with the step that emits them
+    (``EMITTED_AT``) and their place in the buffer's order (``ENTRY``).
+
+    ``waiting`` are the buffered records (``PART``, ``STEP``, ``TS``, ``IS_LEFT``, the keys
+    and ``DELETED_AT``, the step of the first later record that matched it, or null);
+    ``triggers`` the valid records whose timestamp is the stream time (``PART``, ``STEP``,
+    ``ST``, ``IS_LEFT``), of any number of partitions.
+    """
+    window = node.window
+    pid = (pl.col(PART).rank("dense") - 1).cast(pl.Int64).alias(_PID)
+    parts = pl.concat([waiting.select(PART), triggers.select(PART)]).unique()
+    ids = parts.with_columns(pid)
+    entries = (
+        waiting.join(ids, on=PART)
+        .sort(_PID, TS, IS_LEFT, *node.keys, STEP)
+        .with_row_index(ENTRY)
+        .with_columns(pl.col(ENTRY).cast(pl.Int64))
+    )
+    zero = pl.lit(0, dtype=pl.Int64)
+    events = pl.concat(
+        [
+            triggers.join(ids, on=PART).select(
+                _PID,
+                pl.col(STEP).cast(pl.Int64),
+                pl.lit(False).alias("put"),
+                pl.col(ST).cast(pl.Int64),
+                _own_after(node).cast(pl.Int64).alias("own"),
+                pl.lit(-1, dtype=pl.Int64).alias(ENTRY),
+            ),
+            entries.select(
+                _PID,
+                pl.col(STEP).cast(pl.Int64),
+                pl.lit(True).alias("put"),
+                zero.alias(ST),
+                zero.alias("own"),
+                ENTRY,
+            ),
+        ]
+    ).sort(_PID, STEP, "put")  # a step's trigger (its expiry check) comes before its put
+    bounds = entries.group_by(_PID).agg(
+        pl.col(ENTRY).min().alias("lo"), pl.col(ENTRY).max().alias("hi")
+    )
+    starts = np.zeros(ids.height, np.int64)
+    ends = np.zeros(ids.height, np.int64)
+    starts[bounds[_PID].to_numpy()] = bounds["lo"].to_numpy()
+    ends[bounds[_PID].to_numpy()] = bounds["hi"].to_numpy() + 1
+    emitted_at = scan_buffer(
+        events[_PID].to_numpy(),
+        events[STEP].to_numpy(),
+        events["put"].to_numpy(),
+        events[ST].to_numpy(),
+        events["own"].to_numpy(),
+        events[ENTRY].to_numpy(),
+        entries[TS].to_numpy(),
+        entries[IS_LEFT].to_numpy(),
+        entries[DELETED_AT].fill_null(_NEVER).to_numpy(),
+        starts,
+        ends,
+        window.before,
+        window.after,
+        window.grace,
+    )
+    return (
+        entries.with_columns(pl.Series(EMITTED_AT, emitted_at, dtype=pl.Int64))
+        .filter(pl.col(EMITTED_AT) >= 0)
+        .drop(_PID)
+    )
+
+
+def waits(node: KafkaStreamJoin) -> bool:
+    """Whether records without a partner wait in the outer buffer (left and outer joins
+    with Kafka's fix of spurious results)."""
+    return node.window.spurious_result_fix and node.kind != "inner"
+
+
+def at_once(node: KafkaStreamJoin) -> pl.Expr:
+    """Whether a record without partner (``TS``, ``ST``, ``IS_LEFT``) is emitted at once:
+    always without the buffer, else when its window has closed (``t + after < stream time``,
+    ``after`` being its own side's)."""
+    if not waits(node):
+        return pl.lit(True)
+    return pl.max_horizontal(0, pl.col(TS) + _own_after(node)) < pl.col(ST)
 
 
 def unmatched_emissions(
@@ -123,67 +219,14 @@ def unmatched_emissions(
         ]
     )
     lonely = records.filter(outer).join(matched, on=[PART, STEP], how="anti")
-    window = node.window
-    if not window.spurious_result_fix or node.kind == "inner":
-        return lonely, lonely.head(0).with_columns(
+    immediate = lonely.filter(at_once(node))
+    waiting = lonely.filter(~at_once(node)).join(
+        _deleted_at(pairs), on=[PART, STEP, IS_LEFT], how="left"
+    )
+    if not waits(node) or waiting.height == 0:
+        empty = waiting.head(0).with_columns(
             pl.lit(0, dtype=pl.Int64).alias(EMITTED_AT), pl.lit(0, dtype=pl.Int64).alias(ENTRY)
         )
-    at_once = pl.max_horizontal(0, pl.col(TS) + _own_after(node)) < pl.col(ST)
-    immediate = lonely.filter(at_once)
-    pid = (pl.col(PART).rank("dense") - 1).cast(pl.Int64).alias(_PID)
-    with_pid = records.with_columns(pid)
-    entries = (
-        with_pid.join(lonely.filter(~at_once).select(PART, STEP), on=[PART, STEP], how="semi")
-        .join(_deleted_at(pairs), on=[PART, STEP, IS_LEFT], how="left")
-        .sort(_PID, TS, IS_LEFT, *node.keys, STEP)
-        .with_row_index(ENTRY)
-        .with_columns(pl.col(ENTRY).cast(pl.Int64))
-    )
-    triggers = with_pid.filter(pl.col(TS) == pl.col(ST)).select(
-        _PID,
-        STEP,
-        pl.lit(False).alias("put"),
-        ST,
-        _own_after(node).alias("own"),
-        pl.lit(-1, dtype=pl.Int64).alias(ENTRY),
-    )
-    puts = entries.select(
-        _PID,
-        STEP,
-        pl.lit(True).alias("put"),
-        pl.lit(0, dtype=pl.Int64).alias(ST),
-        pl.lit(0, dtype=pl.Int64).alias("own"),
-        ENTRY,
-    )
-    # a step's trigger (its record's expiry check) comes before its put
-    events = pl.concat([triggers.cast({"own": pl.Int64}), puts]).sort(_PID, STEP, "put")
-    n_parts = with_pid[_PID].n_unique()  # the ids are dense: 0 .. n_parts - 1
-    bounds = entries.group_by(_PID).agg(
-        pl.col(ENTRY).min().alias("lo"), pl.col(ENTRY).max().alias("hi")
-    )
-    starts = np.zeros(n_parts, np.int64)
-    ends = np.zeros(n_parts, np.int64)
-    starts[bounds[_PID].to_numpy()] = bounds["lo"].to_numpy()
-    ends[bounds[_PID].to_numpy()] = bounds["hi"].to_numpy() + 1
-    emitted_at = scan_buffer(
-        events[_PID].to_numpy(),
-        events[STEP].to_numpy(),
-        events["put"].to_numpy(),
-        events[ST].to_numpy(),
-        events["own"].to_numpy(),
-        events[ENTRY].to_numpy(),
-        entries[TS].to_numpy(),
-        entries[IS_LEFT].to_numpy(),
-        entries[_DELETED_AT].fill_null(_NEVER).to_numpy(),
-        starts,
-        ends,
-        window.before,
-        window.after,
-        window.grace,
-    )
-    buffered = (
-        entries.with_columns(pl.Series(EMITTED_AT, emitted_at, dtype=pl.Int64))
-        .filter(pl.col(EMITTED_AT) >= 0)
-        .drop(_PID, _DELETED_AT)
-    )
-    return immediate, buffered
+        return immediate, empty
+    triggers = records.filter(pl.col(TS) == pl.col(ST))
+    return immediate, emission_steps(node, waiting, triggers)
