@@ -15,6 +15,7 @@ from typing import Any, Literal
 import polars as pl
 
 from kstreamlike.plan.nodes import Source
+from kstreamlike.plan.python_dtype import return_dtype
 from kstreamlike.plan.schema import event_time_dtype
 from kstreamlike.plan.validity import EVENT_TIME, AllNull, Below, Condition
 
@@ -31,6 +32,7 @@ __all__ = [
     "join_output_schema",
     "join_side_schema",
     "joined_columns",
+    "joiner_dtype",
     "side_columns",
     "side_renames",
 ]
@@ -111,6 +113,15 @@ class KafkaStreamJoin:
     def outer_side(self, left: bool) -> bool:
         """Whether the records of a side without partner are emitted (with None)."""
         return self.kind == "outer" or (left and self.kind == "left")
+
+
+def joiner_dtype(node: KafkaStreamJoin) -> pl.DataType | None:
+    """The dtype of a Python joiner's ``value`` column known before the query runs (from
+    the joiner's return annotation), or None (a declarative joiner, or no known
+    annotation). Backends that need the output schema up front (Spark) read it here."""
+    if isinstance(node.joiner, PythonJoiner):
+        return return_dtype(node.joiner.function)
+    return None
 
 
 def side_columns(node: KafkaStreamJoin, left: bool) -> tuple[str, ...]:

@@ -26,8 +26,8 @@ from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
-from kstreamlike.plan.join import KafkaStreamJoin
-from kstreamlike.plan.lower import Lowered, LoweredPlan
+from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, joiner_dtype
+from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
@@ -83,7 +83,12 @@ def unsupported(plan: Lowered) -> str | None:
         True
     """
     if isinstance(plan, KafkaStreamJoin):
-        return "stream-stream joins run on the reference backend only for now"
+        if isinstance(plan.joiner, PythonJoiner) and joiner_dtype(plan) is None:
+            return (
+                "the dtype of a Python joiner's value is unknown before the query runs: "
+                "annotate its return type (def joiner(left, right) -> str)"
+            )
+        return None
     try:
         python_dtype(plan.aggregate)
     except InvalidSpecError as error:
@@ -131,7 +136,6 @@ def spark_session(frame: object) -> SparkSession:
 
 def execute(plan: Lowered) -> Outputs[Any]:
     """Run ``plan`` with Spark: Spark frames for a Spark input, else Polars frames."""
-    assert isinstance(plan, LoweredPlan), "joins: see unsupported()"
     from kstreamlike.backends.spark._kernels import KERNEL_FAILED, kernel_message
 
     try:
@@ -143,7 +147,7 @@ def execute(plan: Lowered) -> Outputs[Any]:
         raise
 
 
-def _run(plan: LoweredPlan) -> Outputs[Any]:
+def _run(plan: Lowered) -> Outputs[Any]:
     from kstreamlike.backends.spark._arrivals import bucket_width
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
@@ -153,6 +157,10 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
     from kstreamlike.kernels.python import infer_python_columns
 
+    if isinstance(plan, KafkaStreamJoin):
+        from kstreamlike.backends.spark.join import run_join
+
+        return run_join(spark_session(plan.left.frame), plan)
     agg = plan.aggregate
     spark = spark_session(agg.source.frame)
     python = python_dtype(agg)

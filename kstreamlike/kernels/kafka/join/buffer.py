@@ -20,7 +20,7 @@ from kstreamlike.kernels.columns import PART, TS
 from kstreamlike.kernels.compiling import compiled
 from kstreamlike.kernels.kafka.join.pairs import LATER_LEFT, LSTEP, RSTEP
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ST, STEP
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import KafkaJoinWindow, KafkaStreamJoin
 
 __all__ = [
     "DELETED_AT",
@@ -102,8 +102,7 @@ def scan_buffer(
     return emitted
 
 
-def _own_after(node: KafkaStreamJoin) -> pl.Expr:
-    window = node.window
+def _own_after(window: KafkaJoinWindow) -> pl.Expr:
     return pl.when(pl.col(IS_LEFT)).then(window.after).otherwise(window.before)
 
 
@@ -120,7 +119,7 @@ def _deleted_at(pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 def emission_steps(
-    node: KafkaStreamJoin, waiting: pl.DataFrame, triggers: pl.DataFrame
+    window: KafkaJoinWindow, keys: tuple[str, ...], waiting: pl.DataFrame, triggers: pl.DataFrame
 ) -> pl.DataFrame:
     """The buffered records that are emitted, with the step that emits them
     (``EMITTED_AT``) and their place in the buffer's order (``ENTRY``).
@@ -130,13 +129,12 @@ def emission_steps(
     ``triggers`` the valid records whose timestamp is the stream time (``PART``, ``STEP``,
     ``ST``, ``IS_LEFT``), of any number of partitions.
     """
-    window = node.window
     pid = (pl.col(PART).rank("dense") - 1).cast(pl.Int64).alias(_PID)
     parts = pl.concat([waiting.select(PART), triggers.select(PART)]).unique()
     ids = parts.with_columns(pid)
     entries = (
         waiting.join(ids, on=PART)
-        .sort(_PID, TS, IS_LEFT, *node.keys, STEP)
+        .sort(_PID, TS, IS_LEFT, *keys, STEP)
         .with_row_index(ENTRY)
         .with_columns(pl.col(ENTRY).cast(pl.Int64))
     )
@@ -148,7 +146,7 @@ def emission_steps(
                 pl.col(STEP).cast(pl.Int64),
                 pl.lit(False).alias("put"),
                 pl.col(ST).cast(pl.Int64),
-                _own_after(node).cast(pl.Int64).alias("own"),
+                _own_after(window).cast(pl.Int64).alias("own"),
                 pl.lit(-1, dtype=pl.Int64).alias(ENTRY),
             ),
             entries.select(
@@ -203,7 +201,7 @@ def at_once(node: KafkaStreamJoin) -> pl.Expr:
     ``after`` being its own side's)."""
     if not waits(node):
         return pl.lit(True)
-    return pl.max_horizontal(0, pl.col(TS) + _own_after(node)) < pl.col(ST)
+    return pl.max_horizontal(0, pl.col(TS) + _own_after(node.window)) < pl.col(ST)
 
 
 def unmatched_emissions(
@@ -229,4 +227,4 @@ def unmatched_emissions(
         )
         return immediate, empty
     triggers = records.filter(pl.col(TS) == pl.col(ST))
-    return immediate, emission_steps(node, waiting, triggers)
+    return immediate, emission_steps(node.window, node.keys, waiting, triggers)
