@@ -17,7 +17,8 @@ DATA = Path(__file__).parent / "data"
 
 # The scenarios whose Spark run stays in the default test layer: one per Spark code path
 # (vectorized time windows, on close and with suppress; Python aggregations per key; session
-# and sliding windows; Flink's vectorized time windows and its firing model per key). The full
+# and sliding windows; Flink's vectorized time windows and its firing model per key; Kafka
+# stream-stream joins). The full
 # layer runs every scenario on Spark.
 SPARK_PATHS = {
     "tumbling__count-eowc",
@@ -28,6 +29,7 @@ SPARK_PATHS = {
     "sliding__event-time-sum",
     "count-window__size-4-slide-2",
     "session__purging-count-trigger-merge",
+    "join__outer-duplicates",
 }
 
 

@@ -60,8 +60,10 @@ def join_windows(draw: st.DrawFn) -> ks.JoinWindows:
     return windows
 
 
+def _concat(left: Any, right: Any) -> str:
+    return f"{left}+{right}"
+
+
 def joiner(kind: str) -> Any:
-    """A Python joiner, or the declarative one."""
-    if kind == "python":
-        return lambda left, right: f"{left}+{right}"
-    return ks.JoinColumns()
+    """A Python joiner (its return type annotated, as Spark needs), or the declarative one."""
+    return _concat if kind == "python" else ks.JoinColumns()
