@@ -84,14 +84,6 @@ def _taking_part(node: KafkaStreamJoin, frame: DataFrame, left: bool) -> DataFra
     from pyspark.sql import functions as F
 
     taking = frame.filter(F.col(REASON).isNull() | F.col(REASON).isin(*ADVANCES_STREAM_TIME))
-    dups = taking.groupBy(PART, ORD).count().filter(F.col("count") > 1).limit(1).collect()
-    if dups:
-        source = node.left if left else node.right
-        raise DuplicateArrivalOrderError(
-            f"order_by column {source.order_by!r} of the {'left' if left else 'right'} join "
-            f"input has duplicate value {dups[0][ORD]!r} (within one partition): arrival "
-            "order must be unique"
-        )
     values = []
     for is_left in (True, False):
         source = node.left if is_left else node.right
@@ -100,7 +92,7 @@ def _taking_part(node: KafkaStreamJoin, frame: DataFrame, left: bool) -> DataFra
             value = F.col(column) if is_left == left else F.lit(None)
             cast = _spark_type(frame, column, dtype, is_left == left)
             values.append(value.cast(cast).alias(value_column(is_left, column)))
-    return frame.select(
+    return taking.select(
         F.lit(left).alias(IS_LEFT),
         F.lit(0 if left else 1).alias(_SIDE_RANK),
         PART,
@@ -121,12 +113,29 @@ def _spark_type(frame: DataFrame, column: str, dtype: pl.DataType, own: bool) ->
     return spark_type(dtype)
 
 
+def _check_unique(node: KafkaStreamJoin, merged: DataFrame) -> None:
+    """Arrival-order values must be unique within a side and partition (one job)."""
+    from pyspark.sql import functions as F
+
+    counts = merged.groupBy(IS_LEFT, PART, ORD).count()
+    dups = counts.filter(F.col("count") > 1).limit(1).collect()
+    if dups:
+        left = bool(dups[0][IS_LEFT])
+        source = node.left if left else node.right
+        raise DuplicateArrivalOrderError(
+            f"order_by column {source.order_by!r} of the {'left' if left else 'right'} join "
+            f"input has duplicate value {dups[0][ORD]!r} (within one partition): arrival "
+            "order must be unique"
+        )
+
+
 def read_join(spark: SparkSession, node: KafkaStreamJoin) -> SparkJoinInput:
     """Read both inputs of ``node`` (see the module documentation)."""
     from pyspark.sql import functions as F
 
     left, right = _side(spark, node, True), _side(spark, node, False)
     merged = _taking_part(node, left, True).unionByName(_taking_part(node, right, False))
+    _check_unique(node, merged)
     ordered = running_max(numbered(merged, [PART, ORD, _SIDE_RANK], _POS), TS, ST, _POS)
     valid = ordered.filter(F.col(REASON).isNull()).drop(REASON, CHUNK)
     steps = dense_within_partitions(numbered(valid, [PART, _POS], STEP), STEP)

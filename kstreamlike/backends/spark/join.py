@@ -125,7 +125,8 @@ def _joined(node: KafkaStreamJoin) -> dict[str, Column]:
             as_dict = [v.asDict() if hasattr(v, "asDict") else v for v in (left, right)]
             return function(*as_dict)
 
-        udf = F.udf(call, spark_type(dtype))
+        # (a lambda: Spark reads no type hints from it to guess a pandas UDF from)
+        udf = F.udf(lambda left, right: call(left, right), spark_type(dtype))
         return {"value": udf(_side_value(node, True), _side_value(node, False))}
     return {
         name: F.col(value_column(left, column))
