@@ -92,3 +92,39 @@ def test_join_inputs_are_checked() -> None:
         left.join(unordered, _concat, windows)
     with pytest.raises(ks.SchemaError, match="JoinColumns left column 'x'"):
         left.join(left, ks.JoinColumns(left="x"), windows)
+
+
+def test_datetime_times_row_values_and_two_key_columns(backend: str) -> None:
+    """A Datetime event time, durations as timedeltas, two key columns and whole rows as
+    values (a dict per side) give the reference interpreter's output on every backend."""
+    from datetime import datetime, timedelta
+
+    from polars.testing import assert_frame_equal
+
+    def at(second: int) -> datetime:
+        return datetime(2024, 1, 1, 0, 0, second)
+
+    left = pl.DataFrame(
+        {"k": [1, 1, 2], "j": ["a", "a", "b"], "ts": [at(0), at(5), at(9)], "x": [1, 2, 3]}
+    ).with_columns(o=pl.Series([0, 2, 4]))
+    right = pl.DataFrame(
+        {"k": [1, 2, 2], "j": ["a", "b", "b"], "ts": [at(3), at(30), at(8)], "y": ["p", "q", "r"]}
+    ).with_columns(o=pl.Series([1, 3, 5]))
+
+    def joiner(a: Any, b: Any) -> str:
+        return f"{a and a['x']}|{b and b['y']}"
+
+    windows = ks.JoinWindows.of_time_difference_and_grace(
+        timedelta(seconds=4), timedelta(seconds=1)
+    )
+
+    def run(on: str) -> pl.DataFrame:
+        sides = [
+            ks.stream(f, key=["k", "j"], timestamp="ts", order_by="o", backend=on)
+            for f in (left, right)
+        ]
+        return to_polars(sides[0].outer_join(sides[1], joiner, windows).to_polars())
+
+    got, want = run(backend), run("reference")
+    assert want["value"].to_list() == ["1|p", "2|p", "3|None", "3|r"]
+    assert_frame_equal(got, want)

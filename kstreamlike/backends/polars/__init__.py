@@ -3,7 +3,8 @@
 It reads the input (validity, arrival order, event-time ticks: :mod:`._prepare`), derives
 stream time or replays the watermarks over the whole input, runs the window family's
 kernel (:mod:`kstreamlike.kernels`) once over every valid record, and shapes the results
-into the output schemas (:mod:`._output`). The kernels are columnar (no Python loop over
+into the output schemas (:mod:`._output`). Kafka stream-stream joins run through
+:mod:`.join`. The kernels are columnar (no Python loop over
 rows, except around calls of the user's Python functions, and one loop following the state
 a count or continuous trigger carries across Flink session merges). One case is replayed
 record by record: a Python aggregation that deletes a session or sliding window (returns
