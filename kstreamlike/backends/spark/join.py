@@ -28,6 +28,7 @@ from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.kernels.kafka.join.buffer import EMITTED_AT, ENTRY
 from kstreamlike.kernels.kafka.join.pairs import LATER_LEFT, LSTEP, LT, RSTEP, RT
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, STEP
+from kstreamlike.kernels.python import python_series
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.join import (
     SIDE,
@@ -192,8 +193,12 @@ def run_join(spark: Any, node: KafkaStreamJoin) -> Outputs[Any]:
     if isinstance(node.joiner, PythonJoiner):
         schema["value"] = joiner_dtype(node)
     side = {**join_side_schema(node), REASON: pl.String()}
+    rows = to_polars(main, schema).sort(output_order(node.left.partition))
+    if isinstance(node.joiner, PythonJoiner):
+        # a Python value's dtype as Polars infers it, as on the other backends
+        rows = rows.with_columns(python_series("value", rows["value"].to_list()))
     return Outputs(
-        main=to_polars(main, schema).sort(output_order(node.left.partition)),
+        main=rows,
         late=lambda: to_polars(late(), {**side, "stream_time": event_time_dtype(node.left)}),
         invalid=lambda: to_polars(invalid(), side),
     )
