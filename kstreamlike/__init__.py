@@ -17,6 +17,7 @@ Example:
 from kstreamlike import agg, viz
 from kstreamlike.api.flink import KeyedStream
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
+from kstreamlike.api.join import JoinedStream
 from kstreamlike.api.kafka import (
     KGroupedStream,
     KTable,
@@ -48,6 +49,7 @@ from kstreamlike.functions import (
     ProcessWindowContext,
     ProcessWindowFunction,
 )
+from kstreamlike.joins import JoinColumns, JoinWindows
 from kstreamlike.triggers import (
     ContinuousEventTimeTrigger,
     ContinuousProcessingTimeTrigger,
@@ -76,6 +78,9 @@ __all__ = [
     "EventTimeTrigger",
     "GlobalWindows",
     "InvalidSpecError",
+    "JoinColumns",
+    "JoinWindows",
+    "JoinedStream",
     "KGroupedStream",
     "KStream",
     "KStreamLikeError",

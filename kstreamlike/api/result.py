@@ -11,7 +11,8 @@ from kstreamlike.backends.base import FrameT
 from kstreamlike.frames import to_polars
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.explain import explain
-from kstreamlike.plan.lower import lower
+from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.lower import AnyNode, LoweredPlan, lower
 from kstreamlike.plan.nodes import PlanNode
 from kstreamlike.plan.schema import output_schema
 
@@ -39,7 +40,7 @@ class StreamResult(Generic[FrameT]):
         [('a', 0, 1), ('a', 10, 1)]
     """
 
-    def __init__(self, node: PlanNode, backend: str | None) -> None:
+    def __init__(self, node: AnyNode, backend: str | None) -> None:
         backend = resolve_backend(backend, node)
         check_supported(node, backend)
         self._node = node
@@ -56,7 +57,9 @@ class StreamResult(Generic[FrameT]):
             >>> type(t.windowed_by(ks.TimeWindows.of(5)).count().plan).__name__
             'KafkaWindowedAggregate'
         """
-        return self._node
+        node = self._node
+        assert not isinstance(node, KafkaStreamJoin)
+        return node
 
     def _outputs(self) -> Outputs[FrameT]:
         if self._cache is None:
@@ -97,7 +100,9 @@ class StreamResult(Generic[FrameT]):
         main = self._outputs().main
         if isinstance(main, pl.DataFrame):
             return main
-        agg = lower(self._node).aggregate
+        plan = lower(self._node)
+        assert isinstance(plan, LoweredPlan)
+        agg = plan.aggregate
         # a Spark frame has no order: sorted into emission order here
         return to_polars(main, output_schema(agg)).sort(output_order(agg.source.partition))
 
@@ -143,4 +148,4 @@ class StreamResult(Generic[FrameT]):
               window=KafkaTimeWindow(size=5, advance=5, grace=0)
             ...
         """
-        print(explain(self._node))
+        print(explain(self.plan))

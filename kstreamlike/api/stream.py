@@ -10,11 +10,14 @@ import polars as pl
 from kstreamlike.api._source import StreamData, build_source, columns_arg, require_columns
 from kstreamlike.api._source import with_watermarks as _with_watermarks
 from kstreamlike.api.flink import KeyedStream
+from kstreamlike.api.join import JoinedStream, JoinerArg, build_join
 from kstreamlike.api.kafka import KGroupedStream
 from kstreamlike.api.result import FrameT
 from kstreamlike.api.windowed import WindowedStream, count_windowed
 from kstreamlike.backends import validate_backend
 from kstreamlike.errors import InvalidSpecError, SchemaError
+from kstreamlike.joins import JoinWindows
+from kstreamlike.plan.join import JoinKind
 from kstreamlike.plan.nodes import Source
 from kstreamlike.watermarks import WatermarkStrategy
 
@@ -128,6 +131,87 @@ class KStream(Generic[FrameT]):
             'KStream'
         """
         return KStream(_with_watermarks(self._source, strategy), self._backend)
+
+    def join(
+        self, other: KStream[FrameT], joiner: JoinerArg, windows: JoinWindows
+    ) -> JoinedStream[FrameT]:
+        """Inner windowed join with ``other`` (Kafka ``KStream#join``): a left record at
+        ``t`` and a right record at ``t'`` with the same key join when
+        ``t - before <= t' <= t + after``.
+
+        Both streams need the same key columns; their records are processed in one arrival
+        order (``order_by`` values of both inputs in one domain, a left record first on a
+        tie). See the Joins concept page of the documentation.
+
+        Args:
+            other: the right stream.
+            joiner: ``(left_value, right_value) -> value`` over the streams' values (a scalar,
+                or a dict of the value columns), or a :class:`~kstreamlike.JoinColumns`.
+            windows: the :class:`~kstreamlike.JoinWindows`.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> left = ks.stream([{"k": 1, "ts": 10, "v": "A", "o": 0}], key="k", value="v",
+            ...                  timestamp="ts", order_by="o")
+            >>> right = ks.stream([{"k": 1, "ts": 15, "v": "a", "o": 1}], key="k", value="v",
+            ...                   timestamp="ts", order_by="o")
+            >>> windows = ks.JoinWindows.of_time_difference_with_no_grace(10)
+            >>> left.join(right, lambda l, r: l + "+" + r, windows).collect().rows()
+            [(1, 'A+a', 15, 16777216)]
+        """
+        return self._join(other, joiner, windows, "inner")
+
+    def left_join(
+        self, other: KStream[FrameT], joiner: JoinerArg, windows: JoinWindows
+    ) -> JoinedStream[FrameT]:
+        """Left windowed join with ``other`` (Kafka ``KStream#leftJoin``): as :meth:`join`,
+        and a left record without partner is emitted with ``None`` for the right value, once
+        its window has closed (``t + after + grace < stream time``; at once with the
+        deprecated ``JoinWindows.of``).
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": 1, "ts": 0, "v": "A", "o": 0}, {"k": 2, "ts": 50, "v": "B", "o": 1}]
+            >>> left = ks.stream(rows, key="k", value="v", timestamp="ts", order_by="o")
+            >>> right = ks.stream([{"k": 2, "ts": 51, "v": "b", "o": 2}], key="k", value="v",
+            ...                   timestamp="ts", order_by="o")
+            >>> windows = ks.JoinWindows.of_time_difference_with_no_grace(10)
+            >>> left.left_join(right, lambda l, r: f"{l}+{r}", windows).collect()["value"].to_list()
+            ['A+None', 'B+b']
+        """
+        return self._join(other, joiner, windows, "left")
+
+    def outer_join(
+        self, other: KStream[FrameT], joiner: JoinerArg, windows: JoinWindows
+    ) -> JoinedStream[FrameT]:
+        """Outer windowed join with ``other`` (Kafka ``KStream#outerJoin``): as
+        :meth:`left_join`, for the records of both sides.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> left = ks.stream([{"k": 1, "ts": 0, "v": "A", "o": 0}], key="k", value="v",
+            ...                  timestamp="ts", order_by="o")
+            >>> right = ks.stream([{"k": 2, "ts": 50, "v": "b", "o": 1}], key="k", value="v",
+            ...                   timestamp="ts", order_by="o")
+            >>> windows = ks.JoinWindows.of_time_difference_with_no_grace(10)
+            >>> out = left.outer_join(right, lambda l, r: (l, r), windows).collect()
+            >>> out["value"].to_list()
+            [['A', None]]
+        """
+        return self._join(other, joiner, windows, "outer")
+
+    def _join(
+        self, other: KStream[FrameT], joiner: JoinerArg, windows: JoinWindows, kind: JoinKind
+    ) -> JoinedStream[FrameT]:
+        if not isinstance(other, KStream):
+            raise InvalidSpecError(f"other must be a KStream (ks.stream(...)), got {other!r}")
+        backend = self._backend if self._backend is not None else other._backend
+        if other._backend not in (None, backend):
+            raise InvalidSpecError(
+                f"the join inputs name different backends: {self._backend!r}, {other._backend!r}"
+            )
+        node = build_join(self._source, other._source, joiner, windows, kind)
+        return JoinedStream(node, backend)
 
     def _keys(self, columns: str | Sequence[str], param: str) -> tuple[str, ...]:
         keys = columns_arg(columns, param)

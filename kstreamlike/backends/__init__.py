@@ -16,8 +16,7 @@ from typing import Any
 from kstreamlike.backends.base import Backend, Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame
-from kstreamlike.plan.lower import LoweredPlan, lower
-from kstreamlike.plan.nodes import PlanNode
+from kstreamlike.plan.lower import AnyNode, Lowered, lower
 
 __all__ = [
     "BACKENDS",
@@ -41,10 +40,10 @@ class _Registered:
         backend: Backend[Any] = import_module(self.module).BACKEND
         return backend
 
-    def unsupported(self, plan: LoweredPlan) -> str | None:
+    def unsupported(self, plan: Lowered) -> str | None:
         return self._backend().unsupported(plan)
 
-    def execute(self, plan: LoweredPlan) -> Outputs[Any]:
+    def execute(self, plan: Lowered) -> Outputs[Any]:
         return self._backend().execute(plan)
 
 
@@ -70,7 +69,7 @@ def validate_backend(backend: str | None) -> str | None:
     return backend
 
 
-def resolve_backend(backend: str | None, node: PlanNode | LoweredPlan) -> str:
+def resolve_backend(backend: str | None, node: AnyNode | Lowered) -> str:
     """The backend that runs ``node``: the one named, or else the default for the input.
 
     The default is ``"spark"`` for a Spark input frame and ``"polars"`` otherwise. When the
@@ -95,7 +94,7 @@ def resolve_backend(backend: str | None, node: PlanNode | LoweredPlan) -> str:
     return "polars"
 
 
-def check_supported(node: PlanNode | LoweredPlan, backend: str) -> None:
+def check_supported(node: AnyNode | Lowered, backend: str) -> None:
     """Raise :class:`UnsupportedPlanError` if ``backend`` cannot run ``node``.
 
     Example:
@@ -111,7 +110,7 @@ def check_supported(node: PlanNode | LoweredPlan, backend: str) -> None:
         )
 
 
-def execute(node: PlanNode | LoweredPlan, backend: str) -> Outputs[Any]:
+def execute(node: AnyNode | Lowered, backend: str) -> Outputs[Any]:
     """Run ``node`` on ``backend``.
 
     Example:

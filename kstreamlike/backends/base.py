@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Generic, Protocol, TypeVar
 
-from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.lower import Lowered
 
 __all__ = ["Backend", "FrameT", "Outputs"]
 
@@ -71,7 +71,8 @@ class Backend(Protocol[FrameT]):
     """An engine that runs lowered plans.
 
     A backend is registered by name in :data:`kstreamlike.backends.BACKENDS`; it sees only
-    :class:`~kstreamlike.plan.lower.LoweredPlan` nodes.
+    :class:`~kstreamlike.plan.lower.LoweredPlan` nodes and
+    :class:`~kstreamlike.plan.join.KafkaStreamJoin` nodes.
 
     Example:
         >>> from kstreamlike.backends import BACKENDS
@@ -84,10 +85,10 @@ class Backend(Protocol[FrameT]):
         """The name users pass as ``backend=``."""
         ...
 
-    def unsupported(self, plan: LoweredPlan) -> str | None:
+    def unsupported(self, plan: Lowered) -> str | None:
         """Why this backend cannot run ``plan``, or None when it can."""
         ...
 
-    def execute(self, plan: LoweredPlan) -> Outputs[FrameT]:
+    def execute(self, plan: Lowered) -> Outputs[FrameT]:
         """Run ``plan`` and return its outputs."""
         ...

@@ -5,14 +5,17 @@ The api builds what the user wrote: a windowed aggregation, perhaps wrapped in
 emitted, so :func:`lower` folds them, with the aggregation's emit strategy, into one
 :class:`LoweredPlan` (the aggregation, an :class:`EmitMode`, and how long
 ``suppress`` holds a window's result). Backends dispatch on this node and never see
-``ToStream`` or ``Suppress``.
+``ToStream`` or ``Suppress``. A stream-stream join (:class:`~kstreamlike.plan.join.KafkaStreamJoin`)
+has nothing to fold: it is lowered as is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import overload
 
+from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
@@ -23,7 +26,7 @@ from kstreamlike.plan.nodes import (
     WindowedAggregate,
 )
 
-__all__ = ["EmitMode", "LoweredPlan", "lower"]
+__all__ = ["AnyNode", "EmitMode", "Lowered", "LoweredPlan", "lower"]
 
 
 class EmitMode(Enum):
@@ -77,7 +80,26 @@ class LoweredPlan:
         return self.aggregate.keys
 
 
-def lower(node: PlanNode | LoweredPlan) -> LoweredPlan:
+Lowered = LoweredPlan | KafkaStreamJoin
+"""What backends run: a windowed aggregation with its emission settled, or a join."""
+
+AnyNode = PlanNode | KafkaStreamJoin
+"""A plan node the api builds."""
+
+
+@overload
+def lower(node: PlanNode | LoweredPlan) -> LoweredPlan: ...
+
+
+@overload
+def lower(node: KafkaStreamJoin) -> KafkaStreamJoin: ...
+
+
+@overload
+def lower(node: AnyNode | Lowered) -> Lowered: ...
+
+
+def lower(node: AnyNode | Lowered) -> Lowered:
     """The :class:`LoweredPlan` of ``node`` (a lowered plan is returned as is).
 
     Example:
@@ -88,7 +110,7 @@ def lower(node: PlanNode | LoweredPlan) -> LoweredPlan:
         <EmitMode.ON_WINDOW_UPDATE: 'on_window_update'>
     """
     match node:
-        case LoweredPlan():
+        case LoweredPlan() | KafkaStreamJoin():
             return node
         case ToStream(table=table):
             return lower(table)

@@ -48,7 +48,7 @@ from kstreamlike.plan.nodes import (
     ReduceAggregation,
 )
 
-__all__ = ["python_value_dtype", "window_function_dtype"]
+__all__ = ["python_value_dtype", "return_dtype", "window_function_dtype"]
 
 _SCALARS: dict[type, pl.DataType] = {
     bool: pl.Boolean(),
@@ -71,6 +71,19 @@ def _from_type(annotation: Any) -> pl.DataType | None:
 
 
 def _from_annotation(function: Callable[..., Any]) -> pl.DataType | None:
+    return return_dtype(function)
+
+
+def return_dtype(function: Callable[..., Any]) -> pl.DataType | None:
+    """The dtype of what ``function`` returns, from its return annotation (None when it has
+    none the rule knows).
+
+    Example:
+        >>> def joiner(left: str, right: str) -> str:
+        ...     return left + right
+        >>> return_dtype(joiner)
+        String
+    """
     try:
         hints = typing.get_type_hints(function)
     except Exception:  # unresolvable annotations count as absent

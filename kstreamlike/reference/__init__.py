@@ -14,7 +14,8 @@ import polars as pl
 
 from kstreamlike.backends.base import Outputs
 from kstreamlike.plan.emit_order import check_rank, emit_order
-from kstreamlike.plan.lower import EmitMode, LoweredPlan
+from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.lower import EmitMode, Lowered, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
 from kstreamlike.plan.validity import NO_WINDOW
@@ -22,6 +23,7 @@ from kstreamlike.reference._input import Partition, read_input
 from kstreamlike.reference._output import main_frame, side_frame
 from kstreamlike.reference._types import Emission, Late
 from kstreamlike.reference.flink_replay import run_flink_partition
+from kstreamlike.reference.join import execute_join
 from kstreamlike.reference.kafka import run_kafka_partition
 from kstreamlike.reference.suppress import suppress_partition
 
@@ -40,8 +42,10 @@ def _run_partition(plan: LoweredPlan, part: Partition) -> tuple[list[Emission], 
             return run_flink_partition(agg, part)
 
 
-def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     """Run ``plan`` record by record and return its outputs."""
+    if isinstance(plan, KafkaStreamJoin):
+        return execute_join(plan)
     agg = plan.aggregate
     read = read_input(agg)
     agg_columns = list(aggregate_columns(agg.aggregation, agg.source.schema))
@@ -99,11 +103,11 @@ class ReferenceBackend:
 
     name = "reference"
 
-    def unsupported(self, plan: LoweredPlan) -> str | None:
+    def unsupported(self, plan: Lowered) -> str | None:
         """None: the reference interpreter runs every plan."""
         return None
 
-    def execute(self, plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+    def execute(self, plan: Lowered) -> Outputs[pl.DataFrame]:
         """Run ``plan`` record by record."""
         return execute(plan)
 

@@ -10,10 +10,11 @@ from kstreamlike._time import LONG_MAX, LONG_MIN, EventTimeUnit
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
-__all__ = ["main_frame", "side_frame"]
+__all__ = ["main_frame", "side_frame", "ticks_series", "typed_series"]
 
 
-def _ticks_series(name: str, values: list[Any], unit: EventTimeUnit) -> pl.Series:
+def ticks_series(name: str, values: list[Any], unit: EventTimeUnit) -> pl.Series:
+    """A column of event-time ticks in the event-time column's dtype."""
     ticks = pl.Series(name, values, dtype=pl.Int64)
     if not unit.is_datetime:
         return ticks
@@ -25,7 +26,8 @@ def _ticks_series(name: str, values: list[Any], unit: EventTimeUnit) -> pl.Serie
     return out
 
 
-def _series(name: str, values: list[Any], dtype: pl.DataType | None) -> pl.Series:
+def typed_series(name: str, values: list[Any], dtype: pl.DataType | None) -> pl.Series:
+    """A column of ``dtype``; with None, the dtype Polars infers (Object when it cannot)."""
     if dtype is None:
         try:
             return pl.Series(name, values)
@@ -43,9 +45,9 @@ def _frame(
     unit = agg.source.time_unit
     return pl.DataFrame(
         [
-            _ticks_series(name, [r[name] for r in rows], unit)
+            ticks_series(name, [r[name] for r in rows], unit)
             if name in tick_columns
-            else _series(name, [r[name] for r in rows], dtype)
+            else typed_series(name, [r[name] for r in rows], dtype)
             for name, dtype in schema.items()
         ]
     )

@@ -17,7 +17,8 @@ DATA = Path(__file__).parent / "data"
 
 # The scenarios whose Spark run stays in the default test layer: one per Spark code path
 # (vectorized time windows, on close and with suppress; Python aggregations per key; session
-# and sliding windows; Flink's vectorized time windows and its firing model per key). The full
+# and sliding windows; Flink's vectorized time windows and its firing model per key; Kafka
+# stream-stream joins). The full
 # layer runs every scenario on Spark.
 SPARK_PATHS = {
     "tumbling__count-eowc",
@@ -28,6 +29,7 @@ SPARK_PATHS = {
     "sliding__event-time-sum",
     "count-window__size-4-slide-2",
     "session__purging-count-trigger-merge",
+    "join__outer-duplicates",
 }
 
 
@@ -82,11 +84,57 @@ def _concat(agg: dict[str, Any]) -> tuple[Any, Any, Any]:
     )
 
 
+def _join_windows(join: dict[str, Any]) -> ks.JoinWindows:
+    """The scenario's ``JoinWindows``, built through the factory its ``api`` names."""
+    before, after, grace = join["before"], join["after"], join["grace"]
+    if not join["spurious_result_fix"]:
+        windows = ks.JoinWindows.of(max(before, after)).grace(grace)
+    elif grace:
+        windows = ks.JoinWindows.of_time_difference_and_grace(max(before, after), grace)
+    else:
+        windows = ks.JoinWindows.of_time_difference_with_no_grace(max(before, after))
+    return windows.before(before).after(after)
+
+
+_JOIN_SCHEMA = {
+    "key": pl.Int64,
+    "ts": pl.Int64,
+    "value": pl.String,
+    "partition": pl.Int64,
+    "offset": pl.Int64,
+}
+
+
+def _java_concat(left: Any, right: Any) -> str:
+    """The vectors' joiner: Java string concatenation, a missing side printed as ``null``."""
+    return f"{'null' if left is None else left}+{'null' if right is None else right}"
+
+
+def kafka_join(scenario: dict[str, Any], backend: str) -> ks.JoinedStream[pl.DataFrame]:
+    """The Kafka-profile join a join scenario describes."""
+    join = scenario["join"]
+    left, right = (
+        ks.stream(
+            pl.DataFrame(
+                [{c: r.get(c, 0) for c in _JOIN_SCHEMA} for r in scenario[side]],
+                schema=_JOIN_SCHEMA,
+            ),
+            key="key",
+            value="value",
+            timestamp="ts",
+            order_by="offset",
+            partition="partition",
+            backend=backend,
+        )
+        for side in ("input_left", "input_right")
+    )
+    method = {"inner": left.join, "left": left.left_join, "outer": left.outer_join}[join["type"]]
+    return method(right, _java_concat, _join_windows(join))
+
+
 def kafka_pipeline(scenario: dict[str, Any], backend: str) -> ks.KTable[pl.DataFrame]:
     """The Kafka-profile pipeline a scenario describes."""
     window = scenario["window"]
-    if window["type"] == "join":
-        raise ScenarioNotSupported("stream-stream joins are not implemented yet")
     stream = ks.stream(
         _input_frame(scenario),
         key="key",

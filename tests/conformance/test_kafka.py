@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
 import pytest
 
+from kstreamlike.frames import to_polars
 from tests.conformance.scenarios import (
-    ScenarioNotSupported,
     assert_matches,
+    kafka_join,
     kafka_pipeline,
     kafka_rows,
     load,
@@ -40,19 +42,26 @@ def _params() -> list[Any]:
     params = []
     for stem, scenario in load("kafka"):
         marks: list[pytest.MarkDecorator] = spark_path_marks(stem)
-        if scenario["window"]["type"] == "join":
-            marks.append(
-                pytest.mark.xfail(raises=ScenarioNotSupported, reason="joins: not implemented yet")
-            )
-        elif stem in DIFFERENCES:
+        if stem in DIFFERENCES:
             marks.append(pytest.mark.xfail(raises=AssertionError, reason=DIFFERENCES[stem]))
         params.append(pytest.param(stem, scenario, id=stem, marks=marks))
     return params
 
 
+def _join_rows(out: pl.DataFrame) -> list[dict[str, Any]]:
+    return out.select("key", "value", "timestamp").to_dicts()
+
+
 @pytest.mark.conformance
 @pytest.mark.parametrize(("stem", "scenario"), _params())
 def test_kafka_scenario(stem: str, scenario: dict[str, Any], backend: str) -> None:
+    if scenario["window"]["type"] == "join":
+        joined = kafka_join(scenario, backend)
+        match = scenario.get("expected_match", "exact_sequence")
+        assert_matches(_join_rows(joined.to_polars()), scenario["expected"], match)
+        assert to_polars(joined.late_records()).height == 0
+        assert to_polars(joined.invalid_records()).height == 0
+        return
     table = kafka_pipeline(scenario, backend)
     match = scenario.get("expected_match", "exact_sequence")
     if scenario["expected"] is not None:

@@ -3,7 +3,8 @@
 It reads the input (validity, arrival order, event-time ticks: :mod:`._prepare`), derives
 stream time or replays the watermarks over the whole input, runs the window family's
 kernel (:mod:`kstreamlike.kernels`) once over every valid record, and shapes the results
-into the output schemas (:mod:`._output`). The kernels are columnar (no Python loop over
+into the output schemas (:mod:`._output`). Kafka stream-stream joins run through
+:mod:`.join`. The kernels are columnar (no Python loop over
 rows, except around calls of the user's Python functions, and one loop following the state
 a count or continuous trigger carries across Flink session merges). One case is replayed
 record by record: a Python aggregation that deletes a session or sliding window (returns
@@ -23,6 +24,7 @@ from kstreamlike.backends.polars._output import (
 )
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
+from kstreamlike.backends.polars.join import execute_join
 from kstreamlike.kernels.columns import ROW, ST, TS, WM
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.watermarks import replay_watermarks
@@ -31,21 +33,26 @@ from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
-from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
 __all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported"]
 
 
-def unsupported(plan: LoweredPlan) -> str | None:
+def unsupported(plan: Lowered) -> str | None:
     """Why the Polars backend cannot run ``plan``, or None when it can (see
     :mod:`._support` for the parts of Flink's firing model it runs)."""
+    if isinstance(plan, KafkaStreamJoin):
+        return None
     return polars_gap(plan.aggregate)
 
 
-def execute(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     """Run ``plan`` with Polars."""
+    if isinstance(plan, KafkaStreamJoin):
+        return execute_join(plan)
     agg = plan.aggregate
     prepared = prepare(agg)
     unassigned: pl.LazyFrame | None = None
@@ -116,11 +123,11 @@ class PolarsBackend:
 
     name = "polars"
 
-    def unsupported(self, plan: LoweredPlan) -> str | None:
+    def unsupported(self, plan: Lowered) -> str | None:
         """Why the Polars backend cannot run ``plan``, or None when it can."""
         return unsupported(plan)
 
-    def execute(self, plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+    def execute(self, plan: Lowered) -> Outputs[pl.DataFrame]:
         """Run ``plan`` with Polars."""
         return execute(plan)
 

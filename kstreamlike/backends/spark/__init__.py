@@ -26,7 +26,8 @@ from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
-from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, joiner_dtype
+from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
@@ -58,7 +59,7 @@ def python_dtype(agg: WindowedAggregate) -> pl.DataType | None:
     return python_value_dtype(agg.aggregation, source.schema, source.value, source.value_is_row)
 
 
-def unsupported(plan: LoweredPlan) -> str | None:
+def unsupported(plan: Lowered) -> str | None:
     """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
     the reference interpreter runs, except Python aggregations and window functions whose
     value dtype is unknown before the query runs (see :func:`python_dtype`).
@@ -81,6 +82,13 @@ def unsupported(plan: LoweredPlan) -> str | None:
         >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
     """
+    if isinstance(plan, KafkaStreamJoin):
+        if isinstance(plan.joiner, PythonJoiner) and joiner_dtype(plan) is None:
+            return (
+                "the dtype of a Python joiner's value is unknown before the query runs: "
+                "annotate its return type (def joiner(left, right) -> str)"
+            )
+        return None
     try:
         python_dtype(plan.aggregate)
     except InvalidSpecError as error:
@@ -126,7 +134,7 @@ def spark_session(frame: object) -> SparkSession:
     return active if active is not None else SparkSession.builder.getOrCreate()
 
 
-def execute(plan: LoweredPlan) -> Outputs[Any]:
+def execute(plan: Lowered) -> Outputs[Any]:
     """Run ``plan`` with Spark: Spark frames for a Spark input, else Polars frames."""
     from kstreamlike.backends.spark._kernels import KERNEL_FAILED, kernel_message
 
@@ -139,7 +147,7 @@ def execute(plan: LoweredPlan) -> Outputs[Any]:
         raise
 
 
-def _run(plan: LoweredPlan) -> Outputs[Any]:
+def _run(plan: Lowered) -> Outputs[Any]:
     from kstreamlike.backends.spark._arrivals import bucket_width
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
@@ -149,6 +157,10 @@ def _run(plan: LoweredPlan) -> Outputs[Any]:
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
     from kstreamlike.kernels.python import infer_python_columns
 
+    if isinstance(plan, KafkaStreamJoin):
+        from kstreamlike.backends.spark.join import run_join
+
+        return run_join(spark_session(plan.left.frame), plan)
     agg = plan.aggregate
     spark = spark_session(agg.source.frame)
     python = python_dtype(agg)
@@ -199,11 +211,11 @@ class SparkBackend:
 
     name = "spark"
 
-    def unsupported(self, plan: LoweredPlan) -> str | None:
+    def unsupported(self, plan: Lowered) -> str | None:
         """Why the Spark backend cannot run ``plan``, or None when it can."""
         return unsupported(plan)
 
-    def execute(self, plan: LoweredPlan) -> Outputs[Any]:
+    def execute(self, plan: Lowered) -> Outputs[Any]:
         """Run ``plan`` with Spark."""
         return execute(plan)
 

@@ -17,24 +17,29 @@ import polars as pl
 
 from kstreamlike.backends.spark._columns import ROW
 from kstreamlike.backends.spark._frames import local_micros
-from kstreamlike.plan.nodes import WindowedAggregate
+from kstreamlike.plan.nodes import Source, WindowedAggregate
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["input_frame", "position_block_bits", "position_value"]
+__all__ = ["input_frame", "position_block_bits", "position_value", "source_frame"]
 
 _BLOCK_BITS = 6  # blocks of 64 positions for dense ones
 
 
 def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
     """The input as a Spark frame with ``ROW`` (input order)."""
+    return source_frame(spark, node.source)
+
+
+def source_frame(spark: SparkSession, source: Source) -> DataFrame:
+    """A recorded stream's rows as a Spark frame with ``ROW`` (input order)."""
     from pyspark.sql import functions as F
 
     from kstreamlike.backends.spark._frames import from_polars
     from kstreamlike.frames import is_spark_frame
 
-    frame = node.source.frame
+    frame = source.frame
     if is_spark_frame(frame):
         spark_frame: DataFrame = frame  # type: ignore[assignment]
         return spark_frame.withColumn(ROW, F.monotonically_increasing_id())

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from kstreamlike.backends.spark._columns import GAP, PROCESSING, REASON, ROW, TS
 from kstreamlike.backends.spark._frames import local_micros
+from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.validity import (
     Above,
@@ -29,7 +30,7 @@ from kstreamlike.plan.windows import FlinkSessionWindow
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["derived", "holds", "split_invalid"]
+__all__ = ["derived", "event_ticks", "holds", "split_invalid"]
 
 _MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
 
@@ -60,7 +61,7 @@ def holds(condition: Condition) -> Column:
     return F.pmod(F.col(TS) - condition.offset, F.lit(condition.slide)) >= condition.size
 
 
-def _ticks(node: WindowedAggregate, frame: DataFrame, name: str) -> Column:
+def event_ticks(node: WindowedAggregate | KafkaStreamJoin, frame: DataFrame, name: str) -> Column:
     """A timestamp column (or an integer one) in event-time ticks."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import TimestampNTZType, TimestampType
@@ -74,7 +75,7 @@ def _ticks(node: WindowedAggregate, frame: DataFrame, name: str) -> Column:
     return _from_micros(node, F.unix_micros(column))
 
 
-def _from_micros(node: WindowedAggregate, micros: Column) -> Column:
+def _from_micros(node: WindowedAggregate | KafkaStreamJoin, micros: Column) -> Column:
     from pyspark.sql import functions as F
 
     unit = node.source.time_unit.unit
@@ -90,7 +91,7 @@ def derived(node: WindowedAggregate, frame: DataFrame) -> dict[str, Column]:
     from pyspark.sql.types import DayTimeIntervalType
 
     source = node.source
-    out = {TS: _ticks(node, frame, source.timestamp)}
+    out = {TS: event_ticks(node, frame, source.timestamp)}
     window = node.window
     if isinstance(window, FlinkSessionWindow) and window.gap_column is not None:
         gap = F.col(window.gap_column)
@@ -98,7 +99,7 @@ def derived(node: WindowedAggregate, frame: DataFrame) -> dict[str, Column]:
             gap = _from_micros(node, F.unix_micros(F.timestamp_micros(F.lit(0)) + gap))
         out[GAP] = gap.cast("long")
     if isinstance(node, FlinkWindowedAggregate) and source.processing_time is not None:
-        out[PROCESSING] = _ticks(node, frame, source.processing_time)
+        out[PROCESSING] = event_ticks(node, frame, source.processing_time)
     return out
 
 

@@ -1,0 +1,149 @@
+"""Both inputs of a join on Spark, in one arrival order with the join's stream time.
+
+The rules of :mod:`kstreamlike.kernels.kafka.join.records`: each input is classified by
+the shared rules; the rows that take part (valid ones, and those with a null key or value,
+which only raise stream time) are sorted by (partition, ``order_by``, left first) and
+numbered (:func:`._scan.numbered`); the stream time is a running maximum over them, a valid
+record's step its dense position among the valid ones, and the other side's largest stored
+timestamp a running maximum too, all prefix scans that stay distributed (:mod:`._scan`).
+The value columns the joiner reads travel with the records, prefixed by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kstreamlike.backends.spark._columns import CHUNK, PART, REASON, ROW, TS
+from kstreamlike.backends.spark._numbering import source_frame
+from kstreamlike.backends.spark._scan import dense_within_partitions, numbered, running_max
+from kstreamlike.backends.spark._validity import event_ticks, holds
+from kstreamlike.errors import DuplicateArrivalOrderError
+from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, OTHER_MAX, ST, STEP
+from kstreamlike.plan.join import (
+    ADVANCES_STREAM_TIME,
+    KafkaStreamJoin,
+    PythonJoiner,
+    join_invalid_rules,
+    side_columns,
+)
+
+if TYPE_CHECKING:
+    import polars as pl
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType
+
+__all__ = ["SparkJoinInput", "read_join", "value_column"]
+
+_POS = "__ks_join_pos"
+_SIDE_RANK = "__ks_side_rank"
+_LMAX, _RMAX, _OWN = "__ks_lmax", "__ks_rmax", "__ks_own_ts"
+
+
+def value_column(left: bool, column: str) -> str:
+    """The name a side's value column travels under."""
+    return f"__ks_{'l' if left else 'r'}v_{column}"
+
+
+def _carried(node: KafkaStreamJoin, left: bool) -> tuple[str, ...]:
+    """The value columns of a side the joiner reads."""
+    if isinstance(node.joiner, PythonJoiner):
+        return (node.left if left else node.right).value
+    return side_columns(node, left)
+
+
+@dataclass(frozen=True)
+class SparkJoinInput:
+    """Both inputs read: each side's rows with ``ROW``, ``TS``, ``PART``, ``ORD`` and
+    ``reason`` (null when valid), and the valid records in no particular order with
+    ``IS_LEFT``, ``PART``, ``TS``, the keys, ``ST``, ``STEP``, ``OTHER_MAX`` and both sides'
+    carried value columns (:func:`value_column`; null for the other side)."""
+
+    left: DataFrame
+    right: DataFrame
+    valid: DataFrame
+
+
+def _side(spark: SparkSession, node: KafkaStreamJoin, left: bool) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    source = node.left if left else node.right
+    frame = source_frame(spark, source)
+    part = F.col(source.partition) if source.partition is not None else F.lit(0)
+    order = F.col(source.order_by) if source.order_by is not None else F.col(ROW)
+    frame = frame.withColumns(
+        {TS: event_ticks(node, frame, source.timestamp), PART: part, ORD: order}
+    )
+    reason = F.lit(None).cast("string")
+    for text, rule in reversed(join_invalid_rules(node, left)):
+        reason = F.when(holds(rule), F.lit(text)).otherwise(reason)
+    return frame.withColumn(REASON, reason)
+
+
+def _taking_part(node: KafkaStreamJoin, frame: DataFrame, left: bool) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    taking = frame.filter(F.col(REASON).isNull() | F.col(REASON).isin(*ADVANCES_STREAM_TIME))
+    values = []
+    for is_left in (True, False):
+        source = node.left if is_left else node.right
+        for column in _carried(node, is_left):
+            dtype = source.schema[column]
+            value = F.col(column) if is_left == left else F.lit(None)
+            cast = _spark_type(frame, column, dtype, is_left == left)
+            values.append(value.cast(cast).alias(value_column(is_left, column)))
+    return taking.select(
+        F.lit(left).alias(IS_LEFT),
+        F.lit(0 if left else 1).alias(_SIDE_RANK),
+        PART,
+        ORD,
+        TS,
+        *node.keys,
+        REASON,
+        *values,
+    )
+
+
+def _spark_type(frame: DataFrame, column: str, dtype: pl.DataType, own: bool) -> DataType:
+    """The type a value column travels in: its own, or (null) the other side's."""
+    from kstreamlike.backends.spark._frames import spark_type
+
+    if own:
+        return frame.schema[column].dataType
+    return spark_type(dtype)
+
+
+def _check_unique(node: KafkaStreamJoin, merged: DataFrame) -> None:
+    """Arrival-order values must be unique within a side and partition (one job)."""
+    from pyspark.sql import functions as F
+
+    counts = merged.groupBy(IS_LEFT, PART, ORD).count()
+    dups = counts.filter(F.col("count") > 1).limit(1).collect()
+    if dups:
+        left = bool(dups[0][IS_LEFT])
+        source = node.left if left else node.right
+        raise DuplicateArrivalOrderError(
+            f"order_by column {source.order_by!r} of the {'left' if left else 'right'} join "
+            f"input has duplicate value {dups[0][ORD]!r} (within one partition): arrival "
+            "order must be unique"
+        )
+
+
+def read_join(spark: SparkSession, node: KafkaStreamJoin) -> SparkJoinInput:
+    """Read both inputs of ``node`` (see the module documentation)."""
+    from pyspark.sql import functions as F
+
+    left, right = _side(spark, node, True), _side(spark, node, False)
+    merged = _taking_part(node, left, True).unionByName(_taking_part(node, right, False))
+    _check_unique(node, merged)
+    ordered = running_max(numbered(merged, [PART, ORD, _SIDE_RANK], _POS), TS, ST, _POS)
+    valid = ordered.filter(F.col(REASON).isNull()).drop(REASON, CHUNK)
+    steps = dense_within_partitions(numbered(valid, [PART, _POS], STEP), STEP)
+    own_left = F.when(F.col(IS_LEFT), F.col(TS)).otherwise(F.lit(-1))
+    own_right = F.when(~F.col(IS_LEFT), F.col(TS)).otherwise(F.lit(-1))
+    steps = running_max(steps.withColumn(_OWN, own_left), _OWN, _LMAX, STEP)
+    steps = running_max(steps.withColumn(_OWN, own_right), _OWN, _RMAX, STEP)
+    records = steps.withColumn(
+        OTHER_MAX, F.when(F.col(IS_LEFT), F.col(_RMAX)).otherwise(F.col(_LMAX))
+    ).drop(_OWN, _LMAX, _RMAX, _POS, _SIDE_RANK)
+    return SparkJoinInput(left, right, records)
