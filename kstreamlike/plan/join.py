@@ -17,7 +17,7 @@ import polars as pl
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.python_dtype import return_dtype
 from kstreamlike.plan.schema import event_time_dtype
-from kstreamlike.plan.validity import EVENT_TIME, AllNull, Below, Condition
+from kstreamlike.plan.validity import EVENT_TIME, AllNull, Below, Condition, source_rules
 
 __all__ = [
     "ADVANCES_STREAM_TIME",
@@ -186,12 +186,7 @@ def join_invalid_rules(node: KafkaStreamJoin, left: bool) -> list[tuple[str, Con
     """The rules for one input's rows, in precedence order (conditions over the input
     columns and the event time in ticks, :data:`~kstreamlike.plan.validity.EVENT_TIME`)."""
     source = node.left if left else node.right
-    rules: list[tuple[str, Condition]] = []
-    if source.partition is not None:
-        rules.append(("null partition", AllNull((source.partition,))))
-    if source.order_by is not None:
-        rules.append(("null order_by", AllNull((source.order_by,))))
-    rules.append(("null timestamp", AllNull((EVENT_TIME,))))
+    rules = source_rules(source)
     rules.append(("negative timestamp", Below(EVENT_TIME, 0)))
     # a key must match exactly: a null in any key column makes the key null
     rules.extend(("null key", AllNull((key,))) for key in node.keys)

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.plan.firing import uses_processing_time
-from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate, WindowedAggregate
+from kstreamlike.plan.nodes import (
+    FlinkWindowedAggregate,
+    KafkaWindowedAggregate,
+    Source,
+    WindowedAggregate,
+)
 from kstreamlike.plan.windows import (
     FlinkSessionWindow,
     FlinkSlidingWindow,
@@ -112,15 +117,22 @@ def _value_columns(node: WindowedAggregate) -> tuple[str, ...]:
     return node.source.value
 
 
-def invalid_rules(node: WindowedAggregate) -> list[tuple[str, Condition]]:
-    """The rules for ``node``'s input, in precedence order."""
-    source = node.source
+def source_rules(source: Source) -> list[tuple[str, Condition]]:
+    """The rules every input's rows follow first: a partition, an arrival order and an
+    event time, where the stream has them."""
     rules: list[tuple[str, Condition]] = []
     if source.partition is not None:
         rules.append(("null partition", AllNull((source.partition,))))
     if source.order_by is not None:
         rules.append(("null order_by", AllNull((source.order_by,))))
     rules.append(("null timestamp", AllNull((EVENT_TIME,))))
+    return rules
+
+
+def invalid_rules(node: WindowedAggregate) -> list[tuple[str, Condition]]:
+    """The rules for ``node``'s input, in precedence order."""
+    source = node.source
+    rules = source_rules(source)
     if node.keys:
         rules.append(("null key", AllNull(node.keys)))
     window = node.window
