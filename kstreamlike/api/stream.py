@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Generic, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
 
@@ -11,11 +11,11 @@ from kstreamlike.api._source import StreamData, build_source, columns_arg, requi
 from kstreamlike.api._source import with_watermarks as _with_watermarks
 from kstreamlike.api.flink import KeyedStream
 from kstreamlike.api.kafka import KGroupedStream
+from kstreamlike.api.pipeline import StatelessStream
 from kstreamlike.api.result import FrameT
 from kstreamlike.api.windowed import WindowedStream, count_windowed
 from kstreamlike.backends import validate_backend
 from kstreamlike.errors import InvalidSpecError, SchemaError
-from kstreamlike.plan.nodes import Source
 from kstreamlike.watermarks import WatermarkStrategy
 
 if TYPE_CHECKING:
@@ -24,11 +24,13 @@ if TYPE_CHECKING:
 __all__ = ["KStream", "stream"]
 
 
-class KStream(Generic[FrameT]):
+class KStream(StatelessStream[FrameT]):
     """A recorded stream of records: a frame plus the role of its columns.
 
     Build it with :func:`stream`. ``group_by_key()`` / ``group_by()`` lead to the Kafka
-    Streams profile, ``key_by()`` to the Flink profile.
+    Streams profile, ``key_by()`` to the Flink profile; the stateless operations
+    (``filter``, ``map_values``, ``select_key``, ``split``, ...) come from
+    :class:`~kstreamlike.api.pipeline.StatelessStream`.
 
     Example:
         >>> import kstreamlike as ks
@@ -36,10 +38,6 @@ class KStream(Generic[FrameT]):
         >>> clicks.key
         ('user',)
     """
-
-    def __init__(self, source: Source, backend: str | None) -> None:
-        self._source = source
-        self._backend = backend
 
     @property
     def key(self) -> tuple[str, ...]:

@@ -181,7 +181,13 @@ def read_input(node: WindowedAggregate) -> Input:
         if frame.schema[source.processing_time].is_temporal():
             processing = processing.dt.cast_time_unit(source.time_unit.unit)
         extra.append(processing.cast(pl.Int64).alias(PROCESSING))
-    frame = frame.with_columns(extra).with_row_index(ROW)
+    if source.ops:
+        from kstreamlike.reference._stateless import stateless_rows
+
+        frame = stateless_rows(source, frame).rename({"position": ROW})
+        frame = frame.with_columns(extra)
+    else:
+        frame = frame.with_columns(extra).with_row_index(ROW)
     columns = list(source.schema)
 
     partitions: dict[Any, Partition] = {}
