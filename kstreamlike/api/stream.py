@@ -19,6 +19,7 @@ from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.watermarks import WatermarkStrategy
 
 if TYPE_CHECKING:
+    from pandas import DataFrame as PandasDataFrame
     from pyspark.sql import DataFrame as SparkDataFrame
 
 __all__ = ["KStream", "stream"]
@@ -136,7 +137,7 @@ class KStream(StatelessStream[FrameT]):
 
 
 @overload
-def stream(
+def stream(  # type: ignore[overload-overlap]
     data: SparkDataFrame,
     *,
     timestamp: str,
@@ -149,6 +150,22 @@ def stream(
     bounded: bool = True,
     backend: str | None = None,
 ) -> KStream[SparkDataFrame]: ...
+
+
+@overload
+def stream(  # type: ignore[overload-overlap]
+    data: PandasDataFrame,
+    *,
+    timestamp: str,
+    key: str | Sequence[str] | None = None,
+    value: str | Sequence[str] | None = None,
+    order_by: str | None = None,
+    partition: str | None = None,
+    watermarks: WatermarkStrategy | None = None,
+    processing_time: str | None = None,
+    bounded: bool = True,
+    backend: str | None = None,
+) -> KStream[PandasDataFrame]: ...
 
 
 @overload
@@ -168,7 +185,7 @@ def stream(
 
 
 def stream(
-    data: StreamData | SparkDataFrame,
+    data: StreamData | SparkDataFrame | PandasDataFrame,
     *,
     timestamp: str,
     key: str | Sequence[str] | None = None,
@@ -183,8 +200,11 @@ def stream(
     """A recorded stream from a frame: the entry point of every pipeline.
 
     Args:
-        data: a Polars DataFrame or LazyFrame, a PyArrow Table, a list of dicts, or a
-            Spark DataFrame (results are then Spark DataFrames).
+        data: a Polars DataFrame or LazyFrame, a PyArrow Table, a pandas DataFrame
+            (results are then pandas DataFrames), any object with the Arrow PyCapsule
+            stream interface (``__arrow_c_stream__``: a DuckDB relation...), a list of
+            dicts, or a Spark DataFrame (results are then Spark DataFrames). See
+            the inputs and outputs table of "Getting started".
         timestamp: the event-time column: integer epoch milliseconds, or a Datetime.
         key: the key column(s), used by ``group_by_key()``.
         value: the column (its scalar) or columns (a dict) that Python functions receive;

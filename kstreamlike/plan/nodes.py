@@ -94,6 +94,8 @@ class Source:
         ops: the stateless operations applied, in order, to the rows of ``frame`` before
             anything else (:mod:`kstreamlike.plan.stateless`); ``schema`` and the column
             roles describe the records after them.
+        output: the frame type of the outputs: ``"native"`` (Polars, or Spark on a Spark
+            input) or ``"pandas"`` (on a pandas input).
     """
 
     frame: object
@@ -109,6 +111,7 @@ class Source:
     processing_time: str | None = None
     bounded: bool = True
     ops: tuple[StatelessOp, ...] = ()
+    output: str = "native"
 
     def polars(self) -> pl.DataFrame:
         """The input rows as a Polars DataFrame (a Spark frame converts through Arrow)."""
