@@ -13,6 +13,7 @@ from kstreamlike._time import EventTimeUnit
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.frames import native_frame, output_kind, schema_of
 from kstreamlike.plan.nodes import ExplicitWatermarks, GeneratedWatermarks, Source, WatermarkPlan
+from kstreamlike.plan.stateless import ARRIVAL
 from kstreamlike.watermarks import WatermarkStrategy
 
 __all__ = [
@@ -159,6 +160,11 @@ def resolve_watermarks(source: Source, strategy: WatermarkStrategy) -> Watermark
         assert strategy.out_of_orderness_us is not None
         return GeneratedWatermarks(unit.ticks(strategy.out_of_orderness_us, "max_out_of_orderness"))
     frame = strategy.frame
+    if source.order_by == ARRIVAL:
+        raise InvalidSpecError(
+            "explicit watermarks name arrival positions, which a flat_map changed: use a "
+            "generated watermark strategy"
+        )
     wm_dtype = frame.schema["watermark"]
     if unit.is_datetime:
         if not isinstance(wm_dtype, pl.Datetime):

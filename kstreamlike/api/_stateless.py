@@ -13,13 +13,16 @@ import narwhals as nw
 import polars as pl
 
 from kstreamlike.errors import InvalidSpecError, SchemaError
-from kstreamlike.plan.nodes import Source
+from kstreamlike.plan.nodes import ExplicitWatermarks, Source
 from kstreamlike.plan.stateless import (
+    ARRIVAL,
     Apply,
     Assign,
     Call,
+    Expand,
     Peek,
     Record,
+    Renumber,
     Route,
     StatelessOp,
     op_schema,
@@ -29,6 +32,7 @@ __all__ = [
     "DTypeArg",
     "Predicate",
     "dtype_arg",
+    "expand",
     "apply",
     "assign",
     "peek",
@@ -173,22 +177,55 @@ def apply(
         dtypes[column] = given_key or source.schema.get(column) or _missing(name, "key_dtype")
     value = source.value
     if value_out:
-        if source.value_is_row:
-            given = {
-                c: dtype_arg(t, "dtype") or _missing(name, "dtype")
-                for c, t in (dtype.items() if isinstance(dtype, Mapping) else ())
-            }
-            value = (*value, *(c for c in given if c not in value))
-            fixed = {source.timestamp, *_roles(source)}
-            kept = {c: source.schema[c] for c in value if c not in fixed and c in source.schema}
-            dtypes.update({**kept, **given})
-        else:
-            if isinstance(dtype, Mapping):
-                raise InvalidSpecError(f"{name}(): a one-column value takes one dtype")
-            dtypes[value[0]] = dtype_arg(dtype, "dtype") or source.schema[value[0]]
+        value, value_dtypes = _value_dtypes(source, dtype, name)
+        dtypes.update(value_dtypes)
     _check_written(source, dtypes, name)
     op = Apply(fn, call, _record(source), key_out, value_out, tuple(dtypes.items()), name)
     return _with(source, op, value=value)
+
+
+def _value_dtypes(
+    source: Source, dtype: DTypeArg | Mapping[str, DTypeArg] | None, name: str
+) -> tuple[tuple[str, ...], dict[str, pl.DataType]]:
+    """The value columns after a function rewrote the value, and the dtypes it writes."""
+    value = source.value
+    if not source.value_is_row:
+        if isinstance(dtype, Mapping):
+            raise InvalidSpecError(f"{name}(): a one-column value takes one dtype")
+        return value, {value[0]: dtype_arg(dtype, "dtype") or source.schema[value[0]]}
+    given = {
+        c: dtype_arg(t, "dtype") or _missing(name, "dtype")
+        for c, t in (dtype.items() if isinstance(dtype, Mapping) else ())
+    }
+    value = (*value, *(c for c in given if c not in value))
+    fixed = {source.timestamp, *_roles(source)}
+    kept = {c: source.schema[c] for c in value if c not in fixed and c in source.schema}
+    return value, {**kept, **given}
+
+
+def expand(
+    source: Source,
+    fn: Callable[..., Any],
+    name: str,
+    *,
+    call: Call,
+    dtype: DTypeArg | Mapping[str, DTypeArg] | None,
+) -> Source:
+    """``source`` with each record expanded to the values ``fn`` returns for it."""
+    if not callable(fn):
+        raise InvalidSpecError(f"{name}() takes a function, got {fn!r}")
+    if isinstance(source.watermarks, ExplicitWatermarks):
+        raise InvalidSpecError(
+            f"{name}() changes arrival positions, which explicit watermarks refer to: "
+            "assign the watermarks after it (a generated strategy)"
+        )
+    value, dtypes = _value_dtypes(source, dtype, name)
+    _check_written(source, dtypes, name)
+    expanded = _with(
+        source, Expand(fn, call, _record(source), tuple(dtypes.items()), name), value=value
+    )
+    renumber = Renumber(source.order_by, source.partition, source.order_by or "row position")
+    return _with(expanded, renumber, order_by=ARRIVAL)
 
 
 def _missing(name: str, param: str) -> pl.DataType:

@@ -218,6 +218,65 @@ class StatelessStream(Generic[FrameT]):
         )  # fmt: skip
         return self._next(source)
 
+    def flat_map_values(
+        self,
+        mapper: Callable[..., Any],
+        /,
+        *,
+        dtype: ops.DTypeArg | dict[str, ops.DTypeArg] | None = None,
+    ) -> Self:
+        """Replace each record by one record per value ``mapper`` returns for it, each with
+        the input record's key and timestamp (Kafka ``flatMapValues``).
+
+        The records one input record becomes arrive right after each other, in the order
+        ``mapper`` returned them: their arrival position is (the input record's arrival
+        position, their index), so stream time advances as in Kafka, where the processor
+        forwards them one after the other. Explicit watermarks (which name arrival
+        positions) cannot follow it.
+
+        Args:
+            mapper: a function of the value (Kafka's ``ValueMapper``) or of ``(key, value)``
+                (``ValueMapperWithKey``) returning an iterable of values (an empty one drops
+                the record): scalars for a one-column value, else dicts setting the columns
+                they name.
+            dtype: the dtype of the values (default: the value column's), as for
+                :meth:`map_values`.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": "a", "ts": 1, "words": "to be"}]
+            >>> s = ks.stream(rows, key="k", value="words", timestamp="ts")
+            >>> s = s.flat_map_values(lambda line: line.split())
+            >>> s.group_by_key().windowed_by(ks.TimeWindows.of(10)).count().collect()[
+            ...     "count"].to_list()
+            [1, 2]
+        """
+        call = Call.KEY_VALUE if ops.two_arguments(mapper) else Call.VALUE
+        source = ops.expand(self._source, mapper, "flat_map_values", call=call, dtype=dtype)
+        return self._next(source)
+
+    def flat_map(
+        self,
+        mapper: Callable[[Any], Any],
+        /,
+        *,
+        dtype: ops.DTypeArg | dict[str, ops.DTypeArg] | None = None,
+    ) -> Self:
+        """Flink ``flatMap``: replace each element by the elements ``mapper`` returns for
+        its value (a ``FlatMapFunction`` whose collector is the returned iterable); see
+        :meth:`flat_map_values` for their arrival positions.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": "a", "ts": 1, "n": 3}]
+            >>> s = ks.stream(rows, value="n", timestamp="ts").flat_map(range)
+            >>> s.key_by("k").count_window(3).sum("n").collect()["n"].to_list()
+            [3]
+        """
+        return self._next(
+            ops.expand(self._source, mapper, "flat_map", call=Call.VALUE, dtype=dtype)
+        )
+
     def peek(self, action: Callable[..., Any]) -> Self:
         """Call ``action`` per record for its side effect and pass the stream on unchanged
         (Kafka ``peek``), with ``(key, value)`` or the value.

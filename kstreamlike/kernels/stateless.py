@@ -14,11 +14,25 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from kstreamlike.errors import UserFunctionError
+from kstreamlike.errors import DuplicateArrivalOrderError, UserFunctionError
 from kstreamlike.kernels.python import user_keys
-from kstreamlike.plan.stateless import Apply, Assign, Call, Peek, Record, Route, StatelessOp
+from kstreamlike.plan.stateless import (
+    ARRIVAL,
+    SUB,
+    Apply,
+    Assign,
+    Call,
+    Expand,
+    Peek,
+    Record,
+    Renumber,
+    Route,
+    StatelessOp,
+)
 
-__all__ = ["apply_ops", "call_args", "evaluate"]
+__all__ = ["apply_ops", "call_args", "evaluate", "renumber"]
+
+_POSITION = "__ks_position"
 
 
 def evaluate(frame: pl.DataFrame, expr: nw.Expr) -> pl.Series:
@@ -115,6 +129,57 @@ def _apply(frame: pl.DataFrame, op: Apply, positions: Sequence[int]) -> pl.DataF
     return frame.with_columns(series)
 
 
+def _expand(frame: pl.DataFrame, op: Expand, positions: Sequence[int]) -> pl.DataFrame:
+    results = _call(op.fn, op.name, call_args(frame, op.call, op.record), positions)
+    rows: list[int] = []
+    subs: list[int] = []
+    values: list[Any] = []
+    for i, result in enumerate(results):
+        if isinstance(result, (str, bytes, dict)) or not hasattr(result, "__iter__"):
+            raise UserFunctionError(
+                f"{op.name} function must return an iterable of values, got {result!r} on "
+                f"the record at input position {positions[i]}"
+            )
+        expanded = list(result)
+        rows.extend([i] * len(expanded))
+        subs.extend(range(len(expanded)))
+        values.extend(expanded)
+    out = frame[rows].with_columns(pl.Series(SUB, subs, dtype=pl.Int64))
+    dtypes = dict(op.dtypes)
+    if not op.record.value_is_row:
+        name = op.record.value[0]
+        return out.with_columns(pl.Series(name, values, dtype=dtypes[name], strict=False))
+    columns = {}
+    for name, dtype in dtypes.items():
+        old = out[name].to_list() if name in out.columns else [None] * len(values)
+        column = [v.get(name, old[j]) if isinstance(v, dict) else old[j] for j, v in
+                  enumerate(values)]  # fmt: skip
+        columns[name] = pl.Series(name, column, dtype=dtype, strict=False)
+    return out.with_columns(columns.values())
+
+
+def renumber(frame: pl.DataFrame, op: Renumber, position: str) -> pl.DataFrame:
+    """``frame`` with ``ARRIVAL``: the rank of (arrival position, ``SUB``) (see
+    :class:`~kstreamlike.plan.stateless.Renumber`), in that order.
+
+    Example:
+        >>> frame = pl.DataFrame({"o": [5, 3, 5], SUB: [0, 0, 1]})
+        >>> renumber(frame, Renumber("o", None, "o"), "o")[ARRIVAL].to_list()
+        [0, 1, 2]
+    """
+    order = op.order or position
+    keys = [*([op.partition] if op.partition else []), order, SUB]
+    known = frame.filter(pl.col(order).is_not_null())
+    if known.select(pl.struct(keys).is_duplicated().any()).item():
+        raise DuplicateArrivalOrderError(
+            f"order_by column {op.order_name!r} has duplicate values (within one partition): "
+            "arrival order must be unique"
+        )
+    ordered = frame.sort([order, SUB], nulls_last=True, maintain_order=True)
+    arrival = pl.when(pl.col(order).is_not_null()).then(pl.int_range(pl.len(), dtype=pl.Int64))
+    return ordered.with_columns(arrival.alias(ARRIVAL)).drop(SUB)
+
+
 def _peek(frame: pl.DataFrame, op: Peek, positions: Sequence[int]) -> None:
     if op.arrival:
         order = frame.with_row_index("__ks_i").sort(op.arrival, nulls_last=True)["__ks_i"]
@@ -135,6 +200,8 @@ def apply_ops(
         >>> apply_ops(pl.DataFrame({"v": [1, 2, 3]}), [op])["v"].to_list()
         [2, 3]
     """
+    if position is None and any(isinstance(op, Renumber) for op in ops):
+        return apply_ops(frame.with_row_index(_POSITION), ops, _POSITION).drop(_POSITION)
     for op in ops:
         positions = frame[position].to_list() if position else range(frame.height)
         if isinstance(op, Route):
@@ -145,6 +212,10 @@ def apply_ops(
             frame = assigned.with_columns(pl.col(n).cast(t) for n, t in op.dtypes)
         elif isinstance(op, Apply):
             frame = _apply(frame, op, positions)
+        elif isinstance(op, Expand):
+            frame = _expand(frame, op, positions)
+        elif isinstance(op, Renumber):
+            frame = renumber(frame, op, position or _POSITION)
         else:
             _peek(frame, op, positions)
     return frame

@@ -21,7 +21,22 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-__all__ = ["Apply", "Assign", "Call", "Peek", "Route", "StatelessOp", "op_schema"]
+__all__ = [
+    "ARRIVAL",
+    "SUB",
+    "Apply",
+    "Assign",
+    "Call",
+    "Expand",
+    "Peek",
+    "Renumber",
+    "Route",
+    "StatelessOp",
+    "op_schema",
+]
+
+SUB = "__ks_sub"  # a record's index among those one input record expands to
+ARRIVAL = "__ks_arrival"  # the arrival position after an expansion (an order_by column)
 
 
 class Call(Enum):
@@ -119,7 +134,39 @@ class Peek:
     name: str = "peek"
 
 
-StatelessOp = Route | Assign | Apply | Peek
+@dataclass(frozen=True)
+class Expand:
+    """Call ``fn`` per record; it returns an iterable of values, and the record becomes one
+    record per value (Kafka ``flatMapValues``, Flink ``flatMap``), each with the input
+    record's key, timestamp and other columns, and its index among them in ``SUB``.
+    A scalar value is written to the one value column, a dict sets the columns it names;
+    ``dtypes`` are those of the value columns."""
+
+    fn: Callable[..., Any]
+    call: Call
+    record: Record
+    dtypes: tuple[tuple[str, pl.DataType], ...]
+    name: str = "flat_map_values"
+
+
+@dataclass(frozen=True)
+class Renumber:
+    """After an :class:`Expand`: the arrival position of each record, in ``ARRIVAL``, is
+    (the input record's arrival position, its index ``SUB``), numbered as an increasing
+    Int64 (null where the arrival position is null); ``SUB`` is dropped.
+
+    Attributes:
+        order: the arrival-position column before (None: the input position).
+        partition: the partition column, within which (order, ``SUB``) must be unique.
+        order_name: the user's name of the arrival order, for error messages.
+    """
+
+    order: str | None
+    partition: str | None
+    order_name: str | None
+
+
+StatelessOp = Route | Assign | Apply | Peek | Expand | Renumber
 
 
 def op_schema(schema: pl.Schema, op: StatelessOp) -> pl.Schema:
@@ -130,7 +177,7 @@ def op_schema(schema: pl.Schema, op: StatelessOp) -> pl.Schema:
         >>> op_schema(pl.Schema({"v": pl.Int64}), op).names()
         ['v', 'w']
     """
-    if isinstance(op, (Route, Peek)):
+    if isinstance(op, (Route, Peek, Renumber)):
         return schema
     out = dict(schema)
     out.update(dict(op.dtypes))

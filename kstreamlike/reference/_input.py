@@ -198,13 +198,13 @@ def read_input(node: WindowedAggregate) -> Input:
     for full in frame.iter_rows(named=True):
         row = {c: full[c] for c in columns}
         ts, gap = full[TICKS], full.get(GAP)
-        derived = {**row, EVENT_TIME: ts, SESSION_GAP: gap}
+        derived = {**full, **row, EVENT_TIME: ts, SESSION_GAP: gap}
         reason = _invalid_reason(node, derived)
         if reason is not None:
             invalid.append((full[ROW], row, reason))
             continue
         part_value = row[source.partition] if source.partition is not None else None
-        order = row[source.order_by] if source.order_by is not None else full[ROW]
+        order = full[source.order_by] if source.order_by is not None else full[ROW]
         orders = seen_orders.setdefault(part_value, set())
         if order in orders:
             raise DuplicateArrivalOrderError(

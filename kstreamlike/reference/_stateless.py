@@ -15,14 +15,26 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from kstreamlike.errors import UserFunctionError
+from kstreamlike.errors import DuplicateArrivalOrderError, UserFunctionError
 from kstreamlike.plan.nodes import Source
-from kstreamlike.plan.stateless import Apply, Assign, Call, Peek, Record, Route, StatelessOp
+from kstreamlike.plan.stateless import (
+    ARRIVAL,
+    Apply,
+    Assign,
+    Call,
+    Expand,
+    Peek,
+    Record,
+    Renumber,
+    Route,
+    StatelessOp,
+)
 from kstreamlike.reference._input import sort_key
 
 __all__ = ["stateless_rows"]
 
 Row = tuple[int, dict[str, Any]]  # (input position, columns)
+_SUB = "sub"  # a row's index among those its input row expanded to
 
 
 def _args(row: dict[str, Any], call: Call, record: Record) -> tuple[Any, ...]:
@@ -94,6 +106,50 @@ def _apply(rows: list[Row], op: Apply) -> list[Row]:
     return out
 
 
+def _set_value(row: dict[str, Any], op: Expand, value: Any) -> dict[str, Any]:
+    if not op.record.value_is_row:
+        return {**row, op.record.value[0]: value}
+    written = dict(op.dtypes)
+    return {**row, **{c: v for c, v in value.items() if c in written}}
+
+
+def _expand(rows: list[Row], op: Expand) -> list[Row]:
+    out = []
+    for position, row in rows:
+        values = _call(op.fn, op.name, position, _args(row, op.call, op.record))
+        if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+            raise UserFunctionError(
+                f"{op.name} function must return an iterable of values, got {values!r} on "
+                f"the record at input position {position}"
+            )
+        for sub, value in enumerate(values):
+            out.append((position, {**_set_value(row, op, value), _SUB: sub}))
+    return out
+
+
+def _renumber(rows: list[Row], op: Renumber) -> list[Row]:
+    def order(row: Row) -> Any:
+        return row[1][op.order] if op.order is not None else row[0]
+
+    seen = set()
+    for row in rows:
+        if order(row) is not None:
+            part = row[1][op.partition] if op.partition is not None else None
+            if (part, order(row), row[1][_SUB]) in seen:
+                raise DuplicateArrivalOrderError(
+                    f"order_by column {op.order_name!r} has duplicate values (within one "
+                    "partition): arrival order must be unique"
+                )
+            seen.add((part, order(row), row[1][_SUB]))
+    ordered = sorted(rows, key=lambda r: (*sort_key((order(r),)), r[1][_SUB]))
+    out: list[Row] = []
+    for i, record in enumerate(ordered):
+        arrival = None if order(record) is None else i
+        kept = {c: v for c, v in record[1].items() if c != _SUB}
+        out.append((record[0], {**kept, ARRIVAL: arrival}))
+    return out
+
+
 def _peek(rows: list[Row], op: Peek) -> None:
     ordered = sorted(rows, key=lambda r: sort_key(tuple(r[1][c] for c in op.arrival)))
     for position, row in ordered:
@@ -111,6 +167,7 @@ def stateless_rows(source: Source, frame: pl.DataFrame) -> pl.DataFrame:
     in a first column ``position``."""
     rows: list[Row] = list(enumerate(frame.to_dicts()))
     schema = frame.schema
+    hidden: dict[str, pl.DataType] = {}
     for op in source.ops:
         if isinstance(op, Route):
             rows = _route(rows, schema, op)
@@ -118,8 +175,14 @@ def stateless_rows(source: Source, frame: pl.DataFrame) -> pl.DataFrame:
             rows = _assign(rows, schema, op)
         elif isinstance(op, Apply):
             rows = _apply(rows, op)
+        elif isinstance(op, Expand):
+            rows = _expand(rows, op)
+        elif isinstance(op, Renumber):
+            rows = _renumber(rows, op)
+            hidden = {ARRIVAL: pl.Int64()}
         else:
             _peek(rows, op)
         schema = _schema(schema, op)
-    data = [{"position": p, **{c: r[c] for c in schema}} for p, r in rows]
-    return pl.DataFrame(data, schema={"position": pl.Int64, **schema}, strict=False)
+    columns = {**schema, **hidden}
+    data = [{"position": p, **{c: r[c] for c in columns}} for p, r in rows]
+    return pl.DataFrame(data, schema={"position": pl.Int64, **columns}, strict=False)
