@@ -14,7 +14,10 @@ Example:
     [('a', 0, 50, 2)]
 """
 
+from narwhals import col, lit
+
 from kstreamlike import agg, viz
+from kstreamlike.api.branched import Branched, BranchedKStream
 from kstreamlike.api.flink import KeyedStream
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
 from kstreamlike.api.join import JoinedStream
@@ -41,6 +44,7 @@ from kstreamlike.errors import (
     KStreamLikeError,
     SchemaError,
     UnsupportedPlanError,
+    UserFunctionError,
 )
 from kstreamlike.evictors import CountEvictor, DeltaEvictor, TimeEvictor
 from kstreamlike.functions import (
@@ -66,6 +70,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AggregateFunction",
+    "Branched",
+    "BranchedKStream",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",
@@ -104,11 +110,14 @@ __all__ = [
     "TimeWindows",
     "TumblingEventTimeWindows",
     "UnsupportedPlanError",
+    "UserFunctionError",
     "WatermarkStrategy",
     "WindowedKStream",
     "WindowedStream",
     "__version__",
     "agg",
+    "col",
+    "lit",
     "stream",
     "viz",
 ]

@@ -15,6 +15,7 @@ from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.api.result import StreamResult
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.frames import to_polars
+from kstreamlike.kernels.stateless import apply_ops
 from kstreamlike.plan.nodes import (
     ExplicitWatermarks,
     FlinkWindowedAggregate,
@@ -144,9 +145,10 @@ def _mark(
 
 def _records(agg: WindowedAggregate, late: pl.DataFrame, invalid: pl.DataFrame) -> pl.DataFrame:
     source = agg.source
-    frame = source.polars()
+    frame = source.polars().with_row_index(_ROW)
+    if source.ops:
+        frame = apply_ops(frame, source.ops, _ROW)
     columns = list(source.schema)
-    frame = frame.with_row_index(_ROW)
     order = [source.order_by, _ROW] if source.order_by is not None else [_ROW]
     frame = frame.sort(order, nulls_last=True).with_columns(
         pl.int_range(pl.len()).alias(ARRIVAL),

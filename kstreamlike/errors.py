@@ -21,6 +21,7 @@ __all__ = [
     "KStreamLikeError",
     "SchemaError",
     "UnsupportedPlanError",
+    "UserFunctionError",
 ]
 
 
@@ -92,4 +93,23 @@ class UnsupportedPlanError(KStreamLikeError):
         >>> import kstreamlike as ks
         >>> issubclass(ks.UnsupportedPlanError, ks.KStreamLikeError)
         True
+    """
+
+
+class UserFunctionError(KStreamLikeError):
+    """A Python function given to a stateless operation (``filter``, ``map_values``,
+    ``select_key``, ``map``, ``peek``, ...) raised on a record; the message names the
+    operation and the record's position in the input (0-based), and the function's exception
+    is the ``__cause__``.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> rows = [{"k": "a", "ts": 1, "v": 1}, {"k": "a", "ts": 2, "v": 0}]
+        >>> s = ks.stream(rows, key="k", value="v", timestamp="ts", backend="reference")
+        >>> s = s.map_values(lambda v: 10 // v)
+        >>> try:
+        ...     s.group_by_key().windowed_by(ks.TimeWindows.of(10)).count().collect()
+        ... except ks.UserFunctionError as e:
+        ...     print(e)
+        map_values function raised ZeroDivisionError on the record at input position 1
     """

@@ -128,3 +128,20 @@ def test_datetime_times_row_values_and_two_key_columns(backend: str) -> None:
     got, want = run(backend), run("reference")
     assert want["value"].to_list() == ["1|p", "2|p", "3|None", "3|r"]
     assert_frame_equal(got, want)
+
+
+def test_stateless_operations_before_a_join(backend: str) -> None:
+    """Each input's filter, map_values and select_key run before the join."""
+    left = _stream([(1, 5, "A", 0), (2, 6, "drop", 2), (1, 9, "B", 4)], backend)
+    left = left.filter(ks.col("v") != "drop").map_values(lambda v: v.lower())
+    right = _stream([(7, 7, "x", 1), (7, 30, "z", 5)]).select_key(lambda k, v: k - 6)
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(3)
+    out = to_polars(left.join(right, _concat, windows).collect())
+    assert out.select("k", "value", "timestamp").rows() == [(1, "a+x", 7), (1, "b+x", 9)]
+
+
+def test_expansion_before_a_join_is_refused() -> None:
+    right = _stream([(1, 7, "xy", 1)]).flat_map_values(list)
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(3)
+    with pytest.raises(ks.InvalidSpecError, match="flat_map"):
+        _stream([(1, 5, "A", 0)]).join(right, _concat, windows)

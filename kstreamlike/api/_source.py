@@ -4,20 +4,38 @@ schema check that can be made before anything runs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import polars as pl
 import pyarrow as pa
 
 from kstreamlike._time import EventTimeUnit
 from kstreamlike.errors import InvalidSpecError, SchemaError
-from kstreamlike.frames import native_frame, schema_of
+from kstreamlike.frames import native_frame, output_kind, schema_of
 from kstreamlike.plan.nodes import ExplicitWatermarks, GeneratedWatermarks, Source, WatermarkPlan
+from kstreamlike.plan.stateless import ARRIVAL
 from kstreamlike.watermarks import WatermarkStrategy
 
-__all__ = ["StreamData", "build_source", "columns_arg", "require_columns", "resolve_watermarks"]
+__all__ = [
+    "ArrowStreamExportable",
+    "StreamData",
+    "build_source",
+    "columns_arg",
+    "require_columns",
+    "resolve_watermarks",
+]
 
-StreamData: TypeAlias = pl.DataFrame | pl.LazyFrame | pa.Table | Sequence[Mapping[str, Any]]
+
+class ArrowStreamExportable(Protocol):
+    """An object exposing the Arrow PyCapsule stream interface (DuckDB relations, Arrow
+    readers and tables, recent pandas and Polars frames...)."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+
+StreamData: TypeAlias = (
+    pl.DataFrame | pl.LazyFrame | pa.Table | ArrowStreamExportable | Sequence[Mapping[str, Any]]
+)
 
 
 def columns_arg(value: str | Sequence[str] | None, param: str) -> tuple[str, ...]:
@@ -119,6 +137,7 @@ def build_source(
         watermarks=None,
         processing_time=processing_time,
         bounded=bounded,
+        output=output_kind(data),
     )
     if watermarks is None:
         return source
@@ -141,6 +160,11 @@ def resolve_watermarks(source: Source, strategy: WatermarkStrategy) -> Watermark
         assert strategy.out_of_orderness_us is not None
         return GeneratedWatermarks(unit.ticks(strategy.out_of_orderness_us, "max_out_of_orderness"))
     frame = strategy.frame
+    if source.order_by == ARRIVAL:
+        raise InvalidSpecError(
+            "explicit watermarks name arrival positions, which a flat_map changed: use a "
+            "generated watermark strategy"
+        )
     wm_dtype = frame.schema["watermark"]
     if unit.is_datetime:
         if not isinstance(wm_dtype, pl.Datetime):

@@ -25,6 +25,7 @@ from kstreamlike.plan.join import (
     join_output_schema,
 )
 from kstreamlike.plan.nodes import Source
+from kstreamlike.plan.stateless import ARRIVAL
 
 __all__ = ["JoinedStream", "build_join"]
 
@@ -48,6 +49,13 @@ def _check_inputs(left: Source, right: Source) -> None:
     if left.partition is not None:
         part = left.partition
         _same(left, right, "partition dtype", left.schema[part], right.schema[part])
+    for side, source in (("left", left), ("right", right)):
+        if source.order_by == ARRIVAL:
+            raise InvalidSpecError(
+                f"the {side} join input has a flat_map / flat_map_values, whose records' "
+                "arrival positions cannot be placed among the other input's: expand after "
+                "the join instead"
+            )
     if (left.order_by is None) != (right.order_by is None):
         raise SchemaError(
             "order_by: give both join inputs an arrival-order column (in one domain) or neither"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Generic, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
 
@@ -12,26 +12,29 @@ from kstreamlike.api._source import with_watermarks as _with_watermarks
 from kstreamlike.api.flink import KeyedStream
 from kstreamlike.api.join import JoinedStream, JoinerArg, build_join
 from kstreamlike.api.kafka import KGroupedStream
+from kstreamlike.api.pipeline import StatelessStream
 from kstreamlike.api.result import FrameT
 from kstreamlike.api.windowed import WindowedStream, count_windowed
 from kstreamlike.backends import validate_backend
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.joins import JoinWindows
 from kstreamlike.plan.join import JoinKind
-from kstreamlike.plan.nodes import Source
 from kstreamlike.watermarks import WatermarkStrategy
 
 if TYPE_CHECKING:
+    from pandas import DataFrame as PandasDataFrame
     from pyspark.sql import DataFrame as SparkDataFrame
 
 __all__ = ["KStream", "stream"]
 
 
-class KStream(Generic[FrameT]):
+class KStream(StatelessStream[FrameT]):
     """A recorded stream of records: a frame plus the role of its columns.
 
     Build it with :func:`stream`. ``group_by_key()`` / ``group_by()`` lead to the Kafka
-    Streams profile, ``key_by()`` to the Flink profile.
+    Streams profile, ``key_by()`` to the Flink profile; the stateless operations
+    (``filter``, ``map_values``, ``select_key``, ``split``, ...) come from
+    :class:`~kstreamlike.api.pipeline.StatelessStream`.
 
     Example:
         >>> import kstreamlike as ks
@@ -39,10 +42,6 @@ class KStream(Generic[FrameT]):
         >>> clicks.key
         ('user',)
     """
-
-    def __init__(self, source: Source, backend: str | None) -> None:
-        self._source = source
-        self._backend = backend
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -222,7 +221,7 @@ class KStream(Generic[FrameT]):
 
 
 @overload
-def stream(
+def stream(  # type: ignore[overload-overlap]
     data: SparkDataFrame,
     *,
     timestamp: str,
@@ -235,6 +234,22 @@ def stream(
     bounded: bool = True,
     backend: str | None = None,
 ) -> KStream[SparkDataFrame]: ...
+
+
+@overload
+def stream(  # type: ignore[overload-overlap]
+    data: PandasDataFrame,
+    *,
+    timestamp: str,
+    key: str | Sequence[str] | None = None,
+    value: str | Sequence[str] | None = None,
+    order_by: str | None = None,
+    partition: str | None = None,
+    watermarks: WatermarkStrategy | None = None,
+    processing_time: str | None = None,
+    bounded: bool = True,
+    backend: str | None = None,
+) -> KStream[PandasDataFrame]: ...
 
 
 @overload
@@ -254,7 +269,7 @@ def stream(
 
 
 def stream(
-    data: StreamData | SparkDataFrame,
+    data: StreamData | SparkDataFrame | PandasDataFrame,
     *,
     timestamp: str,
     key: str | Sequence[str] | None = None,
@@ -269,8 +284,11 @@ def stream(
     """A recorded stream from a frame: the entry point of every pipeline.
 
     Args:
-        data: a Polars DataFrame or LazyFrame, a PyArrow Table, a list of dicts, or a
-            Spark DataFrame (results are then Spark DataFrames).
+        data: a Polars DataFrame or LazyFrame, a PyArrow Table, a pandas DataFrame
+            (results are then pandas DataFrames), any object with the Arrow PyCapsule
+            stream interface (``__arrow_c_stream__``: a DuckDB relation...), a list of
+            dicts, or a Spark DataFrame (results are then Spark DataFrames). See
+            the inputs and outputs table of "Getting started".
         timestamp: the event-time column: integer epoch milliseconds, or a Datetime.
         key: the key column(s), used by ``group_by_key()``.
         value: the column (its scalar) or columns (a dict) that Python functions receive;

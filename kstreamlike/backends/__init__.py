@@ -15,7 +15,7 @@ from typing import Any
 
 from kstreamlike.backends.base import Backend, Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
-from kstreamlike.frames import is_spark_frame
+from kstreamlike.frames import from_polars_as, is_spark_frame
 from kstreamlike.plan.lower import AnyNode, Lowered, lower
 
 __all__ = [
@@ -119,4 +119,13 @@ def execute(node: AnyNode | Lowered, backend: str) -> Outputs[Any]:
         >>> execute(table.windowed_by(ks.TimeWindows.of(10)).count().plan, "reference").main.height
         1
     """
-    return BACKENDS[backend].execute(lower(node))
+    plan = lower(node)
+    outputs = BACKENDS[backend].execute(plan)
+    kind = plan.source.output
+    if kind == "native":
+        return outputs
+    return Outputs(
+        from_polars_as(outputs.main, kind),
+        late=lambda: from_polars_as(outputs.late, kind),
+        invalid=lambda: from_polars_as(outputs.invalid, kind),
+    )

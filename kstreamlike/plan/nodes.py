@@ -16,6 +16,7 @@ import polars as pl
 from kstreamlike._time import EventTimeUnit
 from kstreamlike.agg import AggExpr
 from kstreamlike.plan.firing import FlinkEventTimeTrigger, FlinkEvictor, FlinkTrigger
+from kstreamlike.plan.stateless import StatelessOp
 from kstreamlike.plan.windows import (
     FlinkSessionWindow,
     FlinkWindow,
@@ -90,6 +91,11 @@ class Source:
         bounded: Flink profile: whether the input ends like a bounded source (the watermark
             jumps to ``Long.MAX_VALUE``) or is a recording of an unbounded stream that simply
             stops after its last record and watermark.
+        ops: the stateless operations applied, in order, to the rows of ``frame`` before
+            anything else (:mod:`kstreamlike.plan.stateless`); ``schema`` and the column
+            roles describe the records after them.
+        output: the frame type of the outputs: ``"native"`` (Polars, or Spark on a Spark
+            input) or ``"pandas"`` (on a pandas input).
     """
 
     frame: object
@@ -104,6 +110,8 @@ class Source:
     watermarks: WatermarkPlan | None
     processing_time: str | None = None
     bounded: bool = True
+    ops: tuple[StatelessOp, ...] = ()
+    output: str = "native"
 
     def polars(self) -> pl.DataFrame:
         """The input rows as a Polars DataFrame (a Spark frame converts through Arrow)."""

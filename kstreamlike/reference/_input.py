@@ -181,7 +181,13 @@ def read_input(node: WindowedAggregate) -> Input:
         if frame.schema[source.processing_time].is_temporal():
             processing = processing.dt.cast_time_unit(source.time_unit.unit)
         extra.append(processing.cast(pl.Int64).alias(PROCESSING))
-    frame = frame.with_columns(extra).with_row_index(ROW)
+    if source.ops:
+        from kstreamlike.reference._stateless import stateless_rows
+
+        frame = stateless_rows(source, frame).rename({"position": ROW})
+        frame = frame.with_columns(extra)
+    else:
+        frame = frame.with_columns(extra).with_row_index(ROW)
     columns = list(source.schema)
 
     partitions: dict[Any, Partition] = {}
@@ -192,13 +198,13 @@ def read_input(node: WindowedAggregate) -> Input:
     for full in frame.iter_rows(named=True):
         row = {c: full[c] for c in columns}
         ts, gap = full[TICKS], full.get(GAP)
-        derived = {**row, EVENT_TIME: ts, SESSION_GAP: gap}
+        derived = {**full, **row, EVENT_TIME: ts, SESSION_GAP: gap}
         reason = _invalid_reason(node, derived)
         if reason is not None:
             invalid.append((full[ROW], row, reason))
             continue
         part_value = row[source.partition] if source.partition is not None else None
-        order = row[source.order_by] if source.order_by is not None else full[ROW]
+        order = full[source.order_by] if source.order_by is not None else full[ROW]
         orders = seen_orders.setdefault(part_value, set())
         if order in orders:
             raise DuplicateArrivalOrderError(

@@ -16,6 +16,7 @@ from kstreamlike.plan.join import ADVANCES_STREAM_TIME, KafkaStreamJoin, join_in
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.validity import EVENT_TIME
 from kstreamlike.reference._input import _holds, sort_key
+from kstreamlike.reference._stateless import stateless_rows
 
 __all__ = ["JoinInput", "JoinRecord", "read_join_input"]
 
@@ -70,9 +71,14 @@ def read_join_input(node: KafkaStreamJoin) -> JoinInput:
     invalid: list[tuple[bool, int, dict[str, Any], str]] = []
     for left, source in ((True, node.left), (False, node.right)):
         rules = join_invalid_rules(node, left)
-        frame = source.polars().with_columns(pl.col(source.timestamp).cast(pl.Int64).alias(_TICKS))
+        frame = source.polars()
+        if source.ops:
+            frame = stateless_rows(source, frame).rename({"position": _ROW})
+        else:
+            frame = frame.with_row_index(_ROW)
+        frame = frame.with_columns(pl.col(source.timestamp).cast(pl.Int64).alias(_TICKS))
         seen: set[tuple[Any, Any]] = set()
-        for full in frame.with_row_index(_ROW).iter_rows(named=True):
+        for full in frame.iter_rows(named=True):
             row = {c: full[c] for c in source.schema}
             derived = {**row, EVENT_TIME: full[_TICKS]}
             reason = next((r for r, cond in rules if _holds(cond, derived)), None)
@@ -81,7 +87,7 @@ def read_join_input(node: KafkaStreamJoin) -> JoinInput:
                 if reason not in ADVANCES_STREAM_TIME:
                     continue
             part = row[source.partition] if source.partition is not None else None
-            order = row[source.order_by] if source.order_by is not None else full[_ROW]
+            order = full[source.order_by] if source.order_by is not None else full[_ROW]
             if (part, order) in seen:
                 raise DuplicateArrivalOrderError(
                     f"order_by column {source.order_by!r} of the {'left' if left else 'right'} "

@@ -28,12 +28,14 @@ _BLOCK_BITS = 6  # blocks of 64 positions for dense ones
 
 
 def input_frame(spark: SparkSession, node: WindowedAggregate) -> DataFrame:
-    """The input as a Spark frame with ``ROW`` (input order)."""
+    """The input as a Spark frame with ``ROW`` (input order), after the stream's
+    stateless operations."""
     return source_frame(spark, node.source)
 
 
 def source_frame(spark: SparkSession, source: Source) -> DataFrame:
-    """A recorded stream's rows as a Spark frame with ``ROW`` (input order)."""
+    """A recorded stream's rows as a Spark frame with ``ROW`` (input order), after
+    its stateless operations."""
     from pyspark.sql import functions as F
 
     from kstreamlike.backends.spark._frames import from_polars
@@ -42,10 +44,17 @@ def source_frame(spark: SparkSession, source: Source) -> DataFrame:
     frame = source.frame
     if is_spark_frame(frame):
         spark_frame: DataFrame = frame  # type: ignore[assignment]
-        return spark_frame.withColumn(ROW, F.monotonically_increasing_id())
-    polars = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
-    assert isinstance(polars, pl.DataFrame)
-    return from_polars(spark, polars.with_row_index(ROW).with_columns(pl.col(ROW).cast(pl.Int64)))
+        numbered = spark_frame.withColumn(ROW, F.monotonically_increasing_id())
+    else:
+        polars = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+        assert isinstance(polars, pl.DataFrame)
+        rows = polars.with_row_index(ROW).with_columns(pl.col(ROW).cast(pl.Int64))
+        numbered = from_polars(spark, rows)
+    if not source.ops:
+        return numbered
+    from kstreamlike.backends.spark._stateless import apply_stateless
+
+    return apply_stateless(numbered, source)
 
 
 def position_value(frame: DataFrame, order: str) -> Column | None:

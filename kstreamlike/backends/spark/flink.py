@@ -156,7 +156,7 @@ def _explicit_watermarks(
 
     source = node.source
     column = source.order_by if source.order_by is not None else ROW
-    dtype = source.schema[column] if source.order_by is not None else pl.Int64()
+    dtype = source.schema.get(column, pl.Int64())  # no order_by, or a flat_map's
     after = plan.frame.schema["after"]
     if dtype.is_integer() and after.is_integer():
         dtype = pl.Int64()

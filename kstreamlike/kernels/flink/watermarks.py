@@ -113,7 +113,7 @@ def _order_dtype(node: FlinkWindowedAggregate, after: pl.DataType) -> tuple[str,
     """The arrival-order column explicit watermarks refer to, and the dtype to compare in."""
     source = node.source
     column = source.order_by if source.order_by is not None else ROW
-    dtype = source.schema[column] if source.order_by is not None else pl.Int64()
+    dtype = source.schema.get(column, pl.Int64())  # no order_by, or a flat_map's
     if dtype.is_integer() and after.is_integer():
         return column, pl.Int64()
     if dtype.is_numeric() and after.is_numeric():

@@ -71,10 +71,21 @@ def _ordered(
     return rows.with_columns(emit_order(pl.col(STEP), rank).alias(EMIT_ORDER))
 
 
+def _indices(rows: pl.Series, side: pl.DataFrame) -> list[int | None]:
+    """Where each input position of ``rows`` is in ``side`` (after a filter, positions and
+    indices differ)."""
+    index = side.select(pl.col(ROW).cast(pl.UInt32), pl.int_range(pl.len()).alias("index"))
+    at = rows.cast(pl.UInt32).to_frame(ROW)
+    found: list[int | None] = at.join(index, on=ROW, how="left", maintain_order="left")[
+        "index"
+    ].to_list()
+    return found
+
+
 def _values(node: KafkaStreamJoin, read: JoinRecords, rows: pl.DataFrame) -> list[pl.Series]:
     joiner = node.joiner
-    lrows, rrows = rows[LROW].to_list(), rows[RROW].to_list()
     if isinstance(joiner, PythonJoiner):
+        lrows, rrows = _indices(rows[LROW], read.left), _indices(rows[RROW], read.right)
         lv = python_values(node.left, read.left)
         rv = python_values(node.right, read.right)
         fn = joiner.function

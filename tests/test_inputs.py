@@ -1,0 +1,59 @@
+"""The frame types a stream reads, and the frame types its results come back as."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import kstreamlike as ks
+
+ROWS = {
+    "k": ["a", "a", "b", "a", None],
+    "ts": [5, 1, 30, 12, 3],
+    "v": [1, 2, 3, 4, 5],
+}
+
+
+class _ArrowStream:
+    """An object exposing only the Arrow PyCapsule stream interface."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self._table.__arrow_c_stream__(requested_schema)
+
+
+def _table(data: Any, backend: str) -> ks.KTable[Any]:
+    stream = ks.stream(data, key="k", timestamp="ts", backend=backend).filter(ks.col("v") < 5)
+    windowed = stream.group_by_key().windowed_by(ks.TimeWindows.of_size_with_no_grace(10))
+    return windowed.aggregate(ks.agg.sum("v"))
+
+
+@pytest.mark.spark_path
+def test_pandas_in_pandas_out(backend: str) -> None:
+    expected = _table(pl.DataFrame(ROWS), backend)
+    table = _table(pd.DataFrame(ROWS), backend)
+    outputs = [table.collect(), table.late_records(), table.invalid_records()]
+    assert all(isinstance(o, pd.DataFrame) for o in outputs)
+    assert pl.from_pandas(outputs[0]).equals(expected.collect())
+    assert pl.from_pandas(outputs[1]).equals(expected.late_records())
+    assert outputs[1]["ts"].tolist() == [12]
+    assert table.to_polars().equals(expected.collect())
+
+
+def test_arrow_pycapsule_in_polars_out(backend: str) -> None:
+    expected = _table(pl.DataFrame(ROWS), backend)
+    table = _table(_ArrowStream(pa.table(ROWS)), backend)
+    assert isinstance(table.collect(), pl.DataFrame)
+    assert table.collect().equals(expected.collect())
+    assert table.invalid_records().equals(expected.invalid_records())
+
+
+def test_unsupported_inputs_name_what_is_accepted() -> None:
+    with pytest.raises(ks.SchemaError, match=r"pandas DataFrame.*__arrow_c_stream__"):
+        ks.stream(42, timestamp="ts")  # type: ignore[call-overload]
