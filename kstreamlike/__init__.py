@@ -35,6 +35,7 @@ from kstreamlike.assigners import (
 )
 from kstreamlike.emit import EmitStrategy, Suppressed
 from kstreamlike.errors import (
+    CheckpointError,
     DuplicateArrivalOrderError,
     InvalidSpecError,
     KStreamLikeError,
@@ -70,6 +71,7 @@ __all__ = [
     "CountTrigger",
     "DeltaEvictor",
     "DeltaTrigger",
+    "CheckpointError",
     "DuplicateArrivalOrderError",
     "EmitStrategy",
     "EventTimeSessionWindows",

@@ -90,6 +90,9 @@ class Source:
         bounded: Flink profile: whether the input ends like a bounded source (the watermark
             jumps to ``Long.MAX_VALUE``) or is a recording of an unbounded stream that simply
             stops after its last record and watermark.
+        duplicates: ``"error"`` (a repeated (partition, ``order_by``) position is an error)
+            or ``"drop"`` (a re-delivered row goes to the invalid records, reason
+            ``"duplicate"``).
     """
 
     frame: object
@@ -104,6 +107,7 @@ class Source:
     watermarks: WatermarkPlan | None
     processing_time: str | None = None
     bounded: bool = True
+    duplicates: str = "error"
 
     def polars(self) -> pl.DataFrame:
         """The input rows as a Polars DataFrame (a Spark frame converts through Arrow)."""
