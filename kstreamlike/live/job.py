@@ -123,9 +123,11 @@ class Job:
     """A pipeline running live: fed batches, emitting each batch's output, checkpointed.
 
     Started by ``start()`` on a pipeline result. With a ``checkpoint`` directory, the state
-    is committed after every batch (``commit="batch"``, the default) or when :meth:`commit`
-    is called (``commit="manual"``), and a job started on a directory that holds a
-    checkpoint resumes from its last commit: feed it the batches after that commit.
+    is committed once a batch's output was consumed: when the next batch is processed and
+    on :meth:`close` (``commit="batch"``, the default), or when :meth:`commit` is called
+    (``commit="manual"``). A job started on a directory that holds a checkpoint resumes from
+    its last commit: feed it the batches from :attr:`batch_id` on. A sink that writes each
+    ``batch_id`` once gets every output exactly once.
 
     Example:
         >>> import kstreamlike as ks
@@ -156,12 +158,13 @@ class Job:
         self._rows = 0
         self._seconds = 0.0
         self._store: CheckpointStore | None = None
+        self._committed = 0
         if checkpoint is not None:
             self._store = CheckpointStore(checkpoint, fingerprint(plan), describe(plan))
             last = self._store.latest()
             if last is not None:
                 self._replay, self._rows = load_state(last.state, plan)
-                self._batches = last.batches
+                self._batches = self._committed = last.batches
 
     @property
     def batch_id(self) -> int:
@@ -201,14 +204,15 @@ class Job:
     def _run(self, frame: pl.DataFrame, end: bool) -> BatchResult:
         if self._replay.ended:
             raise KStreamLikeError("the job's input has ended (finish() was called)")
+        if self._auto_commit:
+            # the caller asks for the next batch: the last one's output was consumed
+            self.commit()
         began = time.perf_counter()
         outputs = self._replay.process(frame, end=end)
         result = BatchResult(self._batches, outputs)
         self._batches += 1
         self._rows += frame.height
         self._seconds = time.perf_counter() - began
-        if self._auto_commit:
-            self.commit()
         return result
 
     def process(self, batch: object) -> BatchResult:
@@ -216,9 +220,13 @@ class Job:
         pipeline's columns (extra columns are ignored), each partition's rows after those of
         earlier batches in arrival order.
 
+        With ``commit="batch"``, the state after the previous batch is committed first:
+        asking for the next batch says the previous batch's output was consumed. A crash
+        before that commit restarts from the commit before, so that batch is fed again
+        and its output produced again, with the same ``batch_id``.
+
         Returns:
-            The batch's main output, late and invalid records (committed first, when the job
-            commits every batch).
+            The batch's main output, late and invalid records.
 
         Raises:
             SchemaError: a column of the pipeline is missing or has another type.
@@ -309,16 +317,17 @@ class Job:
             >>> table.start(checkpoint=directory).batch_id
             1
         """
-        if self._store is None:
+        if self._store is None or self._committed == self._batches:
             return
         clocks = [(str(p), t, n) for p, (t, n) in self._replay.clocks().items()]
         self._store.commit(
             self._batches, ended=self._replay.ended, state=self._state(), clocks=clocks
         )
+        self._committed = self._batches
 
     def close(self) -> None:
-        """Commit (with a checkpoint directory) and stop; the job can be started again from
-        its checkpoint.
+        """Commit (with a checkpoint directory: call it once the last output was written)
+        and stop; the job can be started again from its checkpoint.
 
         Example:
             >>> import kstreamlike as ks
