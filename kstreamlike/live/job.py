@@ -193,7 +193,9 @@ class Job:
         for name, dtype in schema.items():
             column = frame[name]
             if column.dtype != dtype:
-                if column.dtype != pl.Null and not (column.dtype.is_integer() and dtype.is_integer()):
+                if column.dtype != pl.Null and not (
+                    column.dtype.is_integer() and dtype.is_integer()
+                ):
                     raise SchemaError(
                         f"batch column {name!r} is {column.dtype}; the pipeline's is {dtype}"
                     )

@@ -219,7 +219,8 @@ class InputReader:
         >>> import polars as pl
         >>> import kstreamlike as ks
         >>> frame = pl.DataFrame({"k": ["a", "a"], "ts": [1, 2]})
-        >>> plan = ks.stream(frame, key="k", timestamp="ts").key_by("k").count_window(2).count().plan
+        >>> stream = ks.stream(frame, key="k", timestamp="ts")
+        >>> plan = stream.key_by("k").count_window(2).count().plan
         >>> reader = InputReader(plan)
         >>> [r.seq for r in reader.read(frame).partitions[0].records]
         [0, 1]

@@ -94,6 +94,8 @@ class FlinkTask:
             self.generator = BoundedOutOfOrdernessWatermarks(plan.out_of_orderness)
         # the arrival position of the next record
         self.position = 0
+        # how many of the operator's emissions have their step
+        self._stamped = 0
 
     def _stamp(self, step: int) -> None:
         # the emissions since the last stamp happened at this step (plan.positions)

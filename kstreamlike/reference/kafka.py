@@ -184,7 +184,6 @@ class KafkaTask:
         """The windows the store holds for ``key``: (start, end, aggregate columns), by
         start (``WindowStore#fetch``)."""
         processor = self.processor
-        folding = processor.folding
         held: list[tuple[int, int, Any]] = []
         if isinstance(processor, TimeWindowProcessor):
             size = processor.window.size
@@ -198,4 +197,8 @@ class KafkaTask:
             sessions = processor.store.get(key)
             for (end, start), agg in [] if sessions is None else sessions.aggs.items():
                 held.append((start, end, agg))
-        return [(s, e, folding.result(agg)) for s, e, agg in sorted(held, key=lambda w: w[:2])]
+        assert isinstance(
+            processor, TimeWindowProcessor | SlidingWindowProcessor | SessionWindowProcessor
+        )
+        result = processor.folding.result
+        return [(s, e, result(agg)) for s, e, agg in sorted(held, key=lambda w: w[:2])]

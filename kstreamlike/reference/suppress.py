@@ -26,7 +26,8 @@ class SuppressBuffer:
         >>> buffer = SuppressBuffer(duration=0)
         >>> buffer.feed([Emission(("a",), 0, 10, {"n": 1}, 5, step=0)])
         []
-        >>> [(e.start, e.step) for e in buffer.feed([Emission(("a",), 10, 20, {"n": 1}, 12, step=1)])]
+        >>> out = buffer.feed([Emission(("a",), 10, 20, {"n": 1}, 12, step=1)])
+        >>> [(e.start, e.step) for e in out]
         [(0, 1)]
     """
 
@@ -44,7 +45,11 @@ class SuppressBuffer:
             buffer[(change.key, change.start, change.end)] = change
             self.stream_time = stream_time = max(self.stream_time, change.timestamp)
             expired = sorted(
-                (e for e in buffer.values() if e.end is not None and e.end <= stream_time - duration),
+                (
+                    e
+                    for e in buffer.values()
+                    if e.end is not None and e.end <= stream_time - duration
+                ),
                 key=lambda e: (e.end, sort_key(e.key), e.start),
             )
             for entry in expired:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import polars as pl
@@ -29,7 +30,7 @@ def run_in_batches(result: Any, frame: pl.DataFrame, at: list[int], job: Any = N
     finished."""
     job = result.start() if job is None else job
     bounds = [0, *at, frame.height]
-    outs = [job.process(frame[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    outs = [job.process(frame[a:b]) for a, b in itertools.pairwise(bounds)]
     return [*outs, job.finish()]
 
 

@@ -16,7 +16,9 @@ from tests.strategies import AGGREGATIONS, kafka_windows
 from tests.strategies import flink as fl
 from tests.strategies.kafka import frames as kafka_frames
 
-AGG_LISTS = st.lists(st.sampled_from(AGGREGATIONS), min_size=1, max_size=3, unique_by=lambda e: e.name)
+AGG_LISTS = st.lists(
+    st.sampled_from(AGGREGATIONS), min_size=1, max_size=3, unique_by=lambda e: e.name
+)
 
 
 @given(
@@ -54,7 +56,9 @@ def test_kafka_python_aggregations_in_batches(
 ) -> None:
     frame = in_arrival_order(frame, "o")
     value = None if kind == "row" else "v"
-    result = finish(python_aggregation(windowed(frame, windows, mode, "p", value=value), kind), mode)
+    result = finish(
+        python_aggregation(windowed(frame, windows, mode, "p", value=value), kind), mode
+    )
     if "suppress" not in mode:
         result = result.to_stream()
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)))
@@ -87,7 +91,9 @@ def test_flink_time_windows_in_batches(
 ) -> None:
     frame = in_arrival_order(frame, "o" if order_by else None)
     stream = fl.firing_stream(frame, data, partition=partition, bounded=bounded, order_by=order_by)
-    result = fl.time_window_firing(stream, ["k"], assigner, lateness, trigger, evictor, aggregations)
+    result = fl.time_window_firing(
+        stream, ["k"], assigner, lateness, trigger, evictor, aggregations
+    )
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)))
     assert_batches_equal_replay(result, outs)
 
