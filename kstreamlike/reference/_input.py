@@ -17,6 +17,7 @@ from kstreamlike.plan.nodes import (
     WindowedAggregate,
 )
 from kstreamlike.plan.validity import (
+    DUPLICATE,
     EVENT_TIME,
     SESSION_GAP,
     Above,
@@ -31,7 +32,6 @@ from kstreamlike.plan.validity import (
 from kstreamlike.plan.windows import FlinkSessionWindow
 
 __all__ = [
-    "DUPLICATE",
     "DUPLICATE_HORIZON",
     "Cursor",
     "Input",
@@ -47,8 +47,6 @@ ROW = "__kstreamlike_row__"
 TICKS = "__kstreamlike_ticks__"
 GAP = "__kstreamlike_gap__"
 PROCESSING = "__kstreamlike_processing__"
-DUPLICATE = "duplicate"
-"""The ``reason`` of a re-delivered row dropped by ``duplicates=\"drop\"``."""
 
 
 @dataclass

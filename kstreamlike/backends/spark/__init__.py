@@ -81,6 +81,8 @@ def unsupported(plan: LoweredPlan) -> str | None:
         >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
     """
+    if plan.aggregate.source.duplicates == "drop":
+        return 'duplicates="drop" (re-delivered rows) runs on the Polars and reference backends'
     try:
         python_dtype(plan.aggregate)
     except InvalidSpecError as error:
