@@ -168,8 +168,8 @@ class KafkaTask:
             else:
                 closer.track(forwards)
                 emissions.extend(replace(e, step=step) for e in closer.emit_closed(stream_time))
-        if isinstance(processor, TimeWindowProcessor):
-            # bounded state: a closed time window is never read again
+        if isinstance(processor, TimeWindowProcessor | SlidingWindowProcessor):
+            # bounded state: drop the windows no record reads again
             processor.prune(self.stream_time)
         if closer is not None:
             # every emitted window is closed, so never written again
