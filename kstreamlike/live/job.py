@@ -104,10 +104,10 @@ class JobMetrics:
         >>> import kstreamlike as ks
         >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
         >>> job = t.windowed_by(ks.TimeWindows.of(10)).count().start()
-        >>> _ = job.process([{"k": "a", "ts": 3}, {"k": "b", "ts": 12}])
+        >>> _ = job.process([{"k": "a", "ts": 3}, {"k": "b", "ts": 8}])
         >>> m = job.metrics()
         >>> m.batches, m.rows, m.open_windows, m.clocks
-        (1, 2, 2, {None: 12})
+        (1, 2, 2, {None: 8})
     """
 
     batches: int
@@ -257,8 +257,8 @@ class Job:
         """The windows held now for ``key`` (a scalar for one key column, a tuple for
         several) whose start is in ``[time_from, time_to]`` (in event-time ticks; None:
         unbounded), with their current aggregate, by partition and start (Kafka
-        ``WindowStore#fetch``; Flink: the windows whose contents are held, their aggregate
-        before any window function).
+        ``WindowStore#fetch``, without the windows that have closed; Flink: the windows
+        whose contents are held, their aggregate before any window function).
 
         Example:
             >>> import kstreamlike as ks
@@ -272,16 +272,7 @@ class Job:
         keys = key if isinstance(key, tuple) else (key,)
         if len(keys) != len(node.keys):
             raise KStreamLikeError(f"key must have {len(node.keys)} values ({list(node.keys)})")
-        rows: list[dict[str, Any]] = []
-        for partition, start, end, agg in self._replay.windows(keys):
-            low = time_from is None or (start is not None and start >= time_from)
-            high = time_to is None or (start is not None and start <= time_to)
-            if low and high:
-                row = dict(zip(node.keys, keys, strict=True))
-                if self._source.partition is not None:
-                    row[self._source.partition] = partition
-                rows.append({**row, "window_start": start, "window_end": end, **agg})
-        return pl.DataFrame(rows) if rows else pl.DataFrame()
+        return self._replay.fetch(keys, time_from, time_to)
 
     def metrics(self) -> JobMetrics:
         """The job's counters now (see :class:`JobMetrics`)."""

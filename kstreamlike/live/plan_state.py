@@ -24,6 +24,7 @@ import polars as pl
 from kstreamlike.errors import CheckpointError
 from kstreamlike.plan.explain import explain
 from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.nodes import ExplicitWatermarks
 
 __all__ = ["describe", "dump_state", "fingerprint", "load_state"]
 
@@ -90,9 +91,17 @@ def describe(plan: LoweredPlan) -> str:
             f"emit: {plan.emit.value} suppress: {plan.suppress}",
             f"columns: {columns}",
             f"roles: {roles}",
-            f"watermarks: {source.watermarks!r}",
+            f"watermarks: {_watermarks(plan)}",
         ]
     )
+
+
+def _watermarks(plan: LoweredPlan) -> str:
+    watermarks = plan.aggregate.source.watermarks
+    if isinstance(watermarks, ExplicitWatermarks):
+        rows = repr(watermarks.frame.rows()).encode()
+        return f"recorded, sha256 {hashlib.sha256(rows).hexdigest()}"
+    return repr(watermarks)
 
 
 def fingerprint(plan: LoweredPlan) -> str:

@@ -18,13 +18,14 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
+from kstreamlike.errors import KStreamLikeError
 from kstreamlike.plan.emit_order import check_rank, emit_order
 from kstreamlike.plan.lower import EmitMode, LoweredPlan
 from kstreamlike.plan.nodes import KafkaWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns
 from kstreamlike.plan.validity import NO_WINDOW
 from kstreamlike.reference._input import InputReader, Record, sort_key
-from kstreamlike.reference._output import main_frame, side_frame
+from kstreamlike.reference._output import main_frame, side_frame, windows_frame
 from kstreamlike.reference._types import Emission, Late
 from kstreamlike.reference.flink_replay import FlinkTask
 from kstreamlike.reference.kafka import KafkaTask
@@ -136,7 +137,7 @@ class Replay:
             invalid records (in the batch's row order).
         """
         if self.ended:
-            raise RuntimeError("the input has ended: no batch can follow")
+            raise KStreamLikeError("the input has ended: no batch can follow")
         read = self.reader.read(frame)
         judged = "stream_time" if isinstance(self.node, KafkaWindowedAggregate) else "watermark"
         fed = {part.value: part.records for part in read.partitions}
@@ -189,7 +190,8 @@ class Replay:
             >>> from kstreamlike.plan.lower import lower
             >>> frame = pl.DataFrame({"k": ["a", "a"], "ts": [1, 12]})
             >>> t = ks.stream(frame, key="k", timestamp="ts").group_by_key()
-            >>> replay = Replay(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan))
+            >>> windows = ks.TimeWindows.of_size_and_grace(10, 5)
+            >>> replay = Replay(lower(t.windowed_by(windows).count().plan))
             >>> _ = replay.process(frame)
             >>> replay.windows(("a",))
             [(None, 0, 10, {'count': 1}), (None, 10, 20, {'count': 1})]
@@ -199,6 +201,36 @@ class Replay:
             for value in sorted(self.partitions, key=lambda v: sort_key((v,)))
             for start, end, agg in self.partitions[value].task.windows(key)
         ]
+
+    def fetch(
+        self, key: tuple[Any, ...], time_from: int | None, time_to: int | None
+    ) -> pl.DataFrame:
+        """The windows held now for ``key`` whose start (in ticks) is in ``[time_from,
+        time_to]`` (None: unbounded), as a frame: the partition and key columns,
+        ``window_start``, ``window_end`` and the aggregate columns.
+
+        Example:
+            >>> import polars as pl
+            >>> import kstreamlike as ks
+            >>> from kstreamlike.plan.lower import lower
+            >>> frame = pl.DataFrame({"k": ["a", "a"], "ts": [1, 12]})
+            >>> t = ks.stream(frame, key="k", timestamp="ts").group_by_key()
+            >>> replay = Replay(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan))
+            >>> _ = replay.process(frame)
+            >>> replay.fetch(("a",), 5, None).rows()
+            [('a', 10, 20, 1)]
+        """
+        node = self.node
+        rows: list[dict[str, Any]] = []
+        for partition, start, end, agg in self.windows(key):
+            low = time_from is None or (start is not None and start >= time_from)
+            high = time_to is None or (start is not None and start <= time_to)
+            if low and high:
+                row = dict(zip(node.keys, key, strict=True))
+                if node.source.partition is not None:
+                    row[node.source.partition] = partition
+                rows.append({**row, "window_start": start, "window_end": end, **agg})
+        return windows_frame(node, rows)
 
     def clocks(self) -> dict[Any, tuple[int, int]]:
         """Per partition: the stream time (Kafka profile) or watermark (Flink profile) now,
