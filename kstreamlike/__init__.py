@@ -65,13 +65,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AggregateFunction",
+    "CheckpointError",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",
     "CountTrigger",
     "DeltaEvictor",
     "DeltaTrigger",
-    "CheckpointError",
     "DuplicateArrivalOrderError",
     "EmitStrategy",
     "EventTimeSessionWindows",

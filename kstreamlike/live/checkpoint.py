@@ -122,11 +122,22 @@ class CheckpointStore:
         )
 
     def latest(self) -> Commit | None:
-        """The newest complete commit, or None when the directory holds none."""
-        for _, path in self._manifests():
+        """The newest complete commit, or None when the directory holds none.
+
+        Raises:
+            CheckpointError: the directory holds manifests but none is complete (its state
+                file is missing or does not match its checksum).
+        """
+        manifests = self._manifests()
+        for _, path in manifests:
             commit = self._read(path)
             if commit is not None:
                 return commit
+        if manifests:
+            raise CheckpointError(
+                f"checkpoint {self.directory} is damaged: no manifest with its state file "
+                f"intact (newest: {manifests[0][1].name})"
+            )
         return None
 
     def commit(

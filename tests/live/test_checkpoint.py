@@ -132,3 +132,12 @@ def test_re_delivered_rows_are_dropped_across_a_restart(tmp_path: Path) -> None:
     with pytest.raises(ks.DuplicateArrivalOrderError, match="position 5"):
         result.start(checkpoint=tmp_path).process(changed)
     assert first.collect().height + again.collect().height == result.collect().height
+
+
+def test_a_damaged_checkpoint_is_an_error(tmp_path: Path) -> None:
+    job = _kafka().start(checkpoint=tmp_path)
+    job.process(BATCHES[0])
+    job.close()
+    next(tmp_path.glob("state-*.pickle")).write_bytes(b"damaged")
+    with pytest.raises(ks.CheckpointError, match="damaged"):
+        _kafka().start(checkpoint=tmp_path)
