@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import itertools
+import tempfile
 from typing import Any
 
 import polars as pl
@@ -11,12 +13,23 @@ from hypothesis import strategies as st
 from kstreamlike.plan.lower import lower
 from kstreamlike.reference import execute
 
-__all__ = ["assert_batches_equal_replay", "cuts", "in_arrival_order", "run_in_batches"]
+__all__ = [
+    "assert_batches_equal_replay",
+    "cuts",
+    "in_arrival_order",
+    "restarts",
+    "run_in_batches",
+]
 
 
 def in_arrival_order(frame: pl.DataFrame, order_by: str | None) -> pl.DataFrame:
     """``frame`` with its rows in arrival order (a stream arrives in ``order_by`` order)."""
     return frame if order_by is None else frame.sort(order_by, nulls_last=True, maintain_order=True)
+
+
+def restarts() -> st.SearchStrategy[int]:
+    """After which batches a job restarts from its checkpoint (bits; mostly none)."""
+    return st.one_of(st.just(0), st.integers(0, 127))
 
 
 @st.composite
@@ -25,13 +38,22 @@ def cuts(draw: st.DrawFn, n: int) -> list[int]:
     return sorted(draw(st.lists(st.integers(0, n), max_size=6)))
 
 
-def run_in_batches(result: Any, frame: pl.DataFrame, at: list[int], job: Any = None) -> list[Any]:
+def run_in_batches(result: Any, frame: pl.DataFrame, at: list[int], restarts: int = 0) -> list[Any]:
     """The batch results of ``result`` started live and fed ``frame`` cut at ``at``, then
-    finished."""
-    job = result.start() if job is None else job
-    bounds = [0, *at, frame.height]
-    outs = [job.process(frame[a:b]) for a, b in itertools.pairwise(bounds)]
-    return [*outs, job.finish()]
+    finished; with ``restarts``, the job is closed and started again from its checkpoint
+    after the batches whose number has that bit set (``restarts & (1 << i)``)."""
+    with tempfile.TemporaryDirectory() as directory:
+        job = result.start(checkpoint=directory if restarts else None)
+        bounds = [0, *at, frame.height]
+        outs = []
+        for i, (a, b) in enumerate(itertools.pairwise(bounds)):
+            outs.append(job.process(frame[a:b]))
+            if restarts & (1 << i):
+                job.close()
+                job = result.start(checkpoint=directory)
+                assert job.batch_id == i + 1
+        outs.append(job.finish())
+    return outs
 
 
 def _concat(frames: list[pl.DataFrame], by: list[str]) -> list[tuple[Any, ...]]:

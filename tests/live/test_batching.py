@@ -1,5 +1,6 @@
-"""Any split of a stream into batches gives the one-shot replay's outputs, on every window
-family of both profiles (reference interpreter)."""
+"""Any split of a stream into batches, with restarts from the checkpoint between batches,
+gives the one-shot replay's outputs, on every window family of both profiles (reference
+interpreter)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from tests.differential.kafka import MODES, finish, python_aggregation, windowed
-from tests.live.batches import assert_batches_equal_replay, cuts, in_arrival_order, run_in_batches
+from tests.live.batches import (
+    assert_batches_equal_replay,
+    cuts,
+    in_arrival_order,
+    restarts,
+    run_in_batches,
+)
 from tests.strategies import AGGREGATIONS, kafka_windows
 from tests.strategies import flink as fl
 from tests.strategies.kafka import frames as kafka_frames
@@ -40,7 +47,7 @@ def test_kafka_batches_equal_the_replay(
     frame = in_arrival_order(frame, "o")
     stream = windowed(frame, windows, mode, "p" if partition else None)
     result = finish(stream.aggregate(*aggregations), mode)
-    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)))
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
 
 
@@ -61,7 +68,7 @@ def test_kafka_python_aggregations_in_batches(
     )
     if "suppress" not in mode:
         result = result.to_stream()
-    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)))
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
 
 
@@ -94,7 +101,7 @@ def test_flink_time_windows_in_batches(
     result = fl.time_window_firing(
         stream, ["k"], assigner, lateness, trigger, evictor, aggregations
     )
-    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)))
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
 
 
@@ -117,7 +124,7 @@ def test_flink_global_and_count_windows_in_batches(
     frame = in_arrival_order(frame, "o")
     stream = fl.firing_stream(frame, data, partition=partition, bounded=True)
     result = fl.global_window_firing(stream, ["k"], trigger, evictor, aggregations)
-    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)))
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
 
 
@@ -148,5 +155,34 @@ def test_flink_sessions_in_batches(
         .trigger(ks.PurgingTrigger.of(ks.CountTrigger.of(2)))
     )
     result = windowed.aggregate(*aggregations)
-    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)))
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=fl.frames(),
+    assigner=fl.assigners(),
+    trigger=st.one_of(st.none(), st.integers(1, 3).map(ks.CountTrigger.of)),
+    evictor=st.one_of(st.none(), fl.evictors(delta=False)),
+    kind=st.sampled_from(fl.PYTHON_KINDS),
+    data=st.data(),
+)
+def test_flink_python_functions_in_batches(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    value = None if kind == "row_reduce" else "v"
+    stream = fl.firing_stream(frame, data, partition=True, bounded=True, key="k", value=value)
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(5)
+    if trigger is not None:
+        windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = fl.python_function(windowed, kind)
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
