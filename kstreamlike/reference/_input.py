@@ -266,7 +266,19 @@ class InputReader:
                 f"{where} (within one partition){before}: arrival order must be unique "
                 '(ks.stream(..., duplicates="drop") drops re-delivered rows)'
             )
-        if earlier and earlier != _digest(row):
+        oldest = next(iter(cursor.recent), None)
+        if (
+            order not in batch
+            and order not in cursor.recent
+            and oldest is not None
+            and order > oldest
+        ):
+            raise DuplicateArrivalOrderError(
+                f"order_by column {source.order_by!r}: position {order!r} was never read but "
+                f"arrives after position {cursor.last_order!r} of its partition (batches must "
+                "follow each other in arrival order)"
+            )
+        if earlier and earlier != _digest(row):  # (b"": a position whose row is not kept)
             raise DuplicateArrivalOrderError(
                 f"{where} (within one partition): the row re-delivered at position {order!r} "
                 "differs from the row first read there"
@@ -300,7 +312,8 @@ class InputReader:
             if self._duplicate(cursor, batch, order, row):
                 invalid.append((full[ROW], row, DUPLICATE))
                 continue
-            batch[order] = _digest(row)
+            # (the row's digest is kept only where re-delivered rows are compared)
+            batch[order] = _digest(row) if source.duplicates == "drop" else b""
             record = make_record(
                 node, row, seq=0, ts=ts, order=order, gap=gap, processing_time=full.get(PROCESSING)
             )

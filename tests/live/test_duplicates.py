@@ -80,6 +80,11 @@ def test_a_re_delivered_position_with_another_row_is_an_error() -> None:
     job.process(frame)
     with pytest.raises(ks.DuplicateArrivalOrderError, match="position 1"):
         job.process(frame[1:].with_columns(v=pl.lit(5, dtype=pl.Int64)))
+    gap = frame.with_columns(o=pl.Series([0, 2]))
+    job = _table(frame, ks.TimeWindows.of(10), "reference").start()
+    job.process(gap)
+    with pytest.raises(ks.DuplicateArrivalOrderError, match="never read"):
+        job.process(frame[1:])
     changed = pl.concat([frame, frame[1:].with_columns(v=pl.lit(5, dtype=pl.Int64))])
     for backend in ("polars", "reference"):
         with pytest.raises(ks.DuplicateArrivalOrderError, match="position 1"):
