@@ -159,6 +159,7 @@ class Job:
         self._seconds = 0.0
         self._store: CheckpointStore | None = None
         self._committed = 0
+        self._failed: str | None = None
         if checkpoint is not None:
             self._store = CheckpointStore(checkpoint, fingerprint(plan), describe(plan))
             last = self._store.latest()
@@ -204,13 +205,23 @@ class Job:
         return pl.DataFrame(columns)
 
     def _run(self, frame: pl.DataFrame, end: bool) -> BatchResult:
+        if self._failed is not None:
+            raise KStreamLikeError(self._failed)
         if self._replay.ended:
             raise KStreamLikeError("the job's input has ended (finish() was called)")
         if self._auto_commit:
             # the caller asks for the next batch: the last one's output was consumed
             self.commit()
         began = time.perf_counter()
-        outputs = self._replay.process(frame, end=end)
+        try:
+            outputs = self._replay.process(frame, end=end)
+        except Exception as error:
+            # the state may be half-updated: only a restart from the checkpoint is sound
+            self._failed = (
+                f"batch {self._batches} failed ({type(error).__name__}: {error}); start the "
+                "job again from its checkpoint"
+            )
+            raise
         result = BatchResult(self._batches, outputs)
         self._batches += 1
         self._rows += frame.height
@@ -232,6 +243,9 @@ class Job:
 
         Raises:
             SchemaError: a column of the pipeline is missing or has another type.
+            KStreamLikeError: an earlier batch failed (an error in a Python aggregation, a
+                repeated position...): the job's state may be half-updated, so it refuses
+                further batches; start it again from its checkpoint.
         """
         return self._run(self._frame(batch), end=False)
 

@@ -109,3 +109,16 @@ def test_a_restart_in_a_new_process(tmp_path: Path) -> None:
     table = windowed.aggregate(lambda: "", lambda k, v, a: a + str(v["ts"]), lambda k, a, b: a + b)
     rows = ast.literal_eval(first[2:]) + ast.literal_eval(second[2:])
     assert rows == table.collect().rows()
+
+
+def test_a_failed_batch_stops_the_job(tmp_path: Path) -> None:
+    job = _table().start(checkpoint=tmp_path)
+    job.process(FRAME[:1])
+    with pytest.raises(ks.DuplicateArrivalOrderError):
+        job.process(FRAME[:2])
+    with pytest.raises(ks.KStreamLikeError, match="start the job again"):
+        job.process(FRAME[1:])
+    restarted = _table().start(checkpoint=tmp_path)
+    # asking for batch 1 committed batch 0; batch 1 is fed again
+    assert restarted.batch_id == 1
+    assert restarted.process(FRAME[1:]).collect().height == 2
