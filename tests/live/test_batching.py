@@ -186,3 +186,37 @@ def test_flink_python_functions_in_batches(
     result = fl.python_function(windowed, kind)
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=fl.frames(),
+    assigner=fl.assigners(),
+    continuous=st.none() | st.integers(1, 30),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_flink_processing_time_triggers_in_batches(
+    frame: pl.DataFrame,
+    assigner: Any,
+    continuous: int | None,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    # processing times before the windows' ends for the periodic trigger (past them it
+    # would fire without end)
+    low = -100 if continuous is None else -3000
+    frame = in_arrival_order(data.draw(fl.processing_times(frame, low)), "o")
+    stream = fl.firing_stream(
+        frame, data, partition=partition, bounded=True, key="k", processing_time="pt"
+    )
+    trigger = (
+        ks.ProcessingTimeTrigger.create()
+        if continuous is None
+        else ks.ContinuousProcessingTimeTrigger.of(continuous)
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(5).trigger(trigger)
+    result = windowed.aggregate(*aggregations)
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
