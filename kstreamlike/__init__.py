@@ -39,6 +39,7 @@ from kstreamlike.assigners import (
 )
 from kstreamlike.emit import EmitStrategy, Suppressed
 from kstreamlike.errors import (
+    CheckpointError,
     DuplicateArrivalOrderError,
     InvalidSpecError,
     KStreamLikeError,
@@ -72,6 +73,7 @@ __all__ = [
     "AggregateFunction",
     "Branched",
     "BranchedKStream",
+    "CheckpointError",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",

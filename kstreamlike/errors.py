@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 __all__ = [
+    "CheckpointError",
     "DuplicateArrivalOrderError",
     "InvalidSpecError",
     "KStreamLikeError",
@@ -82,6 +83,17 @@ class DuplicateArrivalOrderError(KStreamLikeError, ValueError):
         ... except ks.DuplicateArrivalOrderError as e:
         ...     print(e)  # doctest: +ELLIPSIS
         order_by column 'o' has duplicate value 0 (within one partition): ...
+    """
+
+
+class CheckpointError(KStreamLikeError):
+    """A live job's checkpoint cannot be written or used: it was written by a different
+    pipeline, it is damaged, or the job's state cannot be pickled (naming the aggregation).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> issubclass(ks.CheckpointError, ks.KStreamLikeError)
+        True
     """
 
 

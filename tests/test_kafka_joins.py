@@ -145,3 +145,18 @@ def test_expansion_before_a_join_is_refused() -> None:
     windows = ks.JoinWindows.of_time_difference_with_no_grace(3)
     with pytest.raises(ks.InvalidSpecError, match="flat_map"):
         _stream([(1, 5, "A", 0)]).join(right, _concat, windows)
+
+
+def test_dropping_duplicates_before_a_join_is_refused() -> None:
+    frame = pl.DataFrame([(1, 7, "x", 1)], schema=SCHEMA, orient="row")
+    right = ks.stream(frame, key="k", value="v", timestamp="ts", order_by="o", duplicates="drop")
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(3)
+    with pytest.raises(ks.InvalidSpecError, match="duplicates"):
+        _stream([(1, 5, "A", 0)]).join(right, _concat, windows)
+
+
+def test_a_join_cannot_start_a_live_job() -> None:
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(3)
+    joined = _stream([(1, 5, "A", 0)]).join(_stream([(1, 7, "x", 1)]), _concat, windows)
+    with pytest.raises(ks.UnsupportedPlanError, match="live job"):
+        joined.start()

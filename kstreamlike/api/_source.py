@@ -100,6 +100,7 @@ def build_source(
     watermarks: WatermarkStrategy | None,
     processing_time: str | None = None,
     bounded: bool = True,
+    duplicates: str = "error",
 ) -> Source:
     """Validate the roles of the columns and build the plan's source node."""
     frame = native_frame(data)
@@ -121,6 +122,8 @@ def build_source(
         _check_processing_time(schema, processing_time, timestamp)
     if not isinstance(bounded, bool):
         raise InvalidSpecError(f"bounded must be True or False, got {bounded!r}")
+    if duplicates not in ("error", "drop"):
+        raise InvalidSpecError(f"duplicates must be 'error' or 'drop', got {duplicates!r}")
     value_is_row = len(values) != 1
     if not values:
         values = tuple(c for c in schema if c not in keys)
@@ -138,6 +141,7 @@ def build_source(
         processing_time=processing_time,
         bounded=bounded,
         output=output_kind(data),
+        duplicates=duplicates,
     )
     if watermarks is None:
         return source

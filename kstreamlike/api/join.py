@@ -50,6 +50,11 @@ def _check_inputs(left: Source, right: Source) -> None:
         part = left.partition
         _same(left, right, "partition dtype", left.schema[part], right.schema[part])
     for side, source in (("left", left), ("right", right)):
+        if source.duplicates == "drop":
+            raise InvalidSpecError(
+                f'the {side} join input drops re-delivered rows (duplicates="drop"), which '
+                "joins do not support in this release"
+            )
         if source.order_by == ARRIVAL:
             raise InvalidSpecError(
                 f"the {side} join input has a flat_map / flat_map_values, whose records' "

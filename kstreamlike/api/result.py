@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Generic
+import os
+from typing import TYPE_CHECKING, Generic, Literal
 
 import polars as pl
 
 from kstreamlike.backends import Outputs, check_supported, execute, resolve_backend
 from kstreamlike.backends.base import FrameT
+from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.frames import to_polars
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.explain import explain
@@ -15,6 +17,10 @@ from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.lower import AnyNode, LoweredPlan, lower
 from kstreamlike.plan.nodes import PlanNode
 from kstreamlike.plan.schema import output_schema
+from kstreamlike.plan.stateless import ARRIVAL
+
+if TYPE_CHECKING:
+    from kstreamlike.live import Job
 
 __all__ = ["FrameT", "StreamResult"]
 
@@ -136,6 +142,48 @@ class StreamResult(Generic[FrameT]):
             [('a', None, 'null timestamp'), (None, 4, 'null key')]
         """
         return self._outputs().invalid
+
+    def start(
+        self,
+        checkpoint: str | os.PathLike[str] | None = None,
+        *,
+        commit: Literal["batch", "manual"] = "batch",
+    ) -> Job:
+        """Start this pipeline as a live job, fed batch by batch (see
+        :class:`~kstreamlike.live.Job`). The frame the pipeline was built on gives only the
+        schema; every row is fed with ``job.process(batch)``. With a ``checkpoint``
+        directory the state is committed after every batch (``commit="batch"``) or on
+        ``job.commit()`` (``"manual"``), and a directory that holds a checkpoint is resumed
+        from its last commit. Live jobs run on the reference interpreter in this release,
+        whatever the backend; a pipeline on a Spark frame cannot start (Spark Structured
+        Streaming runs live Spark jobs).
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+            >>> job = t.windowed_by(ks.TimeWindows.of(10)).count().start()
+            >>> job.process([{"k": "a", "ts": 2}]).collect().select("count").rows()
+            [(1,)]
+        """
+        from kstreamlike.live import Job
+
+        if self._backend == "spark":
+            raise UnsupportedPlanError(
+                "a pipeline on a Spark DataFrame cannot start a live job here: run it live "
+                "with Spark Structured Streaming, or build it on a Polars frame"
+            )
+        plan = lower(self._node)
+        if isinstance(plan, KafkaStreamJoin):
+            raise UnsupportedPlanError(
+                "a join cannot start a live job in this release: run it on a recorded frame"
+            )
+        if plan.aggregate.source.order_by == ARRIVAL:
+            raise UnsupportedPlanError(
+                "a pipeline with flat_map / flat_map_values cannot start a live job in this "
+                "release: the expanded records' arrival positions are numbered over the "
+                "whole input"
+            )
+        return Job(plan, checkpoint, commit=commit)
 
     def explain(self) -> None:
         """Print the logical plan.

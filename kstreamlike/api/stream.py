@@ -232,6 +232,7 @@ def stream(  # type: ignore[overload-overlap]
     watermarks: WatermarkStrategy | None = None,
     processing_time: str | None = None,
     bounded: bool = True,
+    duplicates: str = "error",
     backend: str | None = None,
 ) -> KStream[SparkDataFrame]: ...
 
@@ -264,6 +265,7 @@ def stream(
     watermarks: WatermarkStrategy | None = None,
     processing_time: str | None = None,
     bounded: bool = True,
+    duplicates: str = "error",
     backend: str | None = None,
 ) -> KStream[pl.DataFrame]: ...
 
@@ -279,6 +281,7 @@ def stream(
     watermarks: WatermarkStrategy | None = None,
     processing_time: str | None = None,
     bounded: bool = True,
+    duplicates: str = "error",
     backend: str | None = None,
 ) -> KStream[Any]:
     """A recorded stream from a frame: the entry point of every pipeline.
@@ -305,6 +308,11 @@ def stream(
             advances the watermark to ``Long.MAX_VALUE`` and fires every event-time timer
             still set; False replays a recording of an unbounded stream, which stops after
             the last record and watermark (as Flink's operator test harness does).
+        duplicates: what a row whose (partition, ``order_by``) position was read already
+            does: ``"error"`` (the default) raises
+            :class:`~kstreamlike.errors.DuplicateArrivalOrderError`; ``"drop"`` treats it
+            as a re-delivery and sends it to ``invalid_records()`` with reason
+            ``"duplicate"`` (a re-delivered position whose row differs is still an error).
         backend: ``"polars"``, ``"spark"`` or ``"reference"`` (the record-at-a-time
             interpreter); the default follows the type of ``data``: ``"spark"`` for a Spark
             DataFrame, else ``"polars"``, or ``"reference"`` for a plan the Polars backend
@@ -336,5 +344,6 @@ def stream(
         watermarks=watermarks,
         processing_time=processing_time,
         bounded=bounded,
+        duplicates=duplicates,
     )
     return KStream(source, validate_backend(backend))

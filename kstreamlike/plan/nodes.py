@@ -96,6 +96,9 @@ class Source:
             roles describe the records after them.
         output: the frame type of the outputs: ``"native"`` (Polars, or Spark on a Spark
             input) or ``"pandas"`` (on a pandas input).
+        duplicates: ``"error"`` (a repeated (partition, ``order_by``) position is an error)
+            or ``"drop"`` (a re-delivered row goes to the invalid records, reason
+            ``"duplicate"``).
     """
 
     frame: object
@@ -112,6 +115,18 @@ class Source:
     bounded: bool = True
     ops: tuple[StatelessOp, ...] = ()
     output: str = "native"
+    duplicates: str = "error"
+
+    def input_schema(self) -> pl.Schema:
+        """The columns of the input rows, before the stateless operations (``schema`` is
+        after them)."""
+        if not self.ops:
+            return self.schema
+        if isinstance(self.frame, pl.LazyFrame):
+            return self.frame.collect_schema()
+        if isinstance(self.frame, pl.DataFrame):
+            return self.frame.schema
+        return self.polars().schema
 
     def polars(self) -> pl.DataFrame:
         """The input rows as a Polars DataFrame (a Spark frame converts through Arrow)."""

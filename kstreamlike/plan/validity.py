@@ -35,6 +35,7 @@ from kstreamlike.plan.windows import (
 
 __all__ = [
     "BEFORE_MIN",
+    "DUPLICATE",
     "EVENT_TIME",
     "NO_WINDOW",
     "PAST_MAX",
@@ -111,6 +112,8 @@ PAST_MAX = "window past Long.MAX_VALUE"
 BEFORE_MIN = "window before Long.MIN_VALUE"
 # The reason of the records no window takes (see :func:`unassigned_rule`).
 NO_WINDOW = "no window"
+DUPLICATE = "duplicate"
+"""The ``reason`` of a re-delivered row dropped by ``ks.stream(..., duplicates="drop")``."""
 
 
 def _value_columns(node: WindowedAggregate) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ values are an error. Nothing in this module is shared with the vectorized backen
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from kstreamlike.plan.nodes import (
     WindowedAggregate,
 )
 from kstreamlike.plan.validity import (
+    DUPLICATE,
     EVENT_TIME,
     SESSION_GAP,
     Above,
@@ -29,7 +31,17 @@ from kstreamlike.plan.validity import (
 )
 from kstreamlike.plan.windows import FlinkSessionWindow
 
-__all__ = ["Input", "Partition", "Record", "make_record", "read_input", "sort_key"]
+__all__ = [
+    "DUPLICATE_HORIZON",
+    "Cursor",
+    "Input",
+    "InputReader",
+    "Partition",
+    "Record",
+    "make_record",
+    "read_input",
+    "sort_key",
+]
 
 ROW = "__kstreamlike_row__"
 TICKS = "__kstreamlike_ticks__"
@@ -42,7 +54,8 @@ class Record:
     """One valid input record.
 
     Attributes:
-        seq: global arrival position across all partitions (used for first/last/lists).
+        seq: the arrival position within its partition, from the start of the stream (orders
+            first/last/lists).
         row: the original input row, for side outputs.
         ts: event time in ticks.
         key: the grouping key as a tuple of column values.
@@ -163,67 +176,171 @@ def make_record(
     )
 
 
-def read_input(node: WindowedAggregate) -> Input:
-    """Split the input into partitions of valid records and the invalid rows."""
-    source = node.source
-    frame = source.polars()
-    extra = [pl.col(source.timestamp).cast(pl.Int64).alias(TICKS)]
-    if isinstance(node.window, FlinkSessionWindow) and node.window.gap_column is not None:
-        gap_col = pl.col(node.window.gap_column)
-        if frame.schema[node.window.gap_column].is_temporal():
-            gap_col = (
-                gap_col.dt.total_nanoseconds()
-                // {"ms": 1_000_000, "us": 1_000, "ns": 1}[source.time_unit.unit]
-            )
-        extra.append(gap_col.cast(pl.Int64).alias(GAP))
-    if source.processing_time is not None:
-        processing = pl.col(source.processing_time)
-        if frame.schema[source.processing_time].is_temporal():
-            processing = processing.dt.cast_time_unit(source.time_unit.unit)
-        extra.append(processing.cast(pl.Int64).alias(PROCESSING))
-    if source.ops:
-        from kstreamlike.reference._stateless import stateless_rows
+def _digest(row: dict[str, Any]) -> bytes:
+    """A stable digest of an input row, to tell a re-delivered row from a different one."""
+    return hashlib.blake2b(repr(sorted(row.items())).encode(), digest_size=16).digest()
 
-        frame = stateless_rows(source, frame).rename({"position": ROW})
-        frame = frame.with_columns(extra)
-    else:
-        frame = frame.with_columns(extra).with_row_index(ROW)
-    columns = list(source.schema)
 
-    partitions: dict[Any, Partition] = {}
-    invalid: list[tuple[int, dict[str, Any], str]] = []
-    unassigned: list[tuple[int, Record]] = []
-    outside = unassigned_rule(node)
-    seen_orders: dict[Any, set[Any]] = {}
-    for full in frame.iter_rows(named=True):
-        row = {c: full[c] for c in columns}
-        ts, gap = full[TICKS], full.get(GAP)
-        derived = {**full, **row, EVENT_TIME: ts, SESSION_GAP: gap}
-        reason = _invalid_reason(node, derived)
-        if reason is not None:
-            invalid.append((full[ROW], row, reason))
-            continue
-        part_value = row[source.partition] if source.partition is not None else None
-        order = full[source.order_by] if source.order_by is not None else full[ROW]
-        orders = seen_orders.setdefault(part_value, set())
-        if order in orders:
+@dataclass
+class Cursor:
+    """How far one partition's input has been read.
+
+    Attributes:
+        position: how many valid records of the partition were read (the arrival position
+            of the next one).
+        last_order: the ``order_by`` value (or row position) of the last record read.
+        recent: the digests of the last rows read, by ``order_by`` value, to tell a
+            re-delivered row (``duplicates="drop"``) from a different one; at most
+            :data:`DUPLICATE_HORIZON` entries.
+    """
+
+    position: int = 0
+    last_order: Any = None
+    recent: dict[Any, bytes] = field(default_factory=dict)
+
+
+DUPLICATE_HORIZON = 1024
+"""How many of a partition's last positions keep a row digest (``duplicates="drop"``): a
+re-delivered position older than that is dropped without comparing its row."""
+
+
+class InputReader:
+    """Reads a stream's input batch by batch into records, carrying what it has read.
+
+    Each call of :meth:`read` takes the next batch (any rows of any partitions, each
+    partition's rows after the ones of earlier batches in ``order_by`` order): invalid rows
+    are set aside with their reason; valid records are numbered by their arrival position
+    within their partition, counted from the start of the stream. A single call on the whole
+    frame is the batch replay's reading.
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> frame = pl.DataFrame({"k": ["a", "a"], "ts": [1, 2]})
+        >>> stream = ks.stream(frame, key="k", timestamp="ts")
+        >>> plan = stream.key_by("k").count_window(2).count().plan
+        >>> reader = InputReader(plan)
+        >>> [r.seq for r in reader.read(frame).partitions[0].records]
+        [0, 1]
+        >>> [r.seq for r in reader.read(frame.with_columns(ts=pl.lit(3))).partitions[0].records]
+        [2, 3]
+    """
+
+    def __init__(self, node: WindowedAggregate) -> None:
+        self.node = node
+        self.rows_read = 0
+        self.cursors: dict[Any, Cursor] = {}
+
+    def _derived(self, frame: pl.DataFrame) -> pl.DataFrame:
+        node, source = self.node, self.node.source
+        extra = [pl.col(source.timestamp).cast(pl.Int64).alias(TICKS)]
+        if isinstance(node.window, FlinkSessionWindow) and node.window.gap_column is not None:
+            gap_col = pl.col(node.window.gap_column)
+            if frame.schema[node.window.gap_column].is_temporal():
+                gap_col = (
+                    gap_col.dt.total_nanoseconds()
+                    // {"ms": 1_000_000, "us": 1_000, "ns": 1}[source.time_unit.unit]
+                )
+            extra.append(gap_col.cast(pl.Int64).alias(GAP))
+        if source.processing_time is not None:
+            processing = pl.col(source.processing_time)
+            if frame.schema[source.processing_time].is_temporal():
+                processing = processing.dt.cast_time_unit(source.time_unit.unit)
+            extra.append(processing.cast(pl.Int64).alias(PROCESSING))
+        if source.ops:
+            from kstreamlike.reference._stateless import stateless_rows
+
+            return stateless_rows(source, frame).rename({"position": ROW}).with_columns(extra)
+        return frame.with_columns(extra).with_row_index(ROW)
+
+    def _duplicate(self, cursor: Cursor, batch: dict[Any, bytes], order: Any, row: Any) -> bool:
+        """Whether the record at ``order`` was read already (in this batch, or at or before
+        the partition's last position); raises unless the stream drops duplicates and the
+        row is the same (as far as :data:`DUPLICATE_HORIZON` positions back)."""
+        source = self.node.source
+        earlier = batch.get(order)
+        if earlier is None and cursor.last_order is not None and order <= cursor.last_order:
+            earlier = cursor.recent.get(order, b"")
+        if earlier is None:
+            return False
+        where = f"order_by column {source.order_by!r} has duplicate value {order!r}"
+        if source.duplicates != "drop":
+            before = "" if order in batch else " (or at or before the position reached)"
             raise DuplicateArrivalOrderError(
-                f"order_by column {source.order_by!r} has duplicate value {order!r} "
-                "(within one partition): arrival order must be unique"
+                f"{where} (within one partition){before}: arrival order must be unique "
+                '(ks.stream(..., duplicates="drop") drops re-delivered rows)'
             )
-        orders.add(order)
-        record = make_record(
-            node, row, seq=0, ts=ts, order=order, gap=gap, processing_time=full.get(PROCESSING)
-        )
-        partitions.setdefault(part_value, Partition(part_value)).records.append(record)
-        if outside is not None and _holds(outside, derived):
-            unassigned.append((full[ROW], record))
+        oldest = next(iter(cursor.recent), None)
+        if (
+            order not in batch
+            and order not in cursor.recent
+            and oldest is not None
+            and order > oldest
+        ):
+            raise DuplicateArrivalOrderError(
+                f"order_by column {source.order_by!r}: position {order!r} was never read but "
+                f"arrives after position {cursor.last_order!r} of its partition (batches must "
+                "follow each other in arrival order)"
+            )
+        if earlier and earlier != _digest(row):  # (b"": a position whose row is not kept)
+            raise DuplicateArrivalOrderError(
+                f"{where} (within one partition): the row re-delivered at position {order!r} "
+                "differs from the row first read there"
+            )
+        return True
 
-    ordered = [partitions[p] for p in sorted(partitions, key=lambda v: sort_key((v,)))]
-    seq = 0
-    for part in ordered:
-        part.records.sort(key=lambda r: r.order)
-        for record in part.records:
-            record.seq = seq
-            seq += 1
-    return Input(ordered, invalid, unassigned)
+    def read(self, frame: pl.DataFrame) -> Input:
+        """Read the next batch of the input (a frame with the source's columns)."""
+        node, source = self.node, self.node.source
+        height = frame.height
+        frame = self._derived(frame)
+        columns = list(source.schema)
+        partitions: dict[Any, Partition] = {}
+        invalid: list[tuple[int, dict[str, Any], str]] = []
+        unassigned: list[tuple[int, Record]] = []
+        outside = unassigned_rule(node)
+        digests: dict[Any, dict[Any, bytes]] = {}
+        for full in frame.iter_rows(named=True):
+            row = {c: full[c] for c in columns}
+            ts, gap = full[TICKS], full.get(GAP)
+            derived = {**full, **row, EVENT_TIME: ts, SESSION_GAP: gap}
+            reason = _invalid_reason(node, derived)
+            if reason is not None:
+                invalid.append((full[ROW], row, reason))
+                continue
+            part_value = row[source.partition] if source.partition is not None else None
+            order = full[source.order_by] if source.order_by is not None else full[ROW]
+            if source.order_by is None:
+                order += self.rows_read
+            cursor = self.cursors.setdefault(part_value, Cursor())
+            batch = digests.setdefault(part_value, {})
+            if self._duplicate(cursor, batch, order, row):
+                invalid.append((full[ROW], row, DUPLICATE))
+                continue
+            # (the row's digest is kept only where re-delivered rows are compared)
+            batch[order] = _digest(row) if source.duplicates == "drop" else b""
+            record = make_record(
+                node, row, seq=0, ts=ts, order=order, gap=gap, processing_time=full.get(PROCESSING)
+            )
+            partitions.setdefault(part_value, Partition(part_value)).records.append(record)
+            if outside is not None and _holds(outside, derived):
+                unassigned.append((full[ROW], record))
+        self.rows_read += height
+        ordered = [partitions[p] for p in sorted(partitions, key=lambda v: sort_key((v,)))]
+        for part in ordered:
+            cursor = self.cursors[part.value]
+            part.records.sort(key=lambda r: r.order)
+            for record in part.records:
+                record.seq = cursor.position
+                cursor.position += 1
+            cursor.last_order = part.records[-1].order
+            if source.duplicates == "drop":
+                cursor.recent.update((r.order, digests[part.value][r.order]) for r in part.records)
+                while len(cursor.recent) > DUPLICATE_HORIZON:
+                    del cursor.recent[next(iter(cursor.recent))]
+        return Input(ordered, invalid, unassigned)
+
+
+def read_input(node: WindowedAggregate) -> Input:
+    """Split the whole input into partitions of valid records and the invalid rows."""
+    return InputReader(node).read(node.source.polars())

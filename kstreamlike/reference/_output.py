@@ -8,9 +8,9 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN, EventTimeUnit
 from kstreamlike.plan.nodes import WindowedAggregate
-from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
+from kstreamlike.plan.schema import aggregate_columns, invalid_schema, late_schema, output_schema
 
-__all__ = ["main_frame", "side_frame", "ticks_series", "typed_series"]
+__all__ = ["main_frame", "side_frame", "ticks_series", "typed_series", "windows_frame"]
 
 
 def ticks_series(name: str, values: list[Any], unit: EventTimeUnit) -> pl.Series:
@@ -64,3 +64,17 @@ def side_frame(agg: WindowedAggregate, rows: list[dict[str, Any]], late: bool) -
     ``stream_time`` or ``watermark`` in ticks)."""
     schema = late_schema(agg) if late else invalid_schema(agg)
     return _frame(agg, rows, dict(schema), ("stream_time", "watermark"))
+
+
+def windows_frame(agg: WindowedAggregate, rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Held windows from ``rows`` (dicts with the partition and key columns, window bounds in
+    ticks, and the aggregate columns; a window function's input, not its output)."""
+    schema = output_schema(agg)
+    aggregates = aggregate_columns(agg.aggregation, agg.source.schema)
+    raw = getattr(agg, "window_function", None) is not None
+    columns = {
+        name: None if raw and name in aggregates else dtype
+        for name, dtype in schema.items()
+        if name not in ("timestamp", "emit_order", "is_tombstone", "pane_timing", "pane_index")
+    }
+    return _frame(agg, rows, columns, ("window_start", "window_end"))

@@ -315,8 +315,10 @@ class WindowOperator:
         return self._merging_window_set(key).get_state_window(window)
 
     def _clear_all_state(self, key: Key, window: Window, namespace: tuple[Key, Window]) -> None:
-        # WindowOperator#clearAllState: never emits
+        # WindowOperator#clearAllState: never emits. (The window is late from now on, so its
+        # pane count is not needed again.)
         self.contents.clear(namespace)
+        self._panes_emitted.pop((key, window), None)
         self.trigger.clear(window, self._context(key, window))
         self.function.clear(key, window, self._function_context(key, window))
         if self.assigner.is_merging:

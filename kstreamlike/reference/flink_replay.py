@@ -10,16 +10,16 @@ the replay that emitted it (:mod:`kstreamlike.plan.emit_order`).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from typing import Any
 
 from kstreamlike._time import LONG_MIN
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate
 from kstreamlike.plan.positions import advance_after, advance_before, processing_of
-from kstreamlike.reference._input import Partition, Record
+from kstreamlike.reference._input import Record
 from kstreamlike.reference._types import Emission, Late
 from kstreamlike.reference.flink import WindowOperator
 
-__all__ = ["BoundedOutOfOrdernessWatermarks", "run_flink_partition"]
+__all__ = ["BoundedOutOfOrdernessWatermarks", "FlinkTask"]
 
 
 class BoundedOutOfOrdernessWatermarks:
@@ -40,85 +40,135 @@ class BoundedOutOfOrdernessWatermarks:
         return self.max_timestamp - self.out_of_orderness - 1
 
 
-def _explicit_watermark_slots(
-    node: FlinkWindowedAggregate, plan: ExplicitWatermarks, part: Partition
-) -> list[list[int]]:
-    """The recorded watermarks of this partition, by position.
+def _explicit_watermarks(
+    node: FlinkWindowedAggregate, plan: ExplicitWatermarks, partition: Any
+) -> list[tuple[Any, int]]:
+    """The recorded watermarks of one partition, as (``after``, watermark), in frame order.
 
-    Slot ``i`` holds the watermarks applied just before record ``i``; the last slot holds
-    those after the last record. A row with ``after = a`` goes right after the last record
-    whose order is ``<= a`` (before the first record if there is none); rows sharing a slot
-    keep frame order. Rows with a null ``after`` or ``watermark`` are ignored.
+    Rows with a null ``after`` or ``watermark`` are ignored.
     """
     partitioned = node.source.partition is not None and "partition" in plan.frame.columns
-    orders = [record.order for record in part.records]
-    slots: list[list[int]] = [[] for _ in range(len(orders) + 1)]
-    for row in plan.frame.iter_rows(named=True):
-        if partitioned and row["partition"] != part.value:
-            continue
-        if row["after"] is None or row["watermark"] is None:
-            continue
-        slots[bisect_right(orders, row["after"])].append(row["watermark"])
-    return slots
+    return [
+        (row["after"], row["watermark"])
+        for row in plan.frame.iter_rows(named=True)
+        if not (partitioned and row["partition"] != partition)
+        and row["after"] is not None
+        and row["watermark"] is not None
+    ]
 
 
-def run_flink_partition(
-    node: FlinkWindowedAggregate, part: Partition
-) -> tuple[list[Emission], list[Late]]:
-    """Run one partition through a Flink window operator.
+class FlinkTask:
+    """One partition of a Flink windowed aggregation: a window operator fed in arrival
+    order.
 
-    The operator starts at watermark ``Long.MIN_VALUE``; watermarks are generated after every
-    record or replayed from the recorded rows of this partition. Before each record the
-    processing-time clock advances to the record's processing time (if the stream has one).
-    A bounded input ends with watermark ``Long.MAX_VALUE`` (:meth:`WindowOperator.end_input`).
+    The operator starts at watermark ``Long.MIN_VALUE``; watermarks are generated after
+    every record, or replayed from the recorded rows of this partition: a row with
+    ``after = a`` is applied just before the first record whose order is ``> a`` (so rows
+    sharing that place keep frame order), the rows after the last record at the end of the
+    input. Before each record the processing-time clock advances to the record's processing
+    time (if the stream has one). A bounded input ends with watermark ``Long.MAX_VALUE``
+    (:meth:`WindowOperator.end_input`).
 
-    Args:
-        node: the Flink windowed aggregation.
-        part: one partition's records, in arrival order.
-
-    Returns:
-        The emissions in the order they happened, and the elements dropped as late (all of
-        them, whether or not the plan has a late-data tag).
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> plan = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count().plan
+        >>> from kstreamlike.reference._input import read_input
+        >>> task = FlinkTask(plan, partition=None)
+        >>> task.feed(read_input(plan).partitions[0].records)
+        ([], [])
+        >>> [(e.start, e.agg, e.step) for e in task.end()[0]]
+        [(0, {'count': 1}, 2)]
     """
-    operator = WindowOperator(node)
-    plan = node.watermarks
-    stamped = 0
 
-    def stamp(step: int) -> None:
+    def __init__(self, node: FlinkWindowedAggregate, partition: Any) -> None:
+        self.operator = WindowOperator(node)
+        self.bounded = node.source.bounded
+        plan = node.watermarks
+        self.pending: list[tuple[Any, int]] = []
+        self.generator: BoundedOutOfOrdernessWatermarks | None = None
+        if isinstance(plan, ExplicitWatermarks):
+            self.pending = _explicit_watermarks(node, plan, partition)
+        else:
+            self.generator = BoundedOutOfOrdernessWatermarks(plan.out_of_orderness)
+        # the arrival position of the next record
+        self.position = 0
+        # how many of the operator's emissions have their step
+        self._stamped = 0
+
+    def _stamp(self, step: int) -> None:
         # the emissions since the last stamp happened at this step (plan.positions)
-        nonlocal stamped
-        for emission in operator.emissions[stamped:]:
+        emissions = self.operator.emissions
+        for emission in emissions[self._stamped :]:
             emission.step = step
-        stamped = len(operator.emissions)
+        self._stamped = len(emissions)
 
-    def arrive(seq: int, record: Record) -> None:
-        if record.processing_time is not None:
-            operator.advance_processing_time(record.processing_time)
-        stamp(advance_before(seq))
-        operator.process_element(record)
-        stamp(processing_of(seq))
+    def _drain(self) -> tuple[list[Emission], list[Late]]:
+        operator = self.operator
+        emissions, late = operator.emissions, operator.late
+        operator.emissions, operator.late = [], []
+        return emissions, late
 
-    if isinstance(plan, ExplicitWatermarks):
-        slots = _explicit_watermark_slots(node, plan, part)
-        for seq, (record, watermarks_before) in enumerate(
-            zip(part.records, slots[:-1], strict=True)
-        ):
-            for watermark in watermarks_before:
-                operator.process_watermark(watermark)
-            arrive(seq, record)
-        for watermark in slots[-1]:
-            operator.process_watermark(watermark)
-    else:
-        # TimestampsAndWatermarksOperator: the generator sees the element, the element goes
-        # on to the window operator, then the periodic emit runs (here after every element)
-        generator = BoundedOutOfOrdernessWatermarks(plan.out_of_orderness)
-        for seq, record in enumerate(part.records):
-            generator.on_event(record.ts)
-            arrive(seq, record)
-            operator.process_watermark(generator.on_periodic_emit())
-            stamp(advance_after(seq))
-    if node.source.bounded:
-        # end of input: a bounded source emits Watermark.MAX_WATERMARK
-        operator.end_input()
-    stamp(advance_after(len(part.records) - 1))
-    return operator.emissions, operator.late
+    def feed(self, records: list[Record]) -> tuple[list[Emission], list[Late]]:
+        """Process the partition's next records (in arrival order, ``seq`` their positions).
+
+        Returns:
+            The emissions in the order they happened, and the elements dropped as late (all
+            of them, whether or not the plan has a late-data tag).
+        """
+        operator, generator = self.operator, self.generator
+        self._stamped = 0
+        for record in records:
+            seq = record.seq
+            if self.pending:
+                due = [item for item in self.pending if item[0] < record.order]
+                if due:
+                    self.pending = [item for item in self.pending if item[0] >= record.order]
+                    for _, watermark in due:
+                        operator.process_watermark(watermark)
+            if generator is not None:
+                # TimestampsAndWatermarksOperator: the generator sees the element, the
+                # element goes on to the window operator, then the periodic emit runs (here
+                # after every element)
+                generator.on_event(record.ts)
+            if record.processing_time is not None:
+                operator.advance_processing_time(record.processing_time)
+            self._stamp(advance_before(seq))
+            operator.process_element(record)
+            self._stamp(processing_of(seq))
+            if generator is not None:
+                operator.process_watermark(generator.on_periodic_emit())
+                self._stamp(advance_after(seq))
+            self.position = seq + 1
+        return self._drain()
+
+    def end(self) -> tuple[list[Emission], list[Late]]:
+        """The end of the input: the recorded watermarks after the last record, then, for a
+        bounded source, watermark ``Long.MAX_VALUE``."""
+        self._stamped = 0
+        for _, watermark in self.pending:
+            self.operator.process_watermark(watermark)
+        self.pending = []
+        if self.bounded:
+            # end of input: a bounded source emits Watermark.MAX_WATERMARK
+            self.operator.end_input()
+        self._stamp(advance_after(self.position - 1))
+        return self._drain()
+
+    def windows(self, key: tuple[Any, ...]) -> list[tuple[int | None, int | None, dict[str, Any]]]:
+        """The windows whose contents are held for ``key``: (start, end, the aggregate of
+        the contents now), by start (a global window's bounds are None)."""
+        contents = self.operator.contents
+        folding = contents.folding
+        held: list[tuple[int | None, int | None, dict[str, Any]]] = []
+        for (k, window), value in contents.store.items():
+            if k != key:
+                continue
+            if contents.evictor is not None:
+                accumulator = folding.initial()
+                for record in value:
+                    accumulator = folding.add(key, record, accumulator)
+                value = accumulator
+            held.append((window.start, window.end, folding.result(value)))
+        return sorted(held, key=lambda w: (w[0] is None, w[0] or 0, w[1] or 0))

@@ -26,14 +26,14 @@ from kstreamlike.plan.windows import (
     KafkaTimeWindow,
     KafkaWindow,
 )
-from kstreamlike.reference._input import Partition, Record, sort_key
+from kstreamlike.reference._input import Record, sort_key
 from kstreamlike.reference._types import Emission, Late
 from kstreamlike.reference.aggregates import Folding, folding_for
 from kstreamlike.reference.kafka_session import SessionWindowProcessor
 from kstreamlike.reference.kafka_sliding import SlidingWindowProcessor
 from kstreamlike.reference.kafka_time import TimeWindowProcessor
 
-__all__ = ["run_kafka_partition"]
+__all__ = ["KafkaTask"]
 
 
 class _Processor(Protocol):
@@ -120,37 +120,85 @@ class _CloseEmitter:
         return (e.start, sort_key(e.key))
 
 
-def run_kafka_partition(
-    node: KafkaWindowedAggregate, on_close: bool, part: Partition
-) -> tuple[list[Emission], list[Late]]:
-    """Process one partition's records in arrival order.
+class KafkaTask:
+    """One partition of a Kafka-profile windowed aggregation, fed in arrival order.
 
-    Args:
-        node: the Kafka-profile windowed aggregation.
-        on_close: emit each window once, when it closes (else every update).
-        part: the partition's valid records, in arrival order.
+    Holds the partition's stream time, its window store (the processor) and, under
+    ON_WINDOW_CLOSE, the windows not emitted yet. :meth:`feed` processes the next records;
+    a Kafka application never sees the end of its input, so :meth:`end` emits nothing.
 
-    Returns:
-        The emissions, in emission order (every update under ON_WINDOW_UPDATE, each closed
-        window once under ON_WINDOW_CLOSE), and the records that went into no window, each
-        with the stream time it was judged against.
+    Example:
+        >>> import kstreamlike as ks
+        >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> plan = t.windowed_by(ks.TimeWindows.of(10)).count().plan
+        >>> from kstreamlike.reference._input import read_input
+        >>> task = KafkaTask(plan, on_close=False)
+        >>> emissions, late = task.feed(read_input(plan).partitions[0].records)
+        >>> [(e.start, e.agg, e.step) for e in emissions], task.stream_time
+        ([(0, {'count': 1}, 0)], 1)
     """
-    processor = _processor_for(node.window, folding_for(node.aggregation))
-    closer = _CloseEmitter(node.window) if on_close else None
-    emissions: list[Emission] = []
-    late: list[Late] = []
-    stream_time = -1  # ConsumerRecord.NO_TIMESTAMP
-    for step, record in enumerate(part.records):
-        # The record counts before it is judged (updateObservedStreamTime comes first).
-        stream_time = max(stream_time, record.ts)
-        forwards: list[Emission] = []
-        if not processor.process(record, stream_time, forwards):
-            late.append(Late(record, judged=stream_time))
-        for forward in forwards:
-            forward.step = step
-        if closer is None:
-            emissions.extend(forwards)
-        else:
-            closer.track(forwards)
-            emissions.extend(replace(e, step=step) for e in closer.emit_closed(stream_time))
-    return emissions, late
+
+    def __init__(self, node: KafkaWindowedAggregate, on_close: bool) -> None:
+        self.processor = _processor_for(node.window, folding_for(node.aggregation))
+        self.closer = _CloseEmitter(node.window) if on_close else None
+        self.stream_time = -1  # ConsumerRecord.NO_TIMESTAMP
+
+    def feed(self, records: list[Record]) -> tuple[list[Emission], list[Late]]:
+        """Process the partition's next records (in arrival order, ``seq`` their positions).
+
+        Returns:
+            The emissions, in emission order (every update under ON_WINDOW_UPDATE, each
+            closed window once under ON_WINDOW_CLOSE), and the records that went into no
+            window, each with the stream time it was judged against.
+        """
+        processor, closer = self.processor, self.closer
+        emissions: list[Emission] = []
+        late: list[Late] = []
+        for record in records:
+            step = record.seq
+            # The record counts before it is judged (updateObservedStreamTime comes first).
+            self.stream_time = stream_time = max(self.stream_time, record.ts)
+            forwards: list[Emission] = []
+            if not processor.process(record, stream_time, forwards):
+                late.append(Late(record, judged=stream_time))
+            for forward in forwards:
+                forward.step = step
+            if closer is None:
+                emissions.extend(forwards)
+            else:
+                closer.track(forwards)
+                emissions.extend(replace(e, step=step) for e in closer.emit_closed(stream_time))
+        if isinstance(processor, TimeWindowProcessor | SlidingWindowProcessor):
+            # bounded state: drop the windows no record reads again
+            processor.prune(self.stream_time)
+        if closer is not None:
+            # every emitted window is closed, so never written again
+            closer.emitted.clear()
+        return emissions, late
+
+    def end(self) -> tuple[list[Emission], list[Late]]:
+        """The end of the input: nothing (a Kafka application never sees it)."""
+        return [], []
+
+    def windows(self, key: tuple[Any, ...]) -> list[tuple[int, int, dict[str, Any]]]:
+        """The windows the store holds for ``key``: (start, end, aggregate columns), by
+        start (``WindowStore#fetch``)."""
+        processor = self.processor
+        held: list[tuple[int, int, Any]] = []
+        if isinstance(processor, TimeWindowProcessor):
+            size = processor.window.size
+            for start, entry in processor.store.get(key, {}).items():
+                held.append((start, start + size, entry.agg))
+        elif isinstance(processor, SlidingWindowProcessor):
+            windows = processor.store.get(key)
+            for start, entry in [] if windows is None else windows.by_start.items():
+                held.append((start, start + processor.size, entry.agg))
+        elif isinstance(processor, SessionWindowProcessor):
+            sessions = processor.store.get(key)
+            for (end, start), agg in [] if sessions is None else sessions.aggs.items():
+                held.append((start, end, agg))
+        assert isinstance(
+            processor, TimeWindowProcessor | SlidingWindowProcessor | SessionWindowProcessor
+        )
+        result = processor.folding.result
+        return [(s, e, result(agg)) for s, e, agg in sorted(held, key=lambda w: w[:2])]

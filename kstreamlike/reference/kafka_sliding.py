@@ -73,6 +73,20 @@ class SlidingWindowProcessor:
         self.folding = folding
         self.store: dict[tuple[Any, ...], _KeyWindows] = {}
 
+    def prune(self, stream_time: int) -> None:
+        """Drop the windows no record can read again at ``stream_time``: a record that is
+        not dropped has ``ts + size >= closeTime`` and reads windows starting at
+        ``ts - 2 * size`` or later (early records read from 0 only while
+        ``closeTime <= 2 * size``)."""
+        lowest = stream_time - self.grace - 3 * self.size
+        for key in list(self.store):
+            windows = self.store[key]
+            old = windows.fetch(0, lowest - 1) if lowest > 0 else []
+            for start in old:
+                windows.put(start, None)
+            if not windows.starts:
+                del self.store[key]
+
     def process(self, record: Record, stream_time: int, out: list[Emission]) -> bool:
         """Fold one record into its windows (``KStreamSlidingWindowAggregate#process``).
 

@@ -76,6 +76,17 @@ class TimeWindowProcessor:
             updated_any = True
         return updated_any
 
+    def prune(self, stream_time: int) -> None:
+        """Drop the windows closed at ``stream_time``: no record updates them again."""
+        close_time = stream_time - self.window.grace
+        size = self.window.size
+        for key in list(self.store):
+            windows = self.store[key]
+            for start in [s for s in windows if s + size <= close_time]:
+                del windows[start]
+            if not windows:
+                del self.store[key]
+
     def _update(
         self, record: Record, start: int, windows: dict[int, WindowEntry], out: list[Emission]
     ) -> None:

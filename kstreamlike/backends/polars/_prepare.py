@@ -17,6 +17,7 @@ from kstreamlike.kernels.stateless import apply_ops
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.validity import (
+    DUPLICATE,
     invalid_rules,
 )
 from kstreamlike.plan.windows import FlinkSessionWindow
@@ -101,12 +102,39 @@ def prepare(node: WindowedAggregate) -> Prepared:
         valid = frame.filter(pl.col(REASON).is_null()).drop(REASON)
     order = pl.col(source.order_by) if source.order_by is not None else pl.col(ROW)
     if valid.height > 1 and not valid.select(_strictly_increasing(order)).item():
-        valid = valid.sort(PART, order)
+        valid = valid.sort(PART, order, ROW)
         dups = valid.filter(_duplicates(order))
-        if dups.height:
+        if dups.height and source.duplicates == "drop":
+            valid, invalid = _drop_duplicates(valid, invalid, order, columns, source.order_by)
+        elif dups.height:
             raise DuplicateArrivalOrderError(
                 f"order_by column {source.order_by!r} has duplicate value "
                 f"{dups[source.order_by or ROW][0]!r} (within one partition): arrival order "
                 "must be unique"
             )
     return Prepared(valid=valid.with_row_index(SEQ), invalid=invalid)
+
+
+def _drop_duplicates(
+    valid: pl.DataFrame,
+    invalid: pl.DataFrame,
+    order: pl.Expr,
+    columns: list[str],
+    order_by: str | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``duplicates="drop"``: on valid rows sorted by (partition, order, row), the rows
+    that repeat a position go to the invalid rows (reason ``duplicate``, input order);
+    a repeated position whose row differs is an error naming it."""
+    repeated = _duplicates(order).fill_null(False)
+    same = pl.all_horizontal([pl.col(c).eq_missing(pl.col(c).shift(1)) for c in columns])
+    differs = valid.filter(repeated & ~same)
+    if differs.height:
+        position = differs.select(order).item(0, 0)
+        raise DuplicateArrivalOrderError(
+            f"order_by column {order_by!r} has duplicate value {position!r} (within one "
+            f"partition): the row re-delivered at position {position!r} differs from the "
+            "row first read there"
+        )
+    dropped = valid.filter(repeated).select([*columns, pl.lit(DUPLICATE).alias(REASON), ROW])
+    invalid = pl.concat([invalid, dropped.cast(invalid.schema)]).sort(ROW)
+    return valid.filter(~repeated), invalid

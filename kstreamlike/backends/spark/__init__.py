@@ -89,6 +89,8 @@ def unsupported(plan: Lowered) -> str | None:
                 "annotate its return type (def joiner(left, right) -> str)"
             )
         return None
+    if plan.aggregate.source.duplicates == "drop":
+        return 'duplicates="drop" (re-delivered rows) runs on the Polars and reference backends'
     try:
         python_dtype(plan.aggregate)
     except InvalidSpecError as error:

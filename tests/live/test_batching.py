@@ -1,0 +1,222 @@
+"""Any split of a stream into batches, with restarts from the checkpoint between batches,
+gives the one-shot replay's outputs, on every window family of both profiles (reference
+interpreter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kstreamlike as ks
+from tests.differential.kafka import MODES, finish, python_aggregation, windowed
+from tests.live.batches import (
+    assert_batches_equal_replay,
+    cuts,
+    in_arrival_order,
+    restarts,
+    run_in_batches,
+)
+from tests.strategies import AGGREGATIONS, kafka_windows
+from tests.strategies import flink as fl
+from tests.strategies.kafka import frames as kafka_frames
+
+AGG_LISTS = st.lists(
+    st.sampled_from(AGGREGATIONS), min_size=1, max_size=3, unique_by=lambda e: e.name
+)
+
+
+@given(
+    frame=kafka_frames(),
+    windows=kafka_windows(40, 30),
+    mode=st.sampled_from(MODES),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_kafka_batches_equal_the_replay(
+    frame: pl.DataFrame,
+    windows: Any,
+    mode: str,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    stream = windowed(frame, windows, mode, "p" if partition else None)
+    result = finish(stream.aggregate(*aggregations), mode)
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=kafka_frames(),
+    windows=kafka_windows(40, 30),
+    mode=st.sampled_from(MODES),
+    kind=st.sampled_from(["reduce", "deleting", "row", "aggregate"]),
+    data=st.data(),
+)
+def test_kafka_python_aggregations_in_batches(
+    frame: pl.DataFrame, windows: Any, mode: str, kind: str, data: st.DataObject
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    value = None if kind == "row" else "v"
+    result = finish(
+        python_aggregation(windowed(frame, windows, mode, "p", value=value), kind), mode
+    )
+    if "suppress" not in mode:
+        result = result.to_stream()
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=fl.frames(),
+    assigner=fl.assigners(),
+    trigger=fl.time_window_triggers(),
+    evictor=fl.evictors(),
+    bounded=st.booleans(),
+    lateness=st.sampled_from([0, 5, 60]),
+    partition=st.booleans(),
+    order_by=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_flink_time_windows_in_batches(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    bounded: bool,
+    lateness: int,
+    partition: bool,
+    order_by: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o" if order_by else None)
+    stream = fl.firing_stream(frame, data, partition=partition, bounded=bounded, order_by=order_by)
+    result = fl.time_window_firing(
+        stream, ["k"], assigner, lateness, trigger, evictor, aggregations
+    )
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=fl.frames(),
+    trigger=st.one_of(st.none(), st.just("never"), fl.count_triggers(), fl.delta_triggers()),
+    evictor=st.one_of(st.none(), fl.evictors()),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_flink_global_and_count_windows_in_batches(
+    frame: pl.DataFrame,
+    trigger: Any,
+    evictor: Any,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    stream = fl.firing_stream(frame, data, partition=partition, bounded=True)
+    result = fl.global_window_firing(stream, ["k"], trigger, evictor, aggregations)
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=fl.frames(),
+    gap=st.integers(1, 30),
+    lateness=st.sampled_from([0, 10]),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_flink_sessions_in_batches(
+    frame: pl.DataFrame,
+    gap: int,
+    lateness: int,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(data.draw(fl.clock_processing_times(frame)), "o")
+    stream = fl.firing_stream(
+        frame, data, partition=partition, bounded=True, key="k", processing_time="pt"
+    )
+    windowed = (
+        stream.key_by("k")
+        .window(ks.EventTimeSessionWindows.with_gap(gap))
+        .allowed_lateness(lateness)
+        .trigger(ks.PurgingTrigger.of(ks.CountTrigger.of(2)))
+    )
+    result = windowed.aggregate(*aggregations)
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=fl.frames(),
+    assigner=fl.assigners(),
+    trigger=st.one_of(st.none(), st.integers(1, 3).map(ks.CountTrigger.of)),
+    evictor=st.one_of(st.none(), fl.evictors(delta=False)),
+    kind=st.sampled_from(fl.PYTHON_KINDS),
+    data=st.data(),
+)
+def test_flink_python_functions_in_batches(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    evictor: Any,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    value = None if kind == "row_reduce" else "v"
+    stream = fl.firing_stream(frame, data, partition=True, bounded=True, key="k", value=value)
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(5)
+    if trigger is not None:
+        windowed = windowed.trigger(trigger)
+    if evictor is not None:
+        windowed = windowed.evictor(evictor)
+    result = fl.python_function(windowed, kind)
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=fl.frames(),
+    assigner=fl.assigners(),
+    continuous=st.none() | st.integers(1, 30),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_flink_processing_time_triggers_in_batches(
+    frame: pl.DataFrame,
+    assigner: Any,
+    continuous: int | None,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    # processing times before the windows' ends for the periodic trigger (past them it
+    # would fire without end)
+    low = -100 if continuous is None else -3000
+    frame = in_arrival_order(data.draw(fl.processing_times(frame, low)), "o")
+    stream = fl.firing_stream(
+        frame, data, partition=partition, bounded=True, key="k", processing_time="pt"
+    )
+    trigger = (
+        ks.ProcessingTimeTrigger.create()
+        if continuous is None
+        else ks.ContinuousProcessingTimeTrigger.of(continuous)
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(5).trigger(trigger)
+    result = windowed.aggregate(*aggregations)
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)

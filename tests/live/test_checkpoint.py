@@ -1,0 +1,143 @@
+"""Checkpoint and restart: a crash at any point of a commit loses or doubles nothing; a
+foreign checkpoint is refused; duplicates are dropped across a restart."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import kstreamlike as ks
+from kstreamlike.live import checkpoint
+from tests.live.batches import assert_batches_equal_replay
+
+FRAME = pl.DataFrame(
+    {
+        "o": list(range(12)),
+        "k": ["a", "b", "a", "a", "b", "a", None, "b", "a", "b", "a", "a"],
+        "ts": [1, 3, 12, 4, 25, 31, 5, 2, 44, 47, 60, 33],
+        "v": list(range(12)),
+        "p": [0, 1] * 6,
+    }
+)
+BATCHES = [FRAME[0:3], FRAME[3:5], FRAME[5:9], FRAME[9:12]]
+
+
+def _kafka(duplicates: str = "error") -> Any:
+    stream = ks.stream(
+        FRAME, key="k", timestamp="ts", order_by="o", partition="p", duplicates=duplicates
+    )
+    windows = ks.TimeWindows.of_size_and_grace(10, 5)
+    table = stream.group_by_key().windowed_by(windows).aggregate(ks.agg.sum("v"))
+    return table.suppress(ks.Suppressed.until_window_closes())
+
+
+def _flink() -> Any:
+    strategy = ks.WatermarkStrategy.for_bounded_out_of_orderness(5)
+    stream = ks.stream(FRAME, key="k", value="v", timestamp="ts", order_by="o", watermarks=strategy)
+    windowed = stream.key_by("k").window(ks.EventTimeSessionWindows.with_gap(6))
+    return windowed.reduce(lambda a, b: a + b)
+
+
+class Crash(Exception):
+    pass
+
+
+def _writes(directory: Path, result: Any) -> int:
+    """How many files one commit writes."""
+    calls = []
+    original = checkpoint._write_file
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(checkpoint, "_write_file", lambda p, d: (calls.append(p), original(p, d)))
+        job = result.start(checkpoint=directory / "count")
+        job.process(BATCHES[0])
+        job.close()
+    return len(calls)
+
+
+@pytest.mark.parametrize("pipeline", [_kafka, _flink])
+def test_a_crash_anywhere_in_a_commit_loses_or_doubles_nothing(
+    pipeline: Any, tmp_path: Path
+) -> None:
+    result = pipeline()
+    writes = _writes(tmp_path, result)
+    # batch i > 0 commits the state after batch i - 1 first
+    for batch in range(1, len(BATCHES)):
+        for point in range(writes * 2 + 1):
+            directory = tmp_path / f"crash-{batch}-{point}"
+            job = result.start(checkpoint=directory)
+            delivered = {}
+            for i in range(batch):
+                delivered[i] = job.process(BATCHES[i])
+            # the crash: the point-th step of the commit (a write begun, or done) fails
+            original = checkpoint._write_file
+            steps = iter(range(writes * 2))
+
+            def failing(path: Path, data: bytes, steps: Any = steps, point: int = point) -> None:
+                if next(steps) == point:
+                    raise Crash
+                if next(steps) == point:
+                    original(path, data)
+                    raise Crash
+                original(path, data)
+
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(checkpoint, "_write_file", failing)
+                with contextlib.suppress(Crash):
+                    delivered[batch] = job.process(BATCHES[batch])
+            restarted = result.start(checkpoint=directory)
+            # the source re-delivers every batch from the one after the last commit
+            for i in range(restarted.batch_id, len(BATCHES)):
+                delivered[i] = restarted.process(BATCHES[i])
+            delivered[len(BATCHES)] = restarted.finish()
+            assert_batches_equal_replay(result, [delivered[i] for i in sorted(delivered)])
+
+
+def test_a_foreign_checkpoint_is_refused(tmp_path: Path) -> None:
+    job = _kafka().start(checkpoint=tmp_path)
+    job.process(BATCHES[0])
+    job.close()
+    stream = ks.stream(FRAME, key="k", timestamp="ts", order_by="o", partition="p")
+    other = stream.group_by_key().windowed_by(ks.TimeWindows.of(20)).aggregate(ks.agg.sum("v"))
+    with pytest.raises(ks.CheckpointError, match="different pipeline"):
+        other.start(checkpoint=tmp_path)
+
+
+def test_state_that_cannot_be_pickled_names_the_aggregation(tmp_path: Path) -> None:
+    class Local:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+    stream = ks.stream(FRAME, key="k", timestamp="ts", order_by="o")
+    windowed = stream.group_by_key().windowed_by(ks.TimeWindows.of(10))
+    table = windowed.aggregate(lambda: Local(0), lambda k, v, a: Local(a.n + 1), lambda k, a, b: a)
+    job = table.start(checkpoint=tmp_path)
+    job.process(BATCHES[0])
+    with pytest.raises(ks.CheckpointError, match="aggregation"):
+        job.close()
+
+
+def test_re_delivered_rows_are_dropped_across_a_restart(tmp_path: Path) -> None:
+    result = _kafka(duplicates="drop")
+    job = result.start(checkpoint=tmp_path)
+    first = job.process(FRAME[0:6])
+    job.close()
+    again = result.start(checkpoint=tmp_path).process(FRAME[3:12])
+    reasons = again.invalid_records().filter(pl.col("k").is_not_null())["reason"].to_list()
+    assert reasons == ["duplicate"] * 3
+    changed = FRAME[5:6].with_columns(v=pl.lit(99))
+    with pytest.raises(ks.DuplicateArrivalOrderError, match="position 5"):
+        result.start(checkpoint=tmp_path).process(changed)
+    assert first.collect().height + again.collect().height == result.collect().height
+
+
+def test_a_damaged_checkpoint_is_an_error(tmp_path: Path) -> None:
+    job = _kafka().start(checkpoint=tmp_path)
+    job.process(BATCHES[0])
+    job.close()
+    next(tmp_path.glob("state-*.pickle")).write_bytes(b"damaged")
+    with pytest.raises(ks.CheckpointError, match="damaged"):
+        _kafka().start(checkpoint=tmp_path)
