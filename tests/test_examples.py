@@ -30,6 +30,7 @@ def _load(name: str) -> ModuleType:
         ("card_fraud_sliding", ["--cards", "60"], "tested cards"),
         ("flights_departures", ["--month", "1", "--days", "1"], "What a larger grace keeps"),
         ("sensor_evictors", ["--sensors", "2"], "DeltaEvictor measures from the newest"),
+        ("live_clicks", ["--files", "6", "--pause", "0"], "one-shot replay of every file: True"),
     ],
 )
 def test_example_runs(
