@@ -12,6 +12,13 @@ import polars as pl
 
 import kstreamlike as ks
 from benchmarks.data import GRACE_MS
+from benchmarks.join_cases import (
+    join_cases_input,
+    joined,
+    polars_join_baseline,
+    spark_join_baseline,
+    spark_join_input,
+)
 
 MINUTE = 60_000
 
@@ -23,10 +30,11 @@ class Case:
     ``prepare`` turns the generated events into the input both receive (untimed); Spark
     cases build a cached Spark DataFrame, and run with their baseline in one session.
     ``target`` is the highest acceptable ratio to the baseline (None: no ratio target).
-    ``events_per_second`` sets how dense the windows are: the default 2,000 puts about 12
-    records in a key's minute (10,000 keys); :data:`SPARSE` spreads 2 million events over 6
-    hours, so that a 1-minute window holds about one record and the output is about as
-    large as the input.
+    ``separate`` runs a case with a prepared Polars input and its baseline in processes of
+    their own, as cases without one. ``events_per_second`` sets how dense the windows are:
+    the default 2,000 puts about 12 records in a key's minute (10,000 keys); :data:`SPARSE`
+    spreads 2 million events over 6 hours, so that a 1-minute window holds about one
+    record and the output is about as large as the input.
     """
 
     name: str
@@ -36,6 +44,7 @@ class Case:
     prepare: Callable[[pl.DataFrame], Any] | None = None
     target: float | None = None
     events_per_second: int = 2_000
+    separate: bool = False  # a prepared input, but the case and baseline in own processes
 
 
 SPARSE = 93  # events per second: 2 million events over 6 hours
@@ -462,5 +471,37 @@ CASES = [
         _sliding("spark"),
         spark_sliding_baseline,
         spark_input,
+    ),
+    Case(
+        "polars Kafka inner join +/- 10 s, grace 10 s",
+        10_000_000,
+        joined("join", "polars"),
+        polars_join_baseline(outer=False),
+        join_cases_input,
+        target=2.0,
+        separate=True,
+    ),
+    Case(
+        "polars Kafka outer join +/- 10 s, grace 10 s",
+        10_000_000,
+        joined("outer_join", "polars"),
+        polars_join_baseline(outer=True),
+        join_cases_input,
+        separate=True,
+    ),
+    Case(
+        "spark Kafka inner join +/- 10 s, grace 10 s",
+        10_000_000,
+        joined("join", "spark"),
+        spark_join_baseline(outer=False),
+        spark_join_input,
+        target=2.0,
+    ),
+    Case(
+        "spark Kafka outer join +/- 10 s, grace 10 s",
+        10_000_000,
+        joined("outer_join", "spark"),
+        spark_join_baseline(outer=True),
+        spark_join_input,
     ),
 ]

@@ -108,7 +108,7 @@ def main() -> None:
     for case in CASES:
         if args.filter not in case.name:
             continue
-        if case.prepare is not None:
+        if case.prepare is not None and not case.separate:
             both = _child(case.name, "both", args.repeat, args.pause)
             ours = {"median_s": both["case_median_s"], "peak_mib": both["peak_mib"]}
             base = {"median_s": both["baseline_median_s"]}
