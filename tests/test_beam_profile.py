@@ -334,3 +334,37 @@ def test_vectorized_backends_refuse_the_beam_plan() -> None:
         ).window_into(beam.FixedWindows(10)).group_by_key()
     # the default backend of a Polars input falls back to the reference interpreter
     assert windowed.group_by_key().collect().height == 1
+
+
+def test_a_live_job_in_batches_with_a_restart_equals_the_batch_replay(tmp_path: Any) -> None:
+    frame = pl.DataFrame(
+        {
+            "k": ["a", "b", "a", "a", "b", "a", "a"],
+            "ts": [1, 3, 12, 5, 25, 40, 8],
+            "v": [1, 2, 3, 4, 5, 6, 7],
+            "o": list(range(7)),
+        }
+    )
+
+    def build(f: pl.DataFrame) -> ks.StreamResult[pl.DataFrame]:
+        s = ks.stream(
+            f,
+            key="k",
+            timestamp="ts",
+            order_by="o",
+            watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(2),
+        )
+        return s.window_into(
+            beam.Sessions(6),
+            trigger=beam.AfterWatermark(early=beam.AfterCount(1), late=beam.AfterCount(1)),
+            allowed_lateness=20,
+            accumulation_mode=beam.AccumulationMode.ACCUMULATING_AND_RETRACTING,
+        ).combine_per_key(ks.agg.sum("v"))
+
+    job = build(frame.clear()).start(tmp_path)
+    outs = [job.process(frame[i : i + 2]).collect() for i in (0, 2)]
+    job.close()
+    job = build(frame.clear()).start(tmp_path)
+    outs += [job.process(frame[i : i + 2]).collect() for i in (4, 6)]
+    outs.append(job.finish().collect())
+    assert pl.concat(outs).equals(build(frame).collect())
