@@ -368,3 +368,51 @@ def test_a_live_job_in_batches_with_a_restart_equals_the_batch_replay(tmp_path: 
     outs += [job.process(frame[i : i + 2]).collect() for i in (4, 6)]
     outs.append(job.finish().collect())
     assert pl.concat(outs).equals(build(frame).collect())
+
+
+def _max_panes(**window_into: Any) -> list[Row]:
+    frame = pl.DataFrame({"k": ["a"] * 4, "ts": [1, 2, 3, 4], "v": [5, 3, 7, 7]})
+    s = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+    )
+    out = s.window_into(beam.FixedWindows(10), **window_into).combine_per_key(ks.agg.max("v"))
+    return out.collect().select("v", "pane_timing", "pane_index", "is_retraction").rows()
+
+
+def test_fire_only_updated_panes_skips_a_pane_equal_to_the_previous_one() -> None:
+    early = beam.AfterWatermark(early=beam.AfterCount(1))
+    accumulating = beam.AccumulationMode.ACCUMULATING
+    assert _max_panes(trigger=early, accumulation_mode=accumulating) == [
+        (5, "EARLY", 0, False),
+        (5, "EARLY", 1, False),
+        (7, "EARLY", 2, False),
+        (7, "EARLY", 3, False),
+        (7, "ON_TIME", 4, False),
+    ]
+    # an unchanged value emits nothing, and the next pane takes the next index
+    assert _max_panes(
+        trigger=early, accumulation_mode=accumulating, fire_only_updated_panes=True
+    ) == [(5, "EARLY", 0, False), (7, "EARLY", 1, False)]
+    # with retractions, only the panes emitted are retracted
+    assert _max_panes(
+        trigger=early,
+        accumulation_mode=beam.AccumulationMode.ACCUMULATING_AND_RETRACTING,
+        fire_only_updated_panes=True,
+    ) == [(5, "EARLY", 0, False), (5, "EARLY", 0, True), (7, "EARLY", 1, False)]
+
+
+def test_apex_trigger_option_writes_the_same_trigger() -> None:
+    option = (
+        beam.TriggerOption.at_watermark()
+        .with_early_firings_at_every(1)
+        .accumulating_fired_panes()
+        .firing_only_updated_panes()
+    )
+    assert _max_panes(trigger=option) == [(5, "EARLY", 0, False), (7, "EARLY", 1, False)]
+    with pytest.raises(ks.InvalidSpecError, match="contradicts the trigger option"):
+        _max_panes(trigger=option, accumulation_mode=beam.AccumulationMode.DISCARDING)
+    with pytest.raises(ks.InvalidSpecError, match="count of elements"):
+        beam.TriggerOption.at_watermark().with_late_firings_at_every(1.5)  # type: ignore[arg-type]

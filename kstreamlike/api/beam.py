@@ -10,6 +10,7 @@ as Beam's ``GroupByKey`` and ``CombinePerKey`` group ``KV`` elements by their ke
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Generic
 
 from kstreamlike._spec import non_negative_micros
@@ -18,6 +19,7 @@ from kstreamlike.agg import AggExpr
 from kstreamlike.api._checks import check_aggregation, check_keys
 from kstreamlike.api._flink_spec import no_watermarks
 from kstreamlike.api.result import FrameT, StreamResult
+from kstreamlike.beam.apex import TriggerOption
 from kstreamlike.beam.triggers import Trigger
 from kstreamlike.beam.windows import FixedWindows, GlobalWindows, Sessions, SlidingWindows
 from kstreamlike.errors import InvalidSpecError
@@ -50,6 +52,7 @@ def window_into(
     accumulation_mode: object,
     allowed_lateness: Duration,
     timestamp_combiner: object,
+    fire_only_updated_panes: bool = False,
 ) -> BeamWindowedStream[Any]:
     """The windowed stream of ``KStream.window_into``, once every setting fits the stream.
 
@@ -94,6 +97,21 @@ def window_into(
             "trigger: AfterProcessingTime needs processing times: pass processing_time="
             "<column> to ks.stream()"
         )
+    if isinstance(trigger, TriggerOption):
+        fire_only_updated_panes = fire_only_updated_panes or trigger.only_updated
+        if trigger.accumulation is not None:
+            if accumulation_mode is not None and accumulation_mode != trigger.accumulation:
+                raise InvalidSpecError(
+                    f"accumulation_mode={accumulation_mode!r} contradicts the trigger option's "
+                    f"{trigger.accumulation.name}: give one of them"
+                )
+            accumulation_mode = trigger.accumulation
+    if accumulation_mode is None:
+        accumulation_mode = AccumulationMode.DISCARDING
+    if not isinstance(fire_only_updated_panes, bool):
+        raise InvalidSpecError(
+            f"fire_only_updated_panes must be True or False, got {fire_only_updated_panes!r}"
+        )
     if not isinstance(accumulation_mode, AccumulationMode):
         raise InvalidSpecError(
             "accumulation_mode must be a beam.AccumulationMode (DISCARDING, ACCUMULATING or "
@@ -115,6 +133,7 @@ def window_into(
         allowed_lateness=lateness,
         timestamp_combiner=timestamp_combiner,
         aggregation=ElementsAggregation(),
+        fire_only_updated_panes=fire_only_updated_panes,
     )
     return BeamWindowedStream(node, backend)
 
@@ -151,18 +170,7 @@ class BeamWindowedStream(Generic[FrameT]):
     def _result(self, aggregation: Aggregation) -> StreamResult[FrameT]:
         node = self._node
         check_aggregation(node.source, node.keys, aggregation)
-        node = BeamWindowedAggregate(
-            source=node.source,
-            keys=node.keys,
-            window=node.window,
-            watermarks=node.watermarks,
-            trigger=node.trigger,
-            accumulation=node.accumulation,
-            allowed_lateness=node.allowed_lateness,
-            timestamp_combiner=node.timestamp_combiner,
-            aggregation=aggregation,
-        )
-        return StreamResult(node, self._backend)
+        return StreamResult(replace(node, aggregation=aggregation), self._backend)
 
     def combine_per_key(
         self, *combine: AggExpr | AggregateFunction[Any, Any, Any]

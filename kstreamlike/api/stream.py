@@ -128,9 +128,10 @@ class KStream(StatelessStream[FrameT]):
         window_fn: WindowFn,
         *,
         trigger: Trigger | None = None,
-        accumulation_mode: AccumulationMode = AccumulationMode.DISCARDING,
+        accumulation_mode: AccumulationMode | None = None,
         allowed_lateness: Duration = 0,
         timestamp_combiner: TimestampCombiner = TimestampCombiner.OUTPUT_AT_EOW,
+        fire_only_updated_panes: bool = False,
     ) -> BeamWindowedStream[FrameT]:
         """Window the stream the Beam way (Beam ``WindowInto``), grouped by the stream's key:
         end it with ``combine_per_key(...)`` or ``group_by_key()``. Semantics are Beam's Java
@@ -139,11 +140,15 @@ class KStream(StatelessStream[FrameT]):
         Args:
             window_fn: ``beam.FixedWindows``, ``beam.SlidingWindows``, ``beam.Sessions`` or
                 ``beam.GlobalWindows``.
-            trigger: when panes fire (default ``beam.DefaultTrigger()``).
+            trigger: when panes fire (default ``beam.DefaultTrigger()``); also an Apex
+                ``beam.TriggerOption``, whose accumulation mode and only-updated-panes
+                setting then apply.
             accumulation_mode: what a window keeps after a pane (default DISCARDING).
             allowed_lateness: how long after a window's end its late elements are still
                 taken (default 0).
             timestamp_combiner: the ``timestamp`` of each pane (default OUTPUT_AT_EOW).
+            fire_only_updated_panes: Apex's option: emit no pane whose value equals the
+                window's previous pane (no retraction either).
 
         Raises:
             InvalidSpecError: a setting does not fit: no key, no watermarks (except for
@@ -180,6 +185,7 @@ class KStream(StatelessStream[FrameT]):
             accumulation_mode,
             allowed_lateness,
             timestamp_combiner,
+            fire_only_updated_panes,
         )
 
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> KStream[FrameT]:

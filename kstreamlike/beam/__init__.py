@@ -21,6 +21,7 @@ Example:
     [(0, 2, 'EARLY', 0), (0, 3, 'ON_TIME', 1), (10, 1, 'ON_TIME', 0)]
 """
 
+from kstreamlike.beam.apex import TriggerOption
 from kstreamlike.beam.triggers import (
     AfterAll,
     AfterAny,
@@ -55,5 +56,6 @@ __all__ = [
     "SlidingWindows",
     "TimestampCombiner",
     "Trigger",
+    "TriggerOption",
     "WindowFn",
 ]

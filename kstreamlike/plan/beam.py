@@ -248,6 +248,8 @@ class BeamWindowedAggregate:
         timestamp_combiner: the ``timestamp`` of each pane.
         aggregation: the combine (``ks.agg`` expressions or a ``ks.AggregateFunction``) or
             the list of values (``group_by_key``).
+        fire_only_updated_panes: Apex's option: a pane whose value equals the window's
+            previous pane is not emitted.
     """
 
     source: Source
@@ -259,3 +261,4 @@ class BeamWindowedAggregate:
     allowed_lateness: int
     timestamp_combiner: TimestampCombiner
     aggregation: Aggregation
+    fire_only_updated_panes: bool = False

@@ -347,6 +347,9 @@ class BeamOperator:
         pane = self._describe(state.pane, max_ts, finished)
         if not state.non_empty and pane.timing != ON_TIME:
             return
+        agg = self.folding.result(self.folding.copy(state.acc))
+        if self.node.fire_only_updated_panes and state.last is not None and state.last.agg == agg:
+            return  # Apex's fireOnlyUpdatedPanes: the value did not change
         if not finished:
             state.pane = pane
         if timestamp == GLOBAL_MAX_TIMESTAMP:
@@ -355,7 +358,7 @@ class BeamOperator:
             key=key,
             start=window.start,
             end=window.end,
-            agg=self.folding.result(self.folding.copy(state.acc)),
+            agg=agg,
             timestamp=timestamp,
             pane_timing=pane.timing,
             pane_index=pane.index,
