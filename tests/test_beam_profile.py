@@ -416,3 +416,32 @@ def test_apex_trigger_option_writes_the_same_trigger() -> None:
         _max_panes(trigger=option, accumulation_mode=beam.AccumulationMode.DISCARDING)
     with pytest.raises(ks.InvalidSpecError, match="count of elements"):
         beam.TriggerOption.at_watermark().with_late_firings_at_every(1.5)  # type: ignore[arg-type]
+
+
+def test_rows_no_window_takes_and_invalid_rows_go_to_invalid_records() -> None:
+    frame = pl.DataFrame({"k": ["a", "a", None, "a", "a"], "ts": [1, 7, 2, None, 30]})
+    s = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+    )
+    r = s.window_into(beam.SlidingWindows(5, 10)).combine_per_key(ks.agg.count())
+    assert r.collect().select("window_start", "count").rows() == [(0, 1), (30, 1)]
+    assert r.invalid_records().rows() == [
+        ("a", 7, "no window"),
+        (None, 2, "null key"),
+        ("a", None, "null timestamp"),
+    ]
+    assert r.late_records().height == 0
+
+
+def test_the_spark_backend_refuses_the_beam_plan() -> None:
+    from kstreamlike.backends.spark import unsupported
+    from kstreamlike.plan.lower import lower
+
+    s = _stream(key="k", watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+    plan = s.window_into(beam.FixedWindows(10)).group_by_key().plan
+    assert unsupported(lower(plan)) == (
+        "the Beam profile (window_into) runs on the reference backend in this release"
+    )
