@@ -156,11 +156,12 @@ def on_element(node: Node, ctx: Context) -> None:
     if isinstance(spec, (BeamDefaultTrigger, BeamAfterWatermark)):
         if not ctx.end_of_window_reached():
             ctx.set_timer(ctx.max_timestamp, EVENT_TIME)
-        if node.early_and_late:
-            if not ctx.finished(node.children[EARLY]):
-                on_element(node.children[EARLY], ctx)
-            elif len(node.children) > LATE:
-                on_element(node.children[LATE], ctx)
+        if node.early_and_late and ctx.merging:
+            # merges may re-activate the early trigger: both see the element
+            for child in node.children:
+                on_element(child, ctx)
+        elif node.early_and_late:
+            on_element(ctx.unfinished(node)[0], ctx)
     elif isinstance(spec, BeamAfterCount):
         ctx.state.counts[node.index] = ctx.state.counts.get(node.index, 0) + 1
     elif isinstance(spec, BeamAfterProcessingTime):
@@ -194,10 +195,8 @@ def on_merge(node: Node, ctx: Context) -> None:
         if not ctx.end_of_window_reached():
             ctx.set_timer(ctx.max_timestamp, EVENT_TIME)
     elif isinstance(spec, BeamAfterWatermark) and not node.early_and_late:
-        reached = ctx.end_of_window_reached()
-        ctx.set_finished(node, _finished_in_all(ctx, node) and reached)
-        if not reached:
-            ctx.set_timer(ctx.max_timestamp, EVENT_TIME)
+        # (the element that caused the merge sets the end-of-window timer)
+        ctx.set_finished(node, _finished_in_all(ctx, node) and ctx.end_of_window_reached())
     elif isinstance(spec, BeamAfterWatermark):
         _merge_early_and_late(node, ctx)
     elif isinstance(spec, BeamAfterCount):
@@ -239,13 +238,10 @@ def on_merge(node: Node, ctx: Context) -> None:
 def _merge_early_and_late(node: Node, ctx: Context) -> None:
     # AfterWatermarkEarlyAndLate#onMerge
     early = node.children[EARLY]
-    reached = ctx.end_of_window_reached()
-    if not reached:
-        ctx.set_timer(ctx.max_timestamp, EVENT_TIME)
-    if not _finished_in_all(ctx, early) or not reached:
+    if not _finished_in_all(ctx, early) or not ctx.end_of_window_reached():
         # still in the early phase (some pending elements have not fired)
-        ctx.set_finished(early, False)
         on_merge(early, ctx)
+        ctx.set_finished(early, False)
         if len(node.children) > LATE:
             late = node.children[LATE]
             ctx.set_finished(late, False)
