@@ -279,7 +279,7 @@ def test_earliest_timestamp_combiner() -> None:
         (lambda: beam.AfterCount(0), "count must be an integer >= 1"),
         (lambda: beam.AfterProcessingTime(-5), "delay must be >= 0"),
         (lambda: beam.Repeatedly("x"), "trigger must be a kstreamlike.beam trigger"),
-        (lambda: beam.AfterAny(), r"AfterAny\(\) needs at least one trigger"),
+        (lambda: beam.AfterAny(beam.Never()), r"AfterAny\(\) needs at least two triggers"),
     ],
 )
 def test_specs_are_checked_when_built(build: Any, message: str) -> None:

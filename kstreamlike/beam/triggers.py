@@ -71,8 +71,11 @@ def _trigger(value: object, param: str) -> Trigger:
 
 
 def _triggers(values: tuple[object, ...], name: str) -> tuple[Trigger, ...]:
-    if not values:
-        raise InvalidSpecError(f"{name}() needs at least one trigger")
+    if len(values) < 2:
+        raise InvalidSpecError(
+            f"{name}() needs at least two triggers (Beam's trigger state machines reject "
+            f"fewer), got {len(values)}"
+        )
     return tuple(_trigger(v, f"{name}() argument") for v in values)
 
 

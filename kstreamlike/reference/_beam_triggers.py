@@ -314,13 +314,14 @@ def on_fire(node: Node, ctx: Context) -> None:
                 clear(child, ctx)
         ctx.set_finished(node)
     elif isinstance(spec, BeamAfterAll):
-        for child in ctx.unfinished(node):
+        for child in node.children:
             on_fire(child, ctx)
         ctx.set_finished(node)
     elif isinstance(spec, BeamAfterEach):
         on_fire(ctx.unfinished(node)[0], ctx)
         if ctx.merging:
-            for child in ctx.unfinished(node):
+            # any subtrigger may be revived by a merge: all restart with the next pane
+            for child in node.children:
                 clear(child, ctx)
         ctx.set_finished(node, not ctx.unfinished(node))
     elif isinstance(spec, BeamOrFinally):
