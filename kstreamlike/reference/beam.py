@@ -267,13 +267,17 @@ class BeamOperator:
         # ReduceFnRunner.OnMergeCallback#onMerge, for the active windows merged
         store = self.store[key]
         states = [store[w] for w in merging]
-        kept = store.get(result) if result in merging else None
+        previous = store.get(result)
+        kept = previous if result in merging else None
         acc = self.folding.initial()
         for state in states:
             acc = self.folding.merge(key, acc, state.acc)
         merged = WindowState(
             acc,
-            trigger=machine.TriggerState(finished=set(kept.trigger.finished) if kept else set()),
+            # the result window's own finished bits (a closed window keeps them until collected)
+            trigger=machine.TriggerState(
+                finished=set(previous.trigger.finished) if previous else set()
+            ),
             non_empty=any(s.non_empty for s in states),
             pane=kept.pane if kept else None,
             last=kept.last if kept else None,
