@@ -445,3 +445,24 @@ def test_the_spark_backend_refuses_the_beam_plan() -> None:
     assert unsupported(lower(plan)) == (
         "the Beam profile (window_into) runs on the reference backend in this release"
     )
+
+
+def test_the_timeline_does_not_draw_beam_panes_yet() -> None:
+    pytest.importorskip("matplotlib")
+    s = _stream(key="k", watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+    result = s.window_into(beam.FixedWindows(10)).group_by_key()
+    with pytest.raises(ks.UnsupportedPlanError, match="not drawn in this release"):
+        ks.viz.timeline(result)
+
+
+def test_a_live_job_fetches_the_open_windows_of_a_key() -> None:
+    frame = pl.DataFrame({"k": ["a", "a", "a"], "ts": [1, 2, 15], "v": [1, 2, 4]})
+    s = ks.stream(
+        frame.clear(),
+        key="k",
+        timestamp="ts",
+        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+    )
+    job = s.window_into(beam.FixedWindows(10)).combine_per_key(ks.agg.sum("v")).start()
+    job.process(frame)
+    assert job.fetch("a").select("window_start", "window_end", "v").rows() == [(10, 20, 4)]
