@@ -16,7 +16,7 @@ Example:
 
 from narwhals import col, lit
 
-from kstreamlike import agg, viz
+from kstreamlike import agg, beam, viz
 from kstreamlike.api.branched import Branched, BranchedKStream
 from kstreamlike.api.flink import KeyedStream
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
@@ -118,6 +118,7 @@ __all__ = [
     "WindowedStream",
     "__version__",
     "agg",
+    "beam",
     "col",
     "lit",
     "stream",

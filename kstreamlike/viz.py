@@ -27,8 +27,8 @@ from kstreamlike._timeline_draw import (
     x_range,
 )
 from kstreamlike.api.result import StreamResult
-from kstreamlike.errors import InvalidSpecError
-from kstreamlike.plan.nodes import windowed_aggregate
+from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
+from kstreamlike.plan.nodes import BeamWindowedAggregate, windowed_aggregate
 from kstreamlike.plan.windows import FlinkGlobalWindow
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ def timeline(
         ImportError: matplotlib is not installed (``pip install "kstreamlike[viz]"``).
         kstreamlike.InvalidSpecError: the input has more than ``max_records`` rows, or the
             windows are ``GlobalWindows`` (count windows), which have no bounds to draw.
+        kstreamlike.UnsupportedPlanError: a Beam-profile pipeline (``window_into``): its
+            panes are not drawn in this release.
 
     Example:
         >>> import tempfile
@@ -112,6 +114,11 @@ def timeline(
     from matplotlib.figure import Figure
 
     node = result.plan
+    if isinstance(windowed_aggregate(node), BeamWindowedAggregate):
+        raise UnsupportedPlanError(
+            "timeline() draws Kafka Streams and Flink pipelines; the Beam profile's panes "
+            "(window_into) are not drawn in this release"
+        )
     if isinstance(windowed_aggregate(node).window, FlinkGlobalWindow):
         raise InvalidSpecError(
             "timeline() draws windows on the event-time axis; GlobalWindows (and count "

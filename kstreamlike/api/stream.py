@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
 
+from kstreamlike._time import Duration
 from kstreamlike.api._source import StreamData, build_source, columns_arg, require_columns
 from kstreamlike.api._source import with_watermarks as _with_watermarks
+from kstreamlike.api.beam import BeamWindowedStream, window_into
 from kstreamlike.api.flink import KeyedStream
 from kstreamlike.api.join import JoinedStream, JoinerArg, build_join
 from kstreamlike.api.kafka import KGroupedStream
@@ -16,8 +18,11 @@ from kstreamlike.api.pipeline import StatelessStream
 from kstreamlike.api.result import FrameT
 from kstreamlike.api.windowed import WindowedStream, count_windowed
 from kstreamlike.backends import validate_backend
+from kstreamlike.beam.triggers import DefaultTrigger, Trigger
+from kstreamlike.beam.windows import WindowFn
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.joins import JoinWindows
+from kstreamlike.plan.beam import AccumulationMode, TimestampCombiner
 from kstreamlike.plan.join import JoinKind
 from kstreamlike.watermarks import WatermarkStrategy
 
@@ -117,6 +122,71 @@ class KStream(StatelessStream[FrameT]):
             [(1, 9223372036854775807), (5, 9223372036854775807)]
         """
         return count_windowed(self._source, (), size, slide, self._backend)
+
+    def window_into(
+        self,
+        window_fn: WindowFn,
+        *,
+        trigger: Trigger | None = None,
+        accumulation_mode: AccumulationMode | None = None,
+        allowed_lateness: Duration = 0,
+        timestamp_combiner: TimestampCombiner = TimestampCombiner.OUTPUT_AT_EOW,
+        fire_only_updated_panes: bool = False,
+    ) -> BeamWindowedStream[FrameT]:
+        """Window the stream the Beam way (Beam ``WindowInto``), grouped by the stream's key:
+        end it with ``combine_per_key(...)`` or ``group_by_key()``. Semantics are Beam's Java
+        runner core; see :mod:`kstreamlike.beam`.
+
+        Args:
+            window_fn: ``beam.FixedWindows``, ``beam.SlidingWindows``, ``beam.Sessions`` or
+                ``beam.GlobalWindows``.
+            trigger: when panes fire (default ``beam.DefaultTrigger()``); also an Apex
+                ``beam.TriggerOption``, whose accumulation mode and only-updated-panes
+                setting then apply.
+            accumulation_mode: what a window keeps after a pane (default DISCARDING).
+            allowed_lateness: how long after a window's end its late elements are still
+                taken (default 0).
+            timestamp_combiner: the ``timestamp`` of each pane (default OUTPUT_AT_EOW).
+            fire_only_updated_panes: Apex's option: emit no pane whose value equals the
+                window's previous pane (no retraction either).
+
+        Raises:
+            InvalidSpecError: a setting does not fit: no key, no watermarks (except for
+                global windows), ``AfterProcessingTime`` without a ``processing_time``
+                column, a negative duration, a value of the wrong type.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> from kstreamlike import beam
+            >>> rows = [{"k": "a", "ts": t, "v": 1} for t in (1, 2, 3)]
+            >>> s = ks.stream(rows, key="k", timestamp="ts",
+            ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+            >>> w = s.window_into(
+            ...     beam.FixedWindows(10),
+            ...     trigger=beam.AfterWatermark(early=beam.AfterCount(1)),
+            ...     accumulation_mode=beam.AccumulationMode.ACCUMULATING_AND_RETRACTING,
+            ... )
+            >>> out = w.combine_per_key(ks.agg.sum("v")).collect()
+            >>> for row in out.select("v", "pane_timing", "pane_index", "is_retraction").rows():
+            ...     print(row)
+            (1, 'EARLY', 0, False)
+            (1, 'EARLY', 0, True)
+            (2, 'EARLY', 1, False)
+            (2, 'EARLY', 1, True)
+            (3, 'EARLY', 2, False)
+            (3, 'EARLY', 2, True)
+            (3, 'ON_TIME', 3, False)
+        """
+        return window_into(
+            self._source,
+            self._backend,
+            window_fn,
+            DefaultTrigger() if trigger is None else trigger,
+            accumulation_mode,
+            allowed_lateness,
+            timestamp_combiner,
+            fire_only_updated_panes,
+        )
 
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> KStream[FrameT]:
         """Set the watermark strategy (Flink ``assignTimestampsAndWatermarks``).

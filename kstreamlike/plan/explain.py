@@ -5,6 +5,7 @@ from __future__ import annotations
 from kstreamlike.plan.firing import trigger_name
 from kstreamlike.plan.nodes import (
     Aggregation,
+    BeamWindowedAggregate,
     DeclarativeAggregation,
     ElementsAggregation,
     ExplicitWatermarks,
@@ -69,6 +70,18 @@ def _lines(node: PlanNode, indent: str) -> list[str]:
             f"{indent}  window={node.window}",
             f"{indent}  aggregate={_aggregation(node.aggregation)}",
         ]
+        return lines + _source(node.source, indent + "  ")
+    if isinstance(node, BeamWindowedAggregate):
+        lines = [
+            f"{indent}BeamWindowedAggregate keys={list(node.keys)} trigger={node.trigger}",
+            f"{indent}  window={node.window} accumulation={node.accumulation.name}",
+            f"{indent}  allowed_lateness={node.allowed_lateness} "
+            f"timestamp_combiner={node.timestamp_combiner.name}",
+            f"{indent}  watermarks={_watermarks(node.watermarks)}",
+            f"{indent}  aggregate={_aggregation(node.aggregation)}",
+        ]
+        if not node.source.bounded:
+            lines.append(f"{indent}  unbounded: no end-of-input flush")
         return lines + _source(node.source, indent + "  ")
     assert isinstance(node, FlinkWindowedAggregate)
     lines = [

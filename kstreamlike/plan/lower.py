@@ -17,6 +17,7 @@ from typing import overload
 
 from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     PlanNode,
@@ -43,6 +44,8 @@ class EmitMode(Enum):
     """Kafka's ``EmitStrategy.on_window_close()``: each window once, when it closes."""
     FIRINGS = "firings"
     """Flink: whenever the trigger fires."""
+    PANES = "panes"
+    """Beam: whenever the trigger fires, with pane info and accumulation modes."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,8 @@ def lower(node: AnyNode | Lowered) -> Lowered:
             return LoweredPlan(node, _kafka_emission(node))
         case FlinkWindowedAggregate():
             return LoweredPlan(node, EmitMode.FIRINGS)
+        case BeamWindowedAggregate():
+            return LoweredPlan(node, EmitMode.PANES)
 
 
 def _kafka_emission(node: KafkaWindowedAggregate) -> EmitMode:

@@ -15,6 +15,7 @@ import polars as pl
 
 from kstreamlike._time import EventTimeUnit
 from kstreamlike.agg import AggExpr
+from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.firing import FlinkEventTimeTrigger, FlinkEvictor, FlinkTrigger
 from kstreamlike.plan.stateless import StatelessOp
 from kstreamlike.plan.windows import (
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Aggregation",
+    "BeamWindowedAggregate",
     "DeclarativeAggregation",
     "ElementsAggregation",
     "ExplicitWatermarks",
@@ -250,8 +252,10 @@ class FlinkWindowedAggregate:
         return self.window_function is not None or isinstance(self.aggregation, ElementsAggregation)
 
 
-WindowedAggregate = KafkaWindowedAggregate | FlinkWindowedAggregate
-PlanNode = KafkaWindowedAggregate | Suppress | ToStream | FlinkWindowedAggregate
+WindowedAggregate = KafkaWindowedAggregate | FlinkWindowedAggregate | BeamWindowedAggregate
+PlanNode = (
+    KafkaWindowedAggregate | Suppress | ToStream | FlinkWindowedAggregate | BeamWindowedAggregate
+)
 
 
 def windowed_aggregate(node: PlanNode) -> WindowedAggregate:

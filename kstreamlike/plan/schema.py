@@ -13,8 +13,8 @@ from kstreamlike.agg import AggExpr
 from kstreamlike.errors import SchemaError
 from kstreamlike.plan.nodes import (
     Aggregation,
+    BeamWindowedAggregate,
     DeclarativeAggregation,
-    FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     Source,
     WindowedAggregate,
@@ -33,7 +33,15 @@ __all__ = [
 WINDOW_COLUMNS = ("window_start", "window_end")
 KAFKA_META = ("timestamp", "emit_order", "is_tombstone")
 FLINK_META = ("timestamp", "emit_order", "pane_timing", "pane_index")
-RESERVED = frozenset(WINDOW_COLUMNS + KAFKA_META + FLINK_META)
+BEAM_PANE = (
+    "pane_timing",
+    "pane_index",
+    "pane_is_first",
+    "pane_is_last",
+    "pane_nonspeculative_index",
+    "is_retraction",
+)
+RESERVED = frozenset(WINDOW_COLUMNS + KAFKA_META + FLINK_META + BEAM_PANE)
 
 
 def event_time_dtype(source: Source) -> pl.DataType:
@@ -117,7 +125,7 @@ def aggregate_columns(aggregation: Aggregation, schema: pl.Schema) -> dict[str, 
     return {"value": None}
 
 
-def _group_columns(node: KafkaWindowedAggregate | FlinkWindowedAggregate) -> list[str]:
+def _group_columns(node: WindowedAggregate) -> list[str]:
     source = node.source
     columns = []
     if source.partition is not None and source.partition not in node.keys:
@@ -135,6 +143,17 @@ def output_schema(agg: WindowedAggregate) -> dict[str, pl.DataType | None]:
     out["window_end"] = time_dtype
     out.update(aggregate_columns(agg.aggregation, source.schema))
     out["timestamp"] = time_dtype
+    if isinstance(agg, BeamWindowedAggregate):
+        for name in BEAM_PANE:
+            out[name] = (
+                pl.String()
+                if name == "pane_timing"
+                else pl.Int64()
+                if name.endswith("index")
+                else pl.Boolean()
+            )
+        out["emit_order"] = pl.Int64()
+        return out
     out["emit_order"] = pl.Int64()
     if isinstance(agg, KafkaWindowedAggregate):
         out["is_tombstone"] = pl.Boolean()

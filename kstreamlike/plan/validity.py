@@ -15,8 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike.plan.beam import (
+    BeamGlobalWindows,
+    BeamSessions,
+    BeamSlidingWindows,
+)
+from kstreamlike.plan.beam import uses_processing_time as beam_processing_time
 from kstreamlike.plan.firing import uses_processing_time
 from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     Source,
@@ -151,7 +158,24 @@ def invalid_rules(node: WindowedAggregate) -> list[tuple[str, Condition]]:
         rules.extend(_flink_bounds(node.window))
         if source.processing_time is not None and uses_processing_time(node.trigger):
             rules.append(("null processing time", AllNull((source.processing_time,))))
+    if isinstance(node, BeamWindowedAggregate):
+        rules.extend(_beam_bounds(node))
+        if source.processing_time is not None and beam_processing_time(node.trigger):
+            rules.append(("null processing time", AllNull((source.processing_time,))))
     return rules
+
+
+def _beam_bounds(node: BeamWindowedAggregate) -> list[tuple[str, Condition]]:
+    """The rules on event times whose windows, with the allowed lateness, do not fit in a
+    64-bit integer (the global window ends just before ``Long.MAX_VALUE``)."""
+    window = node.window
+    if isinstance(window, BeamGlobalWindows):
+        return [(PAST_MAX, Above(EVENT_TIME, LONG_MAX - 2))]
+    span = window.gap if isinstance(window, BeamSessions) else window.size
+    return [
+        (BEFORE_MIN, Below(EVENT_TIME, LONG_MIN + span)),
+        (PAST_MAX, Above(EVENT_TIME, LONG_MAX - 2 * span - node.allowed_lateness - 2)),
+    ]
 
 
 def unassigned_rule(node: WindowedAggregate) -> OutsideSlidingWindows | None:
@@ -175,6 +199,8 @@ def unassigned_rule(node: WindowedAggregate) -> OutsideSlidingWindows | None:
         OutsideSlidingWindows(offset=0, slide=20, size=10)
     """
     window = node.window
+    if isinstance(window, BeamSlidingWindows) and window.period > window.size:
+        return OutsideSlidingWindows(window.offset, window.period, window.size)
     if isinstance(node, FlinkWindowedAggregate) and isinstance(window, FlinkSlidingWindow):
         if window.slide > window.size:
             return OutsideSlidingWindows(window.offset, window.slide, window.size)

@@ -8,7 +8,13 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN, EventTimeUnit
 from kstreamlike.plan.nodes import WindowedAggregate
-from kstreamlike.plan.schema import aggregate_columns, invalid_schema, late_schema, output_schema
+from kstreamlike.plan.schema import (
+    BEAM_PANE,
+    aggregate_columns,
+    invalid_schema,
+    late_schema,
+    output_schema,
+)
 
 __all__ = ["main_frame", "side_frame", "ticks_series", "typed_series", "windows_frame"]
 
@@ -75,6 +81,6 @@ def windows_frame(agg: WindowedAggregate, rows: list[dict[str, Any]]) -> pl.Data
     columns = {
         name: None if raw and name in aggregates else dtype
         for name, dtype in schema.items()
-        if name not in ("timestamp", "emit_order", "is_tombstone", "pane_timing", "pane_index")
+        if name not in ("timestamp", "emit_order", "is_tombstone", *BEAM_PANE)
     }
     return _frame(agg, rows, columns, ("window_start", "window_end"))

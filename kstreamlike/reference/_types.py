@@ -25,6 +25,10 @@ class Emission:
         pane_index: Flink profile: the firing's number within its window, from 0.
         step: the step of the partition's replay that emitted it (see
             :mod:`kstreamlike.plan.emit_order`); set by the driver loop.
+        pane_is_first: Beam profile: ``PaneInfo.isFirst``.
+        pane_is_last: Beam profile: ``PaneInfo.isLast``.
+        pane_nonspeculative_index: Beam profile: ``PaneInfo.nonSpeculativeIndex``.
+        is_retraction: Beam profile: whether the row retracts an earlier one.
     """
 
     key: tuple[Any, ...]
@@ -35,14 +39,21 @@ class Emission:
     pane_timing: str | None = None
     pane_index: int | None = None
     step: int = -1
+    pane_is_first: bool | None = None
+    pane_is_last: bool | None = None
+    pane_nonspeculative_index: int | None = None
+    is_retraction: bool = False
 
 
 @dataclass
 class Late:
-    """A record dropped as late, with the stream time or watermark it was judged against."""
+    """A record dropped as late, with the stream time or watermark it was judged against,
+    and the reason (``"late"``; Beam profile: ``"closed window"`` when every window that
+    would take it has a finished trigger)."""
 
     record: Record
     judged: int
+    reason: str = "late"
 
 
 @dataclass(frozen=True)

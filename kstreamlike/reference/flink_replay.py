@@ -10,16 +10,35 @@ the replay that emitted it (:mod:`kstreamlike.plan.emit_order`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from kstreamlike._time import LONG_MIN
+from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate
 from kstreamlike.plan.positions import advance_after, advance_before, processing_of
 from kstreamlike.reference._input import Record
+from kstreamlike.reference._timers import TimerService
 from kstreamlike.reference._types import Emission, Late
+from kstreamlike.reference.beam import BeamOperator
 from kstreamlike.reference.flink import WindowOperator
 
-__all__ = ["BoundedOutOfOrdernessWatermarks", "FlinkTask"]
+__all__ = ["BeamTask", "BoundedOutOfOrdernessWatermarks", "FlinkTask", "WatermarkTask"]
+
+
+class _Operator(Protocol):
+    """What a watermark-driven operator offers its task (Flink's and Beam's)."""
+
+    emissions: list[Emission]
+    late: list[Late]
+    event_timers: TimerService
+
+    def process_element(self, record: Record) -> None: ...
+    def process_watermark(self, watermark: int) -> None: ...
+    def advance_processing_time(self, time: int) -> None: ...
+    def end_input(self) -> None: ...
+
+
+OperatorT = TypeVar("OperatorT", bound=_Operator)
 
 
 class BoundedOutOfOrdernessWatermarks:
@@ -41,7 +60,7 @@ class BoundedOutOfOrdernessWatermarks:
 
 
 def _explicit_watermarks(
-    node: FlinkWindowedAggregate, plan: ExplicitWatermarks, partition: Any
+    node: FlinkWindowedAggregate | BeamWindowedAggregate, plan: ExplicitWatermarks, partition: Any
 ) -> list[tuple[Any, int]]:
     """The recorded watermarks of one partition, as (``after``, watermark), in frame order.
 
@@ -57,9 +76,9 @@ def _explicit_watermarks(
     ]
 
 
-class FlinkTask:
-    """One partition of a Flink windowed aggregation: a window operator fed in arrival
-    order.
+class WatermarkTask(Generic[OperatorT]):
+    """One partition of a watermark-driven windowed aggregation (Flink's or Beam's): an
+    operator fed in arrival order, with its watermarks and processing times.
 
     The operator starts at watermark ``Long.MIN_VALUE``; watermarks are generated after
     every record, or replayed from the recorded rows of this partition: a row with
@@ -82,8 +101,13 @@ class FlinkTask:
         [(0, {'count': 1}, 2)]
     """
 
-    def __init__(self, node: FlinkWindowedAggregate, partition: Any) -> None:
-        self.operator = WindowOperator(node)
+    def __init__(
+        self,
+        node: FlinkWindowedAggregate | BeamWindowedAggregate,
+        partition: Any,
+        operator: OperatorT,
+    ) -> None:
+        self.operator = operator
         self.bounded = node.source.bounded
         plan = node.watermarks
         self.pending: list[tuple[Any, int]] = []
@@ -156,6 +180,14 @@ class FlinkTask:
         self._stamp(advance_after(self.position - 1))
         return self._drain()
 
+
+class FlinkTask(WatermarkTask[WindowOperator]):
+    """One partition of a Flink windowed aggregation (:class:`WatermarkTask` with a
+    :class:`~kstreamlike.reference.flink.WindowOperator`)."""
+
+    def __init__(self, node: FlinkWindowedAggregate, partition: Any) -> None:
+        super().__init__(node, partition, WindowOperator(node))
+
     def windows(self, key: tuple[Any, ...]) -> list[tuple[int | None, int | None, dict[str, Any]]]:
         """The windows whose contents are held for ``key``: (start, end, the aggregate of
         the contents now), by start (a global window's bounds are None)."""
@@ -172,3 +204,29 @@ class FlinkTask:
                 value = accumulator
             held.append((window.start, window.end, folding.result(value)))
         return sorted(held, key=lambda w: (w[0] is None, w[0] or 0, w[1] or 0))
+
+
+class BeamTask(WatermarkTask[BeamOperator]):
+    """One partition of a Beam windowed aggregation (:class:`WatermarkTask` with a
+    :class:`~kstreamlike.reference.beam.BeamOperator`).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> plan = s.window_into(beam.FixedWindows(10)).group_by_key().plan
+        >>> from kstreamlike.reference._input import read_input
+        >>> task = BeamTask(plan, partition=None)
+        >>> task.feed(read_input(plan).partitions[0].records)
+        ([], [])
+        >>> [(e.start, e.agg, e.pane_timing) for e in task.end()[0]]
+        [(0, {'value': [{'ts': 1}]}, 'ON_TIME')]
+    """
+
+    def __init__(self, node: BeamWindowedAggregate, partition: Any) -> None:
+        super().__init__(node, partition, BeamOperator(node))
+
+    def windows(self, key: tuple[Any, ...]) -> list[tuple[int | None, int | None, dict[str, Any]]]:
+        """The open windows of ``key``: (start, end, the aggregate of the contents now)."""
+        return self.operator.held_windows(key)

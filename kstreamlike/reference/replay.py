@@ -19,6 +19,7 @@ import polars as pl
 
 from kstreamlike.backends.base import Outputs
 from kstreamlike.errors import KStreamLikeError
+from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.emit_order import check_rank, emit_order
 from kstreamlike.plan.lower import EmitMode, LoweredPlan
 from kstreamlike.plan.nodes import KafkaWindowedAggregate
@@ -27,7 +28,7 @@ from kstreamlike.plan.validity import NO_WINDOW
 from kstreamlike.reference._input import InputReader, Record, sort_key
 from kstreamlike.reference._output import main_frame, side_frame, windows_frame
 from kstreamlike.reference._types import Emission, Late
-from kstreamlike.reference.flink_replay import FlinkTask
+from kstreamlike.reference.flink_replay import BeamTask, FlinkTask
 from kstreamlike.reference.kafka import KafkaTask
 from kstreamlike.reference.suppress import SuppressBuffer
 
@@ -46,7 +47,7 @@ class PartitionState:
         rows: how many rows of the partition were emitted so far.
     """
 
-    task: KafkaTask | FlinkTask
+    task: KafkaTask | FlinkTask | BeamTask
     suppress: SuppressBuffer | None = None
     last_step: int | None = None
     rank: int = 0
@@ -87,6 +88,8 @@ class Replay:
                 )
                 buffer = None if plan.suppress is None else SuppressBuffer(plan.suppress)
                 state = PartitionState(task, buffer)
+            elif isinstance(node, BeamWindowedAggregate):
+                state = PartitionState(BeamTask(node, value))
             else:
                 state = PartitionState(FlinkTask(node, value))
             self.partitions[value] = state
@@ -117,6 +120,10 @@ class Replay:
             row["is_tombstone"] = e.agg is None
             row["pane_timing"] = e.pane_timing
             row["pane_index"] = e.pane_index
+            row["pane_is_first"] = e.pane_is_first
+            row["pane_is_last"] = e.pane_is_last
+            row["pane_nonspeculative_index"] = e.pane_nonspeculative_index
+            row["is_retraction"] = e.is_retraction
             check_rank(state.rank + 1)
             row["emit_order"] = emit_order(e.step, state.rank)
             rows.append(row)
@@ -159,7 +166,7 @@ class Replay:
                 late += more_late
             main_rows += self._rows(value, state, emissions)
             for item in late:
-                late_rows.append({**item.record.row, "reason": "late", judged: item.judged})
+                late_rows.append({**item.record.row, "reason": item.reason, judged: item.judged})
                 late_records.add(id(item.record))
         # the records no window took, and which were not late, are invalid (in input order)
         invalid = read.invalid + [

@@ -25,6 +25,7 @@ from kstreamlike.backends.polars._output import (
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
 from kstreamlike.backends.polars.join import execute_join
+from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.kernels.columns import ROW, ST, TS, WM
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.watermarks import replay_watermarks
@@ -33,9 +34,14 @@ from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
+from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan
-from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
+from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
+    FlinkWindowedAggregate,
+    KafkaWindowedAggregate,
+)
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
 __all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported"]
@@ -54,6 +60,8 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     if isinstance(plan, KafkaStreamJoin):
         return execute_join(plan)
     agg = plan.aggregate
+    if isinstance(agg, BeamWindowedAggregate):
+        raise UnsupportedPlanError(f"the polars backend cannot run this pipeline: {REFERENCE_ONLY}")
     prepared = prepare(agg)
     unassigned: pl.LazyFrame | None = None
     match agg:

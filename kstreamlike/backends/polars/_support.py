@@ -8,6 +8,7 @@ interpreter runs every plan).
 
 from __future__ import annotations
 
+from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -22,6 +23,7 @@ from kstreamlike.plan.firing import (
     trigger_name,
 )
 from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     WindowedAggregate,
@@ -36,6 +38,8 @@ def polars_gap(agg: WindowedAggregate) -> str | None:
     match agg:
         case KafkaWindowedAggregate():
             return None
+        case BeamWindowedAggregate():
+            return REFERENCE_ONLY
         case FlinkWindowedAggregate(window=FlinkGlobalWindow()):
             return _global_window_gap(agg)
         case FlinkWindowedAggregate(window=FlinkSessionWindow()):

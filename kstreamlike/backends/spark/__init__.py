@@ -24,11 +24,13 @@ import polars as pl
 from kstreamlike.backends.base import Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame, to_polars
+from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
 from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, joiner_dtype
 from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
     DeclarativeAggregation,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
@@ -89,6 +91,8 @@ def unsupported(plan: Lowered) -> str | None:
                 "annotate its return type (def joiner(left, right) -> str)"
             )
         return None
+    if isinstance(plan.aggregate, BeamWindowedAggregate):
+        return REFERENCE_ONLY
     if plan.aggregate.source.duplicates == "drop":
         return 'duplicates="drop" (re-delivered rows) runs on the Polars and reference backends'
     try:
@@ -164,6 +168,8 @@ def _run(plan: Lowered) -> Outputs[Any]:
 
         return run_join(spark_session(plan.left.frame), plan)
     agg = plan.aggregate
+    if isinstance(agg, BeamWindowedAggregate):
+        raise UnsupportedPlanError(f"the spark backend cannot run this pipeline: {REFERENCE_ONLY}")
     spark = spark_session(agg.source.frame)
     python = python_dtype(agg)
     no_window = None
