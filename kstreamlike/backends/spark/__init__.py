@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from kstreamlike.backends.base import Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame, to_polars
@@ -32,9 +30,8 @@ from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
-    WindowedAggregate,
 )
-from kstreamlike.plan.python_dtype import python_value_dtype, window_function_dtype
+from kstreamlike.plan.python_dtype import aggregate_value_dtype as python_dtype
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 from kstreamlike.plan.windows import (
     FlinkSlidingWindow,
@@ -48,21 +45,11 @@ if TYPE_CHECKING:
 __all__ = ["BACKEND", "SparkBackend", "execute", "spark_session", "unsupported", "vectorized"]
 
 
-def python_dtype(agg: WindowedAggregate) -> pl.DataType | None:
-    """The dtype of the ``value`` column of a Python aggregation or window function (None
-    for ``ks.agg`` aggregations), by the rule of :mod:`kstreamlike.plan.python_dtype`."""
-    if isinstance(agg, FlinkWindowedAggregate) and agg.window_function is not None:
-        return window_function_dtype(agg.window_function)
-    if isinstance(agg.aggregation, DeclarativeAggregation):
-        return None
-    source = agg.source
-    return python_value_dtype(agg.aggregation, source.schema, source.value, source.value_is_row)
-
-
 def unsupported(plan: Lowered) -> str | None:
     """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
     the reference interpreter runs, except Python aggregations and window functions whose
-    value dtype is unknown before the query runs (see :func:`python_dtype`).
+    value dtype is unknown before the query runs (see
+    :func:`~kstreamlike.plan.python_dtype.aggregate_value_dtype`).
 
     Example:
         >>> import polars as pl
