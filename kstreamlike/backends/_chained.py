@@ -129,7 +129,7 @@ def passed_watermarks(plan: LoweredPlan) -> ExplicitWatermarks:
         >>> marks["watermark"].to_list(), [a >> 24 for a in marks["after"]]
         ([2, 7, 11], [2, 4, 6])
     """
-    from kstreamlike.backends.polars._prepare import prepare
+    from kstreamlike.backends.polars import prepare
 
     agg = plan.aggregate
     assert isinstance(agg, FlinkWindowedAggregate)

@@ -38,7 +38,7 @@ from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
-__all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported"]
+__all__ = ["BACKEND", "PolarsBackend", "execute", "prepare", "unsupported"]
 
 
 def unsupported(plan: Lowered) -> str | None:
