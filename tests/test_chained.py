@@ -227,3 +227,19 @@ def test_chained_results_equal_the_reference(backend: str) -> None:
             assert got.equals(want)
 
     check()
+
+
+@pytest.mark.spark
+def test_a_spark_frame_stays_on_spark_through_the_chain(spark: Any) -> None:
+    # two partitions; the watermarks passed downstream come from Spark's own replay
+    rows = [{**row, "p": row["o"] % 2} for row in ROWS]
+    frame = spark.createDataFrame(pl.DataFrame(rows).to_pandas())
+    marks = ks.WatermarkStrategy.for_bounded_out_of_orderness(2)
+
+    def run(data: Any) -> list[tuple[Any, ...]]:
+        s = ks.stream(data, key="k", timestamp="ts", order_by="o", partition="p", watermarks=marks)
+        per_5 = s.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).allowed_lateness(9).count()
+        per_10 = per_5.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).sum("count")
+        return per_10.to_polars().rows()
+
+    assert run(frame) == run(pl.DataFrame(rows))

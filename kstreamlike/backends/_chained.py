@@ -13,7 +13,8 @@ replay (:mod:`kstreamlike.plan.emit_order`) applies after every row the upstream
 steps up to ``s``, that is after ``emit_order(s, RANKS_PER_STEP - 1)``: a window operator
 fires the timers a watermark reaches, then forwards the watermark. The advances come from
 the upstream's input by the watermark replay of :mod:`kstreamlike.kernels.flink.watermarks`
-(on a Spark input, the columns it reads are collected to the driver).
+(Polars), or of :mod:`kstreamlike.backends.spark.flink` on a Spark input (only the advances
+reach the driver).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
+from kstreamlike.frames import is_spark_frame
 from kstreamlike.kernels.columns import FIRST_ARRIVAL, PART, SLOT
 from kstreamlike.kernels.flink.watermarks import ADVANCE, replay_watermarks
 from kstreamlike.plan.chained import upstream_of
@@ -97,6 +99,24 @@ def materialized(plan: Lowered, run: Run) -> Lowered:
     return replace(plan, aggregate=replace(agg, source=source))
 
 
+def _polars_advances(agg: FlinkWindowedAggregate) -> pl.LazyFrame:
+    """The watermark advances of ``agg`` (``partition``, ``step``, ``watermark``), in
+    application order, replayed with Polars."""
+    from kstreamlike.backends.polars import prepare
+
+    _, advances, bounds = replay_watermarks(agg, prepare(agg).valid.lazy())
+    # positions count over every partition's records: a partition's steps start at its first
+    step = pl.col(SLOT).cast(pl.Int64) - pl.col(FIRST_ARRIVAL).cast(pl.Int64) * 2
+    return (
+        advances.with_row_index("__ks_index")
+        .join(bounds, on=PART, how="left")
+        .sort(PART, SLOT, "__ks_index")
+        .select(
+            pl.col(PART).alias("partition"), step.alias("step"), pl.col(ADVANCE).alias("watermark")
+        )
+    )
+
+
 def _read(source: Source, run: Run) -> tuple[Source, LoweredPlan | None]:
     """``source`` reading its upstream's main output, and the upstream plan as it ran (None
     when ``source`` is a recorded frame)."""
@@ -129,24 +149,19 @@ def passed_watermarks(plan: LoweredPlan) -> ExplicitWatermarks:
         >>> marks["watermark"].to_list(), [a >> 24 for a in marks["after"]]
         ([2, 7, 11], [2, 4, 6])
     """
-    from kstreamlike.backends.polars import prepare
-
     agg = plan.aggregate
     assert isinstance(agg, FlinkWindowedAggregate)
-    prepared = prepare(agg)
-    _, advances, bounds = replay_watermarks(agg, prepared.valid.lazy())
-    step = pl.col(SLOT).cast(pl.Int64) - pl.col(FIRST_ARRIVAL).cast(pl.Int64) * 2
+    if is_spark_frame(agg.source.frame):
+        from kstreamlike.backends.spark import watermark_advances
+
+        advances = watermark_advances(agg).lazy()
+    else:
+        advances = _polars_advances(agg)
     columns = [
-        emit_order(step, pl.lit(RANKS_PER_STEP - 1, dtype=pl.Int64)).alias("after"),
-        pl.col(ADVANCE).cast(pl.Int64).alias("watermark"),
+        emit_order(pl.col("step"), pl.lit(RANKS_PER_STEP - 1, dtype=pl.Int64)).alias("after"),
+        pl.col("watermark").cast(pl.Int64),
     ]
     if agg.source.partition is not None:
-        columns.append(pl.col(PART).alias("partition"))
-    frame = (
-        advances.with_row_index("__ks_index")
-        .join(bounds, on=PART, how="left")
-        .sort(PART, SLOT, "__ks_index")
-        .select(columns)
-        .collect()
-    )
+        columns.append(pl.col("partition"))
+    frame = advances.select(columns).collect()
     return ExplicitWatermarks(frame)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from kstreamlike.backends.base import Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame, to_polars
@@ -42,7 +44,15 @@ from kstreamlike.plan.windows import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["BACKEND", "SparkBackend", "execute", "spark_session", "unsupported", "vectorized"]
+__all__ = [
+    "BACKEND",
+    "SparkBackend",
+    "execute",
+    "spark_session",
+    "unsupported",
+    "vectorized",
+    "watermark_advances",
+]
 
 
 def unsupported(plan: Lowered) -> str | None:
@@ -121,6 +131,35 @@ def spark_session(frame: object) -> SparkSession:
         return session
     active = SparkSession.getActiveSession()
     return active if active is not None else SparkSession.builder.getOrCreate()
+
+
+def watermark_advances(agg: FlinkWindowedAggregate) -> pl.DataFrame:
+    """The watermark advances of a Flink plan on a Spark input, collected: one row per
+    advance (``partition``: the partition value, ``step``: the step of the partition's
+    replay that made it, see :mod:`kstreamlike.plan.emit_order`; ``watermark``), in
+    application order. Only the advances leave the cluster, not the records.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 3}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> agg = s.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).count().plan
+        >>> watermark_advances(agg).rows()  # doctest: +SKIP
+        [(0, 2, 2)]
+    """
+    from pyspark.sql import functions as F
+
+    from kstreamlike.backends.spark._columns import PART
+    from kstreamlike.backends.spark._prepare import prepare
+    from kstreamlike.backends.spark.flink import ADVANCE, SLOT, flink_watermarks
+
+    _, advances = flink_watermarks(agg, prepare(spark_session(agg.source.frame), agg).valid)
+    rows = advances.select(
+        F.col(PART).alias("partition"),
+        F.shiftright(F.col(SLOT), 1).alias("step"),  # a refined position's step
+        F.col(ADVANCE).alias("watermark"),
+    )
+    return to_polars(rows).sort("partition", "step", "watermark")
 
 
 def execute(plan: Lowered) -> Outputs[Any]:
