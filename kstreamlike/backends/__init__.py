@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
+import polars as pl
+
 from kstreamlike.backends.base import Backend, Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import from_polars_as, is_spark_frame
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.lower import AnyNode, Lowered, lower
-from kstreamlike.plan.nodes import Source
+from kstreamlike.plan.nodes import FlinkWindowedAggregate, Source
 
 __all__ = [
     "BACKENDS",
@@ -48,6 +50,9 @@ class _Registered:
 
     def execute(self, plan: Lowered) -> Outputs[Any]:
         return self._backend().execute(plan)
+
+    def watermark_advances(self, agg: FlinkWindowedAggregate) -> pl.DataFrame:
+        return self._backend().watermark_advances(agg)
 
 
 BACKENDS: dict[str, Backend[Any]] = {
@@ -167,6 +172,6 @@ def run_native(plan: Lowered, backend: str) -> Outputs[Any]:
     engine = BACKENDS[backend]
 
     def run(part: Lowered) -> Outputs[Any]:
-        return engine.execute(materialized(part, run))
+        return engine.execute(materialized(part, run, engine.watermark_advances))
 
     return run(plan)

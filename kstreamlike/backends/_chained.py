@@ -11,10 +11,10 @@ A Flink downstream whose watermarks pass through
 advances as recorded watermarks: each advance the upstream made at step ``s`` of its
 replay (:mod:`kstreamlike.plan.emit_order`) applies after every row the upstream emitted at
 steps up to ``s``, that is after ``emit_order(s, RANKS_PER_STEP - 1)``: a window operator
-fires the timers a watermark reaches, then forwards the watermark. The advances come from
-the upstream's input by the watermark replay of :mod:`kstreamlike.kernels.flink.watermarks`
-(Polars), or of :mod:`kstreamlike.backends.spark.flink` on a Spark input (only the advances
-reach the driver).
+fires the timers a watermark reaches, then forwards the watermark. Each backend replays
+the upstream's watermarks its own way (``Backend.watermark_advances``: the reference's
+window-operator tasks, the Polars kernels, Spark's distributed replay, which sends only the
+advances to the driver).
 """
 
 from __future__ import annotations
@@ -26,9 +26,6 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
-from kstreamlike.frames import is_spark_frame
-from kstreamlike.kernels.columns import FIRST_ARRIVAL, PART, SLOT
-from kstreamlike.kernels.flink.watermarks import ADVANCE, replay_watermarks
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order
 from kstreamlike.plan.join import KafkaStreamJoin
@@ -44,6 +41,8 @@ __all__ = ["materialized", "passed_watermarks", "upstream_plans"]
 
 Run = Callable[[Lowered], Outputs[Any]]
 """Runs a lowered plan whose sources are frames, on the backend at hand."""
+Advances = Callable[[FlinkWindowedAggregate], pl.DataFrame]
+"""The backend's watermark advances of a Flink plan (``Backend.watermark_advances``)."""
 
 
 def upstream_plans(plan: Lowered) -> list[LoweredPlan]:
@@ -68,9 +67,10 @@ def upstream_plans(plan: Lowered) -> list[LoweredPlan]:
     return found
 
 
-def materialized(plan: Lowered, run: Run) -> Lowered:
+def materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
     """``plan`` with every :class:`~kstreamlike.plan.nodes.Upstream` source replaced by the
-    upstream's main output (``run`` runs the upstream, itself materialized first).
+    upstream's main output (``run`` runs the upstream, itself materialized first), and
+    watermarks passed through replaced by the upstream's (``advances``).
 
     Example:
         >>> import kstreamlike as ks
@@ -78,52 +78,36 @@ def materialized(plan: Lowered, run: Run) -> Lowered:
         >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
         >>> up = t.windowed_by(ks.TimeWindows.of(10)).count().to_stream()
         >>> plan = lower(up.group_by_key().windowed_by(ks.TimeWindows.of(20)).count().plan)
-        >>> run = lambda p: BACKENDS["polars"].execute(materialized(p, run))
-        >>> materialized(plan, run).source.frame.select("k", "count", "timestamp").rows()
+        >>> polars = BACKENDS["polars"]
+        >>> run = lambda p: polars.execute(materialized(p, run, polars.watermark_advances))
+        >>> read = materialized(plan, run, polars.watermark_advances).source.frame
+        >>> read.select("k", "count", "timestamp").rows()
         [('a', 1, 1)]
     """
     if isinstance(plan, KafkaStreamJoin):
-        left, _ = _read(plan.left, run)
-        right, _ = _read(plan.right, run)
+        left, _ = _read(plan.left, run, advances)
+        right, _ = _read(plan.right, run, advances)
         return replace(plan, left=left, right=right)
     agg = plan.aggregate
-    source, upstream = _read(agg.source, run)
+    source, upstream = _read(agg.source, run, advances)
     if upstream is None:
         return plan
     if isinstance(agg, FlinkWindowedAggregate):
         watermarks = agg.watermarks
         if isinstance(watermarks, UpstreamWatermarks):
-            watermarks = passed_watermarks(upstream)
+            watermarks = passed_watermarks(upstream, advances)
             source = replace(source, watermarks=watermarks)
         return replace(plan, aggregate=replace(agg, source=source, watermarks=watermarks))
     return replace(plan, aggregate=replace(agg, source=source))
 
 
-def _polars_advances(agg: FlinkWindowedAggregate) -> pl.LazyFrame:
-    """The watermark advances of ``agg`` (``partition``, ``step``, ``watermark``), in
-    application order, replayed with Polars."""
-    from kstreamlike.backends.polars import prepare
-
-    _, advances, bounds = replay_watermarks(agg, prepare(agg).valid.lazy())
-    # positions count over every partition's records: a partition's steps start at its first
-    step = pl.col(SLOT).cast(pl.Int64) - pl.col(FIRST_ARRIVAL).cast(pl.Int64) * 2
-    return (
-        advances.with_row_index("__ks_index")
-        .join(bounds, on=PART, how="left")
-        .sort(PART, SLOT, "__ks_index")
-        .select(
-            pl.col(PART).alias("partition"), step.alias("step"), pl.col(ADVANCE).alias("watermark")
-        )
-    )
-
-
-def _read(source: Source, run: Run) -> tuple[Source, LoweredPlan | None]:
+def _read(source: Source, run: Run, advances: Advances) -> tuple[Source, LoweredPlan | None]:
     """``source`` reading its upstream's main output, and the upstream plan as it ran (None
     when ``source`` is a recorded frame)."""
     upstream = upstream_of(source)
     if upstream is None:
         return source, None
-    plan = materialized(lower(upstream.node), run)
+    plan = materialized(lower(upstream.node), run, advances)
     assert isinstance(plan, LoweredPlan)
     frame = run(plan).main
     if isinstance(frame, pl.DataFrame):
@@ -134,10 +118,11 @@ def _read(source: Source, run: Run) -> tuple[Source, LoweredPlan | None]:
     return replace(source, frame=frame), plan
 
 
-def passed_watermarks(plan: LoweredPlan) -> ExplicitWatermarks:
+def passed_watermarks(plan: LoweredPlan, advances: Advances) -> ExplicitWatermarks:
     """The watermarks a Flink window operator forwards downstream, as recorded watermarks
     over its main output: ``after`` an ``emit_order`` of the step that advanced the
-    watermark (see the module docstring), per partition, in application order.
+    watermark (see the module docstring), per partition, in application order;
+    ``advances`` replays the upstream's watermarks on the backend at hand.
 
     Example:
         >>> import kstreamlike as ks
@@ -145,23 +130,18 @@ def passed_watermarks(plan: LoweredPlan) -> ExplicitWatermarks:
         >>> s = ks.stream(rows, key="k", timestamp="ts",
         ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
         >>> plan = lower(s.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).count().plan)
-        >>> marks = passed_watermarks(plan).frame
+        >>> from kstreamlike.backends import BACKENDS
+        >>> marks = passed_watermarks(plan, BACKENDS["reference"].watermark_advances).frame
         >>> marks["watermark"].to_list(), [a >> 24 for a in marks["after"]]
         ([2, 7, 11], [2, 4, 6])
     """
     agg = plan.aggregate
     assert isinstance(agg, FlinkWindowedAggregate)
-    if is_spark_frame(agg.source.frame):
-        from kstreamlike.backends.spark import watermark_advances
-
-        advances = watermark_advances(agg).lazy()
-    else:
-        advances = _polars_advances(agg)
     columns = [
         emit_order(pl.col("step"), pl.lit(RANKS_PER_STEP - 1, dtype=pl.Int64)).alias("after"),
         pl.col("watermark").cast(pl.Int64),
     ]
     if agg.source.partition is not None:
         columns.append(pl.col("partition"))
-    frame = advances.select(columns).collect()
+    frame = advances(agg).select(columns)
     return ExplicitWatermarks(frame)

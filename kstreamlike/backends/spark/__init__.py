@@ -247,5 +247,9 @@ class SparkBackend:
         """Run ``plan`` with Spark."""
         return execute(plan)
 
+    def watermark_advances(self, agg: FlinkWindowedAggregate) -> pl.DataFrame:
+        """The watermark advances of ``agg``, replayed with Spark."""
+        return watermark_advances(agg)
+
 
 BACKEND = SparkBackend()
