@@ -4,6 +4,7 @@ levels."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import polars as pl
@@ -243,3 +244,46 @@ def test_a_spark_frame_stays_on_spark_through_the_chain(spark: Any) -> None:
         return per_10.to_polars().rows()
 
     assert run(frame) == run(pl.DataFrame(rows))
+
+
+def test_a_python_aggregation_upstream_has_its_declared_dtype(backend: str) -> None:
+    def add(key: str, value: int, total: float) -> float:
+        return total + value
+
+    rows = [{"k": "a", "ts": t, "v": t % 4, "o": i} for i, t in enumerate([1, 3, 7, 12])]
+    s = ks.stream(rows, key="k", value="v", timestamp="ts", order_by="o", backend=backend)
+    table = s.group_by_key().windowed_by(ks.TimeWindows.of(5)).aggregate(lambda: 0.0, add)
+    changelog = table.to_stream()
+    assert changelog.as_stream().schema["value"] == pl.Float64
+    out = changelog.group_by_key().windowed_by(ks.TimeWindows.of(10)).aggregate(ks.agg.max("value"))
+    assert out.to_polars().select("window_start", "value").rows() == [
+        (0, 1.0),
+        (0, 4.0),
+        (0, 4.0),
+        (10, 0.0),
+    ]
+
+
+def test_an_unknown_python_value_dtype_fails_when_the_chain_is_built() -> None:
+    s = ks.stream([{"k": "a", "ts": 1, "v": 1}], key="k", value="v", timestamp="ts")
+    windowed = s.group_by_key().windowed_by(ks.TimeWindows.of(5))
+    changelog = windowed.aggregate(lambda: [], lambda k, v, agg: [*agg, v]).to_stream()
+    with pytest.raises(ks.InvalidSpecError, match="annotate the return type of the aggregator"):
+        changelog.group_by_key()
+
+
+def test_datetime_and_pandas_inputs_chain() -> None:
+    import pandas as pd
+
+    start = pl.datetime(2024, 1, 1)
+    frame = pl.DataFrame({"k": ["a"] * 4, "minute": [1, 2, 61, 62]}).with_columns(
+        (start + pl.duration(minutes=pl.col("minute"))).alias("ts")
+    )
+    marks = ks.WatermarkStrategy.for_monotonous_timestamps()
+    for data in (frame, frame.to_pandas()):
+        s = ks.stream(data, key="k", timestamp="ts", watermarks=marks)
+        minute, hour = (ks.TumblingEventTimeWindows.of(timedelta(minutes=m)) for m in (1, 60))
+        hours = s.key_by("k").window(minute).count().key_by("k").window(hour)
+        out = hours.sum("count").collect()
+        assert isinstance(out, pd.DataFrame if data is not frame else pl.DataFrame)
+        assert pl.DataFrame(out)["count"].to_list() == [2, 2]
