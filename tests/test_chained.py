@@ -287,3 +287,27 @@ def test_datetime_and_pandas_inputs_chain() -> None:
         out = hours.sum("count").collect()
         assert isinstance(out, pd.DataFrame if data is not frame else pl.DataFrame)
         assert pl.DataFrame(out)["count"].to_list() == [2, 2]
+
+
+def test_kafka_chained_results_equal_the_reference(backend: str) -> None:
+    @budget(backend, few=4)
+    @given(frame=streams(), up=kafka_windows(30, 20), down=kafka_windows(40, 20))
+    def check(frame: pl.DataFrame, up: Any, down: Any) -> None:
+        def run(name: str) -> list[pl.DataFrame]:
+            source = ks.stream(
+                frame, key="k", value="v", timestamp="ts", order_by="id", partition="p",
+                backend=name,
+            )  # fmt: skip
+            changelog = source.group_by_key().windowed_by(up).aggregate(ks.agg.sum("v"))
+            second = changelog.to_stream().group_by_key().windowed_by(down)
+            result = second.aggregate(ks.agg.sum("v"), ks.agg.count())
+            return [
+                pl.DataFrame(result.to_polars()),
+                pl.DataFrame(result.late_records()).sort("p", "emit_order"),
+                pl.DataFrame(result.invalid_records()).sort("p", "emit_order"),
+            ]
+
+        for got, want in zip(run(backend), run("reference")):
+            assert got.equals(want)
+
+    check()
