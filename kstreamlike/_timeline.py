@@ -13,9 +13,10 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.api.result import StreamResult
-from kstreamlike.errors import InvalidSpecError
+from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import to_polars
 from kstreamlike.kernels.stateless import apply_ops
+from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.nodes import (
     ExplicitWatermarks,
     FlinkWindowedAggregate,
@@ -268,6 +269,13 @@ def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
     """Gather what a timeline draws from a result (runs the pipeline if needed)."""
     node = result.plan
     agg = windowed_aggregate(node)
+    if upstream_of(agg.source) is not None:
+        raise UnsupportedPlanError(
+            "timeline draws a windowed operation on a recorded stream; for a chained one, "
+            "draw its upstream result, or build the downstream on that result's collected "
+            "rows (ks.stream(upstream.collect(), timestamp='timestamp', order_by='emit_order'"
+            ", ...))"
+        )
     frame = agg.source.frame
     height = (
         frame.select(pl.len()).collect().item()

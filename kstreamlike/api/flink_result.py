@@ -7,7 +7,8 @@ first use) that also hands out the late-data side output by its ``OutputTag``.
 
 from __future__ import annotations
 
-from kstreamlike.api.result import FrameT, StreamResult
+from kstreamlike.api.chained import ChainedResult
+from kstreamlike.api.result import FrameT
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.functions import OutputTag
 from kstreamlike.plan.narrow import narrowed
@@ -16,7 +17,7 @@ from kstreamlike.plan.nodes import FlinkWindowedAggregate
 __all__ = ["SingleOutputStreamOperator"]
 
 
-class SingleOutputStreamOperator(StreamResult[FrameT]):
+class SingleOutputStreamOperator(ChainedResult[FrameT]):
     """The result of a Flink window function: the main stream plus side outputs.
 
     Every result row carries ``timestamp = window_end - 1`` (``Long.MAX_VALUE`` for global
@@ -26,6 +27,11 @@ class SingleOutputStreamOperator(StreamResult[FrameT]):
     ``LATE`` for one after it (a late element within the allowed lateness). A firing not
     driven by an event-time timer is ``EARLY`` while the watermark is before
     ``window_end - 1`` and ``LATE`` after.
+
+    The result is a stream again (:class:`~kstreamlike.api.chained.ChainedResult`):
+    ``key_by(...).window(...)`` windows the result rows by their ``timestamp``, with this
+    operator's watermarks passed through; ``window()`` with no assigner reuses this
+    result's tumbling windows.
 
     Example:
         >>> import kstreamlike as ks

@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar, overload
 from kstreamlike.agg import AggExpr
 from kstreamlike.agg import count as agg_count
 from kstreamlike.api._checks import check_aggregation, check_callable, check_keys
+from kstreamlike.api.chained import ChainedResult
 from kstreamlike.api.result import FrameT, StreamResult
 from kstreamlike.emit import EmitStrategy, Suppressed
 from kstreamlike.errors import InvalidSpecError
@@ -312,9 +313,15 @@ class KTable(StreamResult[FrameT]):
         return WindowedKStream(ToStream(node), self._backend)
 
 
-class WindowedKStream(StreamResult[FrameT]):
+class WindowedKStream(ChainedResult[FrameT]):
     """The stream of a windowed table's changelog (Kafka ``KStream<Windowed<K>, V>``), as
     returned by :meth:`KTable.to_stream`; tombstones are records with null aggregates.
+
+    It can be filtered, re-keyed and windowed again (see
+    :class:`~kstreamlike.api.chained.ChainedResult`): each record's timestamp is the
+    windowed record's (``timestamp``), its key the window's key, its value the aggregate
+    columns; a tombstone is a null value, which a downstream time or session window
+    aggregates and a sliding window skips, as in Kafka.
 
     Example:
         >>> import kstreamlike as ks

@@ -11,6 +11,7 @@ from kstreamlike.backends import Outputs, check_supported, execute, resolve_back
 from kstreamlike.backends.base import FrameT
 from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.frames import to_polars
+from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.explain import explain
 from kstreamlike.plan.join import KafkaStreamJoin
@@ -47,6 +48,7 @@ class StreamResult(Generic[FrameT]):
     """
 
     def __init__(self, node: AnyNode, backend: str | None) -> None:
+        self._requested = backend  # the user's choice, which a chained stream keeps
         backend = resolve_backend(backend, node)
         check_supported(node, backend)
         self._node = node
@@ -176,6 +178,11 @@ class StreamResult(Generic[FrameT]):
         if isinstance(plan, KafkaStreamJoin):
             raise UnsupportedPlanError(
                 "a join cannot start a live job in this release: run it on a recorded frame"
+            )
+        if upstream_of(plan.aggregate.source) is not None:
+            raise UnsupportedPlanError(
+                "a chained pipeline (windowed again after a windowed result) cannot start a "
+                "live job in this release: run it on a recorded frame"
             )
         if plan.aggregate.source.order_by == ARRIVAL:
             raise UnsupportedPlanError(

@@ -13,10 +13,14 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
+import polars as pl
+
 from kstreamlike.backends.base import Backend, Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import from_polars_as, is_spark_frame
+from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.lower import AnyNode, Lowered, lower
+from kstreamlike.plan.nodes import FlinkWindowedAggregate, Source
 
 __all__ = [
     "BACKENDS",
@@ -25,6 +29,7 @@ __all__ = [
     "check_supported",
     "execute",
     "resolve_backend",
+    "run_native",
     "validate_backend",
 ]
 
@@ -45,6 +50,9 @@ class _Registered:
 
     def execute(self, plan: Lowered) -> Outputs[Any]:
         return self._backend().execute(plan)
+
+    def watermark_advances(self, agg: FlinkWindowedAggregate) -> pl.DataFrame:
+        return self._backend().watermark_advances(agg)
 
 
 BACKENDS: dict[str, Backend[Any]] = {
@@ -87,11 +95,28 @@ def resolve_backend(backend: str | None, node: AnyNode | Lowered) -> str:
     if backend is not None:
         return backend
     plan = lower(node)
-    if is_spark_frame(plan.source.frame):
+    if is_spark_frame(_recorded(plan.source).frame):
         return "spark"
-    if BACKENDS["polars"].unsupported(plan) is not None:
+    if _unsupported("polars", plan) is not None:
         return "reference"
     return "polars"
+
+
+def _recorded(source: Source) -> Source:
+    """The recorded input ``source`` reads, through any upstream aggregations."""
+    upstream = upstream_of(source)
+    return source if upstream is None else _recorded(lower(upstream.node).source)
+
+
+def _unsupported(backend: str, plan: Lowered) -> str | None:
+    """Why ``backend`` cannot run ``plan`` or an upstream aggregation it reads."""
+    from kstreamlike.backends._chained import upstream_plans
+
+    for part in (plan, *upstream_plans(plan)):
+        reason = BACKENDS[backend].unsupported(part)
+        if reason is not None:
+            return reason
+    return None
 
 
 def check_supported(node: AnyNode | Lowered, backend: str) -> None:
@@ -102,7 +127,7 @@ def check_supported(node: AnyNode | Lowered, backend: str) -> None:
         >>> table = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
         >>> check_supported(table.windowed_by(ks.TimeWindows.of(10)).count().plan, "spark")
     """
-    reason = BACKENDS[backend].unsupported(lower(node))
+    reason = _unsupported(backend, lower(node))
     if reason is not None:
         raise UnsupportedPlanError(
             f"the {backend} backend cannot run this pipeline: {reason}; "
@@ -120,7 +145,7 @@ def execute(node: AnyNode | Lowered, backend: str) -> Outputs[Any]:
         1
     """
     plan = lower(node)
-    outputs = BACKENDS[backend].execute(plan)
+    outputs = run_native(plan, backend)
     kind = plan.source.output
     if kind == "native":
         return outputs
@@ -129,3 +154,24 @@ def execute(node: AnyNode | Lowered, backend: str) -> Outputs[Any]:
         late=lambda: from_polars_as(outputs.late, kind),
         invalid=lambda: from_polars_as(outputs.invalid, kind),
     )
+
+
+def run_native(plan: Lowered, backend: str) -> Outputs[Any]:
+    """Run ``plan`` on ``backend``, its upstream aggregations first, and return the
+    backend's own frames (no conversion to pandas).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> table = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> run_native(lower(table.windowed_by(ks.TimeWindows.of(10)).count().plan),
+        ...            "polars").main.height
+        1
+    """
+    from kstreamlike.backends._chained import materialized
+
+    engine = BACKENDS[backend]
+
+    def run(part: Lowered) -> Outputs[Any]:
+        return engine.execute(materialized(part, run, engine.watermark_advances))
+
+    return run(plan)

@@ -6,7 +6,10 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Generic, Protocol, TypeVar
 
+import polars as pl
+
 from kstreamlike.plan.lower import Lowered
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
 
 __all__ = ["Backend", "FrameT", "Outputs"]
 
@@ -91,4 +94,12 @@ class Backend(Protocol[FrameT]):
 
     def execute(self, plan: Lowered) -> Outputs[FrameT]:
         """Run ``plan`` and return its outputs."""
+        ...
+
+    def watermark_advances(self, agg: FlinkWindowedAggregate) -> pl.DataFrame:
+        """The watermark advances of a Flink plan's window operators, for a chained
+        downstream (:mod:`kstreamlike.backends._chained`): one row per advance
+        (``partition``: its value, ``step``: the step of the partition's replay that made
+        it, see :mod:`kstreamlike.plan.emit_order`; ``watermark``), in application order,
+        the end of a bounded input left out."""
         ...

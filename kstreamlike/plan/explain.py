@@ -18,6 +18,8 @@ from kstreamlike.plan.nodes import (
     Source,
     Suppress,
     ToStream,
+    Upstream,
+    UpstreamWatermarks,
     WatermarkPlan,
 )
 
@@ -43,6 +45,8 @@ def _aggregation(agg: Aggregation) -> str:
 
 
 def _watermarks(wm: WatermarkPlan) -> str:
+    if isinstance(wm, UpstreamWatermarks):
+        return "the upstream operator's, passed through"
     if isinstance(wm, ExplicitWatermarks):
         return f"explicit ({wm.frame.height} watermarks)"
     return f"max timestamp - {wm.out_of_orderness} - 1 after each record"
@@ -54,6 +58,9 @@ def _source(source: Source, indent: str) -> list[str]:
         f"{indent}  timestamp={source.timestamp!r} ({source.time_unit.describe()}), "
         f"order_by={source.order_by!r}, partition={source.partition!r}"
     )
+    if isinstance(source.frame, Upstream):
+        lines.append(f"{indent}  reads the main output of:")
+        lines.extend(_lines(source.frame.node, indent + "    "))
     return lines
 
 

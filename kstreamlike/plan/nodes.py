@@ -45,6 +45,8 @@ __all__ = [
     "Source",
     "Suppress",
     "ToStream",
+    "Upstream",
+    "UpstreamWatermarks",
     "WatermarkPlan",
     "WindowedAggregate",
 ]
@@ -69,7 +71,31 @@ class ExplicitWatermarks:
     frame: pl.DataFrame
 
 
+@dataclass(frozen=True)
+class UpstreamWatermarks(ExplicitWatermarks):
+    """The watermarks of a chained Flink stream: the upstream window operator's, passed
+    through. ``frame`` is empty when the pipeline is built; a backend replaces this plan by
+    the upstream's recorded watermarks (``after`` an ``emit_order`` of the upstream's main
+    output) before the downstream runs."""
+
+
 WatermarkPlan = GeneratedWatermarks | ExplicitWatermarks
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """The ``frame`` of a chained stream's :class:`Source`: the main output of another
+    windowed aggregation, which each backend runs first (on the same backend) and reads as
+    the downstream input.
+
+    Attributes:
+        node: the upstream plan node (a windowed aggregation, possibly wrapped in
+            ``suppress`` and ``to_stream``).
+        schema: the upstream's main output columns and dtypes.
+    """
+
+    node: PlanNode
+    schema: pl.Schema
 
 
 @dataclass(frozen=True)
@@ -77,7 +103,8 @@ class Source:
     """The recorded stream: a frame and the role of its columns.
 
     Attributes:
-        frame: the input rows (a Polars DataFrame or LazyFrame, or a Spark DataFrame).
+        frame: the input rows (a Polars DataFrame or LazyFrame, or a Spark DataFrame), or
+            an :class:`Upstream` aggregation whose main output they are.
         schema: the input columns and dtypes, in order.
         timestamp: the event-time column (integer epoch ms, or Datetime).
         time_unit: the unit of ``timestamp`` ticks.
@@ -124,6 +151,8 @@ class Source:
         after them)."""
         if not self.ops:
             return self.schema
+        if isinstance(self.frame, Upstream):
+            return self.frame.schema
         if isinstance(self.frame, pl.LazyFrame):
             return self.frame.collect_schema()
         if isinstance(self.frame, pl.DataFrame):
@@ -134,6 +163,8 @@ class Source:
         """The input rows as a Polars DataFrame (a Spark frame converts through Arrow)."""
         from kstreamlike.frames import to_polars
 
+        if isinstance(self.frame, Upstream):
+            raise TypeError("a chained stream's input is read by running its upstream first")
         return to_polars(self.frame)
 
 

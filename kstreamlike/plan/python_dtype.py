@@ -44,11 +44,13 @@ from kstreamlike.plan.nodes import (
     Aggregation,
     DeclarativeAggregation,
     FlinkAggregateFunction,
+    FlinkWindowedAggregate,
     KafkaAggregate,
     ReduceAggregation,
+    WindowedAggregate,
 )
 
-__all__ = ["python_value_dtype", "return_dtype", "window_function_dtype"]
+__all__ = ["aggregate_value_dtype", "python_value_dtype", "return_dtype", "window_function_dtype"]
 
 _SCALARS: dict[type, pl.DataType] = {
     bool: pl.Boolean(),
@@ -182,3 +184,22 @@ def window_function_dtype(function: ProcessWindowFunction[Any, Any]) -> pl.DataT
         "def process(self, key, context, elements) -> Iterable[float], or subclass "
         "ks.ProcessWindowFunction[int, float]",
     )
+
+
+def aggregate_value_dtype(agg: WindowedAggregate) -> pl.DataType | None:
+    """The dtype of the ``value`` column of a Python aggregation or window function (None
+    for ``ks.agg`` aggregations), by the rule of this module.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> rows = [{"k": "a", "ts": 1, "v": 2}]
+        >>> g = ks.stream(rows, key="k", value="v", timestamp="ts").group_by_key()
+        >>> aggregate_value_dtype(g.windowed_by(ks.TimeWindows.of(10)).reduce(max).plan)
+        Int64
+    """
+    if isinstance(agg, FlinkWindowedAggregate) and agg.window_function is not None:
+        return window_function_dtype(agg.window_function)
+    if isinstance(agg.aggregation, DeclarativeAggregation):
+        return None
+    source = agg.source
+    return python_value_dtype(agg.aggregation, source.schema, source.value, source.value_is_row)

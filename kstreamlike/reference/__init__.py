@@ -13,6 +13,8 @@ import polars as pl
 from kstreamlike.backends.base import Outputs
 from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.reference.flink_replay import watermark_advances
 from kstreamlike.reference.join import execute_join
 from kstreamlike.reference.replay import Replay
 
@@ -45,6 +47,10 @@ class ReferenceBackend:
     def execute(self, plan: Lowered) -> Outputs[pl.DataFrame]:
         """Run ``plan`` record by record."""
         return execute(plan)
+
+    def watermark_advances(self, agg: FlinkWindowedAggregate) -> pl.DataFrame:
+        """The watermark advances of ``agg``, replayed record by record."""
+        return watermark_advances(agg)
 
 
 BACKEND = ReferenceBackend()

@@ -12,17 +12,25 @@ from __future__ import annotations
 
 from typing import Any, Generic, Protocol, TypeVar
 
+import polars as pl
+
 from kstreamlike._time import LONG_MIN
 from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate
 from kstreamlike.plan.positions import advance_after, advance_before, processing_of
-from kstreamlike.reference._input import Record
+from kstreamlike.reference._input import Record, read_input
 from kstreamlike.reference._timers import TimerService
 from kstreamlike.reference._types import Emission, Late
 from kstreamlike.reference.beam import BeamOperator
 from kstreamlike.reference.flink import WindowOperator
 
-__all__ = ["BeamTask", "BoundedOutOfOrdernessWatermarks", "FlinkTask", "WatermarkTask"]
+__all__ = [
+    "BeamTask",
+    "BoundedOutOfOrdernessWatermarks",
+    "FlinkTask",
+    "WatermarkTask",
+    "watermark_advances",
+]
 
 
 class _Operator(Protocol):
@@ -230,3 +238,59 @@ class BeamTask(WatermarkTask[BeamOperator]):
     def windows(self, key: tuple[Any, ...]) -> list[tuple[int | None, int | None, dict[str, Any]]]:
         """The open windows of ``key``: (start, end, the aggregate of the contents now)."""
         return self.operator.held_windows(key)
+
+
+def watermark_advances(node: FlinkWindowedAggregate) -> pl.DataFrame:
+    """The watermark advances of ``node``'s window operators, as :class:`FlinkTask` makes
+    them: one row per advance (``partition``, ``step``: the step of the partition's replay,
+    see :mod:`kstreamlike.plan.emit_order`; ``watermark``), in application order. The end
+    of a bounded input is not among them.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> rows = [{"k": "a", "ts": t} for t in (3, 8, 8)]
+        >>> s = ks.stream(rows, key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> agg = s.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).count().plan
+        >>> watermark_advances(agg).rows()
+        [(None, 2, 2), (None, 4, 7)]
+    """
+    rows = [
+        (partition.value, step, watermark)
+        for partition in read_input(node).partitions
+        for step, watermark in _advances(node, partition.value, partition.records)
+    ]
+    schema = {"partition": None, "step": pl.Int64, "watermark": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _advances(
+    node: FlinkWindowedAggregate, partition: Any, records: list[Record]
+) -> list[tuple[int, int]]:
+    """(step, watermark) of each advance of one partition's operator, as :class:`FlinkTask`
+    applies the watermarks (a watermark that does not advance is ignored)."""
+    advances: list[tuple[int, int]] = []
+    plan = node.watermarks
+    pending: list[tuple[Any, int]] = []
+    generator = None
+    if isinstance(plan, ExplicitWatermarks):
+        pending = _explicit_watermarks(node, plan, partition)
+    else:
+        generator = BoundedOutOfOrdernessWatermarks(plan.out_of_orderness)
+    moves: list[tuple[int, int]] = []
+    last = -1
+    for record in records:
+        due = [item for item in pending if item[0] < record.order]
+        pending = [item for item in pending if item[0] >= record.order]
+        moves.extend((advance_before(record.seq), watermark) for _, watermark in due)
+        if generator is not None:
+            generator.on_event(record.ts)
+            moves.append((advance_after(record.seq), generator.on_periodic_emit()))
+        last = record.seq
+    moves.extend((advance_after(last), watermark) for _, watermark in pending)
+    current = LONG_MIN
+    for step, watermark in moves:
+        if watermark > current:
+            current = watermark
+            advances.append((step, watermark))
+    return advances

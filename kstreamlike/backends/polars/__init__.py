@@ -26,9 +26,9 @@ from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
 from kstreamlike.backends.polars.join import execute_join
 from kstreamlike.errors import UnsupportedPlanError
-from kstreamlike.kernels.columns import ROW, ST, TS, WM
+from kstreamlike.kernels.columns import FIRST_ARRIVAL, PART, ROW, SLOT, ST, TS, WM
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
-from kstreamlike.kernels.flink.watermarks import replay_watermarks
+from kstreamlike.kernels.flink.watermarks import ADVANCE, replay_watermarks
 from kstreamlike.kernels.kafka.session.windows import run_session
 from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
@@ -44,7 +44,7 @@ from kstreamlike.plan.nodes import (
 )
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
-__all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported"]
+__all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported", "watermark_advances"]
 
 
 def unsupported(plan: Lowered) -> str | None:
@@ -121,6 +121,34 @@ def _run_flink(
     return main, late, unassigned_records(agg, records)
 
 
+def watermark_advances(agg: FlinkWindowedAggregate) -> pl.DataFrame:
+    """The watermark advances of ``agg``'s window operators: one row per advance
+    (``partition``, ``step``: the step of the partition's replay, see
+    :mod:`kstreamlike.plan.emit_order`; ``watermark``), in application order.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> rows = [{"k": "a", "ts": t} for t in (3, 8, 8)]
+        >>> s = ks.stream(rows, key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> agg = s.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).count().plan
+        >>> watermark_advances(agg).select("step", "watermark").rows()
+        [(2, 2), (4, 7)]
+    """
+    _, advances, bounds = replay_watermarks(agg, prepare(agg).valid.lazy())
+    # positions count over every partition's records: a partition's steps start at its first
+    step = pl.col(SLOT).cast(pl.Int64) - pl.col(FIRST_ARRIVAL).cast(pl.Int64) * 2
+    return (
+        advances.with_row_index("__ks_index")
+        .join(bounds, on=PART, how="left")
+        .sort(PART, SLOT, "__ks_index")
+        .select(
+            pl.col(PART).alias("partition"), step.alias("step"), pl.col(ADVANCE).alias("watermark")
+        )
+        .collect()
+    )
+
+
 class PolarsBackend:
     """The Polars backend as a :class:`~kstreamlike.backends.base.Backend`.
 
@@ -138,6 +166,10 @@ class PolarsBackend:
     def execute(self, plan: Lowered) -> Outputs[pl.DataFrame]:
         """Run ``plan`` with Polars."""
         return execute(plan)
+
+    def watermark_advances(self, agg: FlinkWindowedAggregate) -> pl.DataFrame:
+        """The watermark advances of ``agg``, replayed with Polars."""
+        return watermark_advances(agg)
 
 
 BACKEND = PolarsBackend()

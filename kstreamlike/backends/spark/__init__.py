@@ -34,9 +34,8 @@ from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
-    WindowedAggregate,
 )
-from kstreamlike.plan.python_dtype import python_value_dtype, window_function_dtype
+from kstreamlike.plan.python_dtype import aggregate_value_dtype as python_dtype
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 from kstreamlike.plan.windows import (
     FlinkSlidingWindow,
@@ -47,24 +46,22 @@ from kstreamlike.plan.windows import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["BACKEND", "SparkBackend", "execute", "spark_session", "unsupported", "vectorized"]
-
-
-def python_dtype(agg: WindowedAggregate) -> pl.DataType | None:
-    """The dtype of the ``value`` column of a Python aggregation or window function (None
-    for ``ks.agg`` aggregations), by the rule of :mod:`kstreamlike.plan.python_dtype`."""
-    if isinstance(agg, FlinkWindowedAggregate) and agg.window_function is not None:
-        return window_function_dtype(agg.window_function)
-    if isinstance(agg.aggregation, DeclarativeAggregation):
-        return None
-    source = agg.source
-    return python_value_dtype(agg.aggregation, source.schema, source.value, source.value_is_row)
+__all__ = [
+    "BACKEND",
+    "SparkBackend",
+    "execute",
+    "spark_session",
+    "unsupported",
+    "vectorized",
+    "watermark_advances",
+]
 
 
 def unsupported(plan: Lowered) -> str | None:
     """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
     the reference interpreter runs, except Python aggregations and window functions whose
-    value dtype is unknown before the query runs (see :func:`python_dtype`).
+    value dtype is unknown before the query runs (see
+    :func:`~kstreamlike.plan.python_dtype.aggregate_value_dtype`).
 
     Example:
         >>> import polars as pl
@@ -138,6 +135,35 @@ def spark_session(frame: object) -> SparkSession:
         return session
     active = SparkSession.getActiveSession()
     return active if active is not None else SparkSession.builder.getOrCreate()
+
+
+def watermark_advances(agg: FlinkWindowedAggregate) -> pl.DataFrame:
+    """The watermark advances of a Flink plan on a Spark input, collected: one row per
+    advance (``partition``: the partition value, ``step``: the step of the partition's
+    replay that made it, see :mod:`kstreamlike.plan.emit_order`; ``watermark``), in
+    application order. Only the advances leave the cluster, not the records.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 3}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> agg = s.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).count().plan
+        >>> watermark_advances(agg).rows()  # doctest: +SKIP
+        [(0, 2, 2)]
+    """
+    from pyspark.sql import functions as F
+
+    from kstreamlike.backends.spark._columns import PART
+    from kstreamlike.backends.spark._prepare import prepare
+    from kstreamlike.backends.spark.flink import ADVANCE, SLOT, flink_watermarks
+
+    _, advances = flink_watermarks(agg, prepare(spark_session(agg.source.frame), agg).valid)
+    rows = advances.select(
+        F.col(PART).alias("partition"),
+        F.shiftright(F.col(SLOT), 1).alias("step"),  # a refined position's step
+        F.col(ADVANCE).alias("watermark"),
+    )
+    return to_polars(rows).sort("partition", "step", "watermark")
 
 
 def execute(plan: Lowered) -> Outputs[Any]:
@@ -226,6 +252,10 @@ class SparkBackend:
     def execute(self, plan: Lowered) -> Outputs[Any]:
         """Run ``plan`` with Spark."""
         return execute(plan)
+
+    def watermark_advances(self, agg: FlinkWindowedAggregate) -> pl.DataFrame:
+        """The watermark advances of ``agg``, replayed with Spark."""
+        return watermark_advances(agg)
 
 
 BACKEND = SparkBackend()
