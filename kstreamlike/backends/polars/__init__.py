@@ -33,7 +33,7 @@ from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
@@ -46,6 +46,8 @@ def unsupported(plan: Lowered) -> str | None:
     :mod:`._support` for the parts of Flink's firing model it runs)."""
     if isinstance(plan, KafkaStreamJoin):
         return None
+    if isinstance(plan, FlinkIntervalJoin):
+        return "the Flink interval join runs on the reference backend in this release"
     return polars_gap(plan.aggregate)
 
 
@@ -53,6 +55,7 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     """Run ``plan`` with Polars."""
     if isinstance(plan, KafkaStreamJoin):
         return execute_join(plan)
+    assert not isinstance(plan, FlinkIntervalJoin)
     agg = plan.aggregate
     prepared = prepare(agg)
     unassigned: pl.LazyFrame | None = None

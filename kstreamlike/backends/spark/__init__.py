@@ -26,7 +26,7 @@ from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
-from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, joiner_dtype
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin, PythonJoiner, joiner_dtype
 from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -82,6 +82,8 @@ def unsupported(plan: Lowered) -> str | None:
         >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
     """
+    if isinstance(plan, FlinkIntervalJoin):
+        return "the Flink interval join runs on the reference backend in this release"
     if isinstance(plan, KafkaStreamJoin):
         if isinstance(plan.joiner, PythonJoiner) and joiner_dtype(plan) is None:
             return (
@@ -163,6 +165,7 @@ def _run(plan: Lowered) -> Outputs[Any]:
         from kstreamlike.backends.spark.join import run_join
 
         return run_join(spark_session(plan.left.frame), plan)
+    assert not isinstance(plan, FlinkIntervalJoin)
     agg = plan.aggregate
     spark = spark_session(agg.source.frame)
     python = python_dtype(agg)
