@@ -44,18 +44,15 @@ __all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported"]
 def unsupported(plan: Lowered) -> str | None:
     """Why the Polars backend cannot run ``plan``, or None when it can (see
     :mod:`._support` for the parts of Flink's firing model it runs)."""
-    if isinstance(plan, KafkaStreamJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         return None
-    if isinstance(plan, FlinkIntervalJoin):
-        return "the Flink interval join runs on the reference backend in this release"
     return polars_gap(plan.aggregate)
 
 
 def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     """Run ``plan`` with Polars."""
-    if isinstance(plan, KafkaStreamJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         return execute_join(plan)
-    assert not isinstance(plan, FlinkIntervalJoin)
     agg = plan.aggregate
     prepared = prepare(agg)
     unassigned: pl.LazyFrame | None = None
