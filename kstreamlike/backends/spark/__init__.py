@@ -82,9 +82,7 @@ def unsupported(plan: Lowered) -> str | None:
         >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
     """
-    if isinstance(plan, FlinkIntervalJoin):
-        return "the Flink interval join runs on the reference backend in this release"
-    if isinstance(plan, KafkaStreamJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         if isinstance(plan.joiner, PythonJoiner) and joiner_dtype(plan) is None:
             return (
                 "the dtype of a Python joiner's value is unknown before the query runs: "
@@ -165,7 +163,10 @@ def _run(plan: Lowered) -> Outputs[Any]:
         from kstreamlike.backends.spark.join import run_join
 
         return run_join(spark_session(plan.left.frame), plan)
-    assert not isinstance(plan, FlinkIntervalJoin)
+    if isinstance(plan, FlinkIntervalJoin):
+        from kstreamlike.backends.spark.interval_join import run_interval_join
+
+        return run_interval_join(spark_session(plan.left.frame), plan)
     agg = plan.aggregate
     spark = spark_session(agg.source.frame)
     python = python_dtype(agg)
