@@ -161,3 +161,10 @@ def test_exclusive_bounds_may_leave_an_empty_interval(backend: str) -> None:
     assert to_polars(joined.process(_concat).collect()).height == 1
     empty = joined.lower_bound_exclusive().upper_bound_exclusive().process(_concat)
     assert to_polars(empty.collect()).height == 0
+
+
+def test_an_interval_join_cannot_start_a_live_job() -> None:
+    left, right = _keyed([(1, 0, "A", 0)]), _keyed([(1, 0, "a", 1)])
+    joined = left.interval_join(right).between(0, 1).process(_concat)
+    with pytest.raises(ks.UnsupportedPlanError, match="a join cannot start a live job"):
+        joined.start()
