@@ -146,6 +146,9 @@ def test_builders_check_their_arguments() -> None:
     joined = left.interval_join(right).between(0, 1)
     with pytest.raises(ks.InvalidSpecError, match=r"needs a ks\.OutputTag"):
         joined.side_output_left_late_data("late")  # type: ignore[arg-type]
+    tagged = joined.side_output_left_late_data(ks.OutputTag("late"))
+    with pytest.raises(ks.InvalidSpecError, match="already names the other input's late data"):
+        tagged.side_output_right_late_data(ks.OutputTag("late"))
     with pytest.raises(ks.InvalidSpecError, match="joiner must be a callable"):
         joined.process(3)  # type: ignore[arg-type]
     out = joined.process(_concat)

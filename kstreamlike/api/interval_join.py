@@ -19,7 +19,13 @@ from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.frames import is_pandas_frame, is_spark_frame, to_polars
 from kstreamlike.functions import OutputTag
 from kstreamlike.plan.emit_order import output_order
-from kstreamlike.plan.join import SIDE, FlinkIntervalJoin, join_output_schema, side_renames
+from kstreamlike.plan.join import (
+    SIDE,
+    ColumnsJoiner,
+    FlinkIntervalJoin,
+    join_output_schema,
+    side_renames,
+)
 from kstreamlike.plan.nodes import Source
 
 if TYPE_CHECKING:
@@ -155,7 +161,7 @@ class IntervalJoined(Generic[FrameT]):
             >>> j.side_output_left_late_data(ks.OutputTag("late")).plan(max).left_late_tag
             'late'
         """
-        return self._with(left_tag=_tag_name(tag, "side_output_left_late_data"))
+        return self._with(left_tag=_tag_name(tag, "side_output_left_late_data", self._tags[1]))
 
     def side_output_right_late_data(self, tag: OutputTag) -> IntervalJoined[FrameT]:
         """Name the side output of the right input's late elements.
@@ -168,7 +174,7 @@ class IntervalJoined(Generic[FrameT]):
             >>> j.side_output_right_late_data(ks.OutputTag("r")).plan(max).right_late_tag
             'r'
         """
-        return self._with(right_tag=_tag_name(tag, "side_output_right_late_data"))
+        return self._with(right_tag=_tag_name(tag, "side_output_right_late_data", self._tags[0]))
 
     def plan(self, joiner: JoinerArg) -> FlinkIntervalJoin:
         """The plan node :meth:`process` runs, checked.
@@ -215,9 +221,14 @@ class IntervalJoined(Generic[FrameT]):
         return IntervalJoinedStream(self.plan(joiner), self._join._backend)
 
 
-def _tag_name(tag: object, param: str) -> str:
+def _tag_name(tag: object, param: str, other: str | None) -> str:
     if not isinstance(tag, OutputTag):
         raise InvalidSpecError(f"{param} needs a ks.OutputTag, got {tag!r}")
+    if tag.name == other:
+        raise InvalidSpecError(
+            f"{param}: OutputTag {tag.name!r} already names the other input's late data; "
+            "give each input its own tag"
+        )
     return tag.name
 
 
@@ -340,7 +351,7 @@ class IntervalJoinedStream(StreamResult[FrameT]):
             FlinkIntervalJoin keys=['k'] lower=-2 upper=2 (inclusive, in ticks) joiner=python
         """
         node = self.plan
-        joiner = "columns" if hasattr(node.joiner, "suffixes") else "python"
+        joiner = "columns" if isinstance(node.joiner, ColumnsJoiner) else "python"
         print(
             f"FlinkIntervalJoin keys={list(node.keys)} lower={node.lower} upper={node.upper} "
             f"(inclusive, in ticks) joiner={joiner}"
