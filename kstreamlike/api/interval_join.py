@@ -35,7 +35,7 @@ __all__ = ["IntervalJoin", "IntervalJoined", "IntervalJoinedStream"]
 
 
 def _inputs(left: Source, right: Source, keys: tuple[str, ...], other: tuple[str, ...]) -> None:
-    check_join_inputs(left, right, (keys, other))
+    check_join_inputs(left, right, (keys, other), judged="watermark")
     for side, source in (("left", left), ("right", right)):
         if source.watermarks is None:
             raise SchemaError(

@@ -31,7 +31,7 @@ from kstreamlike.plan.stateless import ARRIVAL
 __all__ = ["JoinedStream", "build_join", "check_join_inputs", "check_output_names", "joiner_of"]
 
 _META = ("timestamp", "emit_order")
-_SIDE_OUTPUT = (SIDE, "reason", "stream_time", "watermark")
+_SIDE_OUTPUT = (SIDE, "reason")
 
 
 def _same(left: Source, right: Source, what: str, a: object, b: object) -> None:
@@ -40,11 +40,15 @@ def _same(left: Source, right: Source, what: str, a: object, b: object) -> None:
 
 
 def check_join_inputs(
-    left: Source, right: Source, keys: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    left: Source,
+    right: Source,
+    keys: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+    judged: str = "stream_time",
 ) -> None:
     """Refuse join inputs that cannot be read into one arrival order: different key
     columns (``keys``: the ``key_by`` columns of both inputs, else their ``key``), time
-    units, partition columns or ``order_by`` dtypes, or a side-output column name taken."""
+    units, partition columns or ``order_by`` dtypes, or a side-output column name taken
+    (``judged``: the late rows' ``stream_time`` or ``watermark``)."""
     left_keys, right_keys = keys if keys is not None else (left.key, right.key)
     if not left_keys or not right_keys:
         raise SchemaError("a join needs key columns on both inputs: pass key=... to ks.stream()")
@@ -78,7 +82,7 @@ def check_join_inputs(
     if is_spark_frame(left.frame) != is_spark_frame(right.frame):
         raise SchemaError("both join inputs must be Spark DataFrames, or neither")
     for source in (left, right):
-        for column in _SIDE_OUTPUT:
+        for column in (*_SIDE_OUTPUT, judged):
             if column in source.schema:
                 raise SchemaError(
                     f"input column {column!r} collides with a side-output column name; rename it"
