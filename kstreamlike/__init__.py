@@ -20,6 +20,7 @@ from kstreamlike import agg, beam, viz
 from kstreamlike.api.branched import Branched, BranchedKStream
 from kstreamlike.api.flink import KeyedStream
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
+from kstreamlike.api.interval_join import IntervalJoin, IntervalJoined, IntervalJoinedStream
 from kstreamlike.api.join import JoinedStream
 from kstreamlike.api.kafka import (
     KGroupedStream,
@@ -88,6 +89,9 @@ __all__ = [
     "InvalidSpecError",
     "JoinColumns",
     "JoinWindows",
+    "IntervalJoin",
+    "IntervalJoined",
+    "IntervalJoinedStream",
     "JoinedStream",
     "KGroupedStream",
     "KStream",

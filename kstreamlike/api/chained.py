@@ -23,7 +23,7 @@ import narwhals as nw
 
 from kstreamlike.api.result import FrameT, StreamResult
 from kstreamlike.plan.chained import chained_source
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 
 if TYPE_CHECKING:
     from kstreamlike.api.flink import KeyedStream
@@ -61,7 +61,7 @@ class ChainedResult(StreamResult[FrameT]):
         from kstreamlike.api.stream import KStream
 
         node = self._node
-        assert not isinstance(node, KafkaStreamJoin)
+        assert not isinstance(node, KafkaStreamJoin | FlinkIntervalJoin)
         return KStream(chained_source(node), self._requested)
 
     def group_by_key(self) -> KGroupedStream[FrameT]:

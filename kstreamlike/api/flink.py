@@ -10,7 +10,7 @@ stream give the rest of Flink's firing model.
 
 from __future__ import annotations
 
-from typing import Generic
+from typing import Any, Generic
 
 from kstreamlike.api._checks import check_keys
 from kstreamlike.api._flink_spec import (
@@ -20,12 +20,19 @@ from kstreamlike.api._flink_spec import (
     time_window_spec,
 )
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
+from kstreamlike.api.interval_join import IntervalJoin, interval_join
 from kstreamlike.api.result import FrameT
 from kstreamlike.api.windowed import WindowedStream, count_windowed
 from kstreamlike.assigners import GlobalWindows
+from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.nodes import Source
 
-__all__ = ["KeyedStream", "SingleOutputStreamOperator", "WindowedStream"]
+__all__ = [
+    "IntervalJoin",
+    "KeyedStream",
+    "SingleOutputStreamOperator",
+    "WindowedStream",
+]
 
 
 class KeyedStream(Generic[FrameT]):
@@ -96,3 +103,30 @@ class KeyedStream(Generic[FrameT]):
         else:
             spec = time_window_spec(self._source, assigner)
         return WindowedStream(self._source, self._keys, spec, self._backend)
+
+    def interval_join(self, other: KeyedStream[Any]) -> IntervalJoin[FrameT]:
+        """Join with ``other`` by key and event-time interval (Flink
+        ``KeyedStream.intervalJoin``); :meth:`IntervalJoin.between` sets the interval.
+
+        Both streams need watermarks, key columns of the same names and dtypes, and
+        ``order_by`` values in one domain (a left element first on a tie): their elements
+        are processed in one arrival order. See the Joins concept page of the documentation.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> wm = ks.WatermarkStrategy.for_monotonous_timestamps()
+            >>> left = ks.stream([{"k": 1, "ts": 5, "o": 0}], timestamp="ts", order_by="o",
+            ...                  watermarks=wm)
+            >>> right = ks.stream([{"k": 1, "ts": 3, "o": 1}], timestamp="ts", order_by="o",
+            ...                   watermarks=wm)
+            >>> joined = left.key_by("k").interval_join(right.key_by("k")).between(-2, 2)
+            >>> joined.process(lambda l, r: l["ts"] - r["ts"]).collect()["value"].to_list()
+            [2]
+        """
+        if not isinstance(other, KeyedStream):
+            raise InvalidSpecError(
+                f"other must be a KeyedStream (stream.key_by(...)), got {other!r}"
+            )
+        return interval_join(
+            self._source, other._source, (self._keys, other._keys), (self._backend, other._backend)
+        )

@@ -22,15 +22,16 @@ from kstreamlike.plan.join import (
     JoinKind,
     KafkaStreamJoin,
     PythonJoiner,
+    StreamJoin,
     join_output_schema,
 )
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.stateless import ARRIVAL
 
-__all__ = ["JoinedStream", "build_join"]
+__all__ = ["JoinedStream", "build_join", "check_join_inputs", "check_output_names", "joiner_of"]
 
 _META = ("timestamp", "emit_order")
-_SIDE_OUTPUT = (SIDE, "reason", "stream_time")
+_SIDE_OUTPUT = (SIDE, "reason")
 
 
 def _same(left: Source, right: Source, what: str, a: object, b: object) -> None:
@@ -38,11 +39,21 @@ def _same(left: Source, right: Source, what: str, a: object, b: object) -> None:
         raise SchemaError(f"both join inputs must have the same {what}: left {a!r}, right {b!r}")
 
 
-def _check_inputs(left: Source, right: Source) -> None:
-    if not left.key or not right.key:
+def check_join_inputs(
+    left: Source,
+    right: Source,
+    keys: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+    judged: str = "stream_time",
+) -> None:
+    """Refuse join inputs that cannot be read into one arrival order: different key
+    columns (``keys``: the ``key_by`` columns of both inputs, else their ``key``), time
+    units, partition columns or ``order_by`` dtypes, or a side-output column name taken
+    (``judged``: the late rows' ``stream_time`` or ``watermark``)."""
+    left_keys, right_keys = keys if keys is not None else (left.key, right.key)
+    if not left_keys or not right_keys:
         raise SchemaError("a join needs key columns on both inputs: pass key=... to ks.stream()")
-    _same(left, right, "key columns", left.key, right.key)
-    for key in left.key:
+    _same(left, right, "key columns", left_keys, right_keys)
+    for key in left_keys:
         _same(left, right, f"dtype of key column {key!r}", left.schema[key], right.schema[key])
     _same(left, right, "timestamp unit", left.time_unit, right.time_unit)
     _same(left, right, "partition column", left.partition, right.partition)
@@ -71,14 +82,16 @@ def _check_inputs(left: Source, right: Source) -> None:
     if is_spark_frame(left.frame) != is_spark_frame(right.frame):
         raise SchemaError("both join inputs must be Spark DataFrames, or neither")
     for source in (left, right):
-        for column in _SIDE_OUTPUT:
+        for column in (*_SIDE_OUTPUT, judged):
             if column in source.schema:
                 raise SchemaError(
                     f"input column {column!r} collides with a side-output column name; rename it"
                 )
 
 
-def _joiner(joiner: object, left: Source, right: Source) -> Joiner:
+def joiner_of(joiner: object, left: Source, right: Source) -> Joiner:
+    """The plan's joiner of a Python function or a :class:`~kstreamlike.JoinColumns`,
+    checked against both inputs."""
     if isinstance(joiner, JoinColumns):
         chosen = []
         sides = ((left, joiner.left, "left"), (right, joiner.right, "right"))
@@ -109,15 +122,23 @@ def build_join(
     """The plan node of ``left.<kind>_join(right, joiner, windows)``, checked."""
     if not isinstance(windows, JoinWindows):
         raise InvalidSpecError(f"windows must be a ks.JoinWindows, got {windows!r}")
-    _check_inputs(left, right)
+    check_join_inputs(left, right)
     node = KafkaStreamJoin(
         left=left,
         right=right,
         keys=left.key,
         kind=kind,
         window=windows._resolve(left.time_unit),
-        joiner=_joiner(joiner, left, right),
+        joiner=joiner_of(joiner, left, right),
     )
+    check_output_names(node)
+    return node
+
+
+def check_output_names(node: StreamJoin) -> None:
+    """Refuse a join whose output columns collide (a joined column named like a key,
+    the partition column, ``timestamp`` or ``emit_order``)."""
+    left = node.left
     schema = join_output_schema(node)
     fixed = set(node.keys) | ({left.partition} if left.partition else set())
     names = [n for n in schema if n not in fixed and n not in _META]
@@ -130,7 +151,6 @@ def build_join(
                 f"joined column {name!r} collides with a key or partition column; "
                 "choose other suffixes"
             )
-    return node
 
 
 class JoinedStream(StreamResult[FrameT]):

@@ -14,7 +14,7 @@ from kstreamlike.frames import to_polars
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.explain import explain
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import AnyNode, LoweredPlan, lower
 from kstreamlike.plan.nodes import PlanNode
 from kstreamlike.plan.schema import output_schema
@@ -66,7 +66,7 @@ class StreamResult(Generic[FrameT]):
             'KafkaWindowedAggregate'
         """
         node = self._node
-        assert not isinstance(node, KafkaStreamJoin)
+        assert not isinstance(node, KafkaStreamJoin | FlinkIntervalJoin)
         return node
 
     def _outputs(self) -> Outputs[FrameT]:
@@ -175,7 +175,7 @@ class StreamResult(Generic[FrameT]):
                 "with Spark Structured Streaming, or build it on a Polars frame"
             )
         plan = lower(self._node)
-        if isinstance(plan, KafkaStreamJoin):
+        if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
             raise UnsupportedPlanError(
                 "a join cannot start a live job in this release: run it on a recorded frame"
             )

@@ -28,7 +28,7 @@ import polars as pl
 from kstreamlike.backends.base import Outputs
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan, lower
 from kstreamlike.plan.nodes import (
     ExplicitWatermarks,
@@ -84,7 +84,7 @@ def materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
         >>> read.select("k", "count", "timestamp").rows()
         [('a', 1, 1)]
     """
-    if isinstance(plan, KafkaStreamJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         left, _ = _read(plan.left, run, advances)
         right, _ = _read(plan.right, run, advances)
         return replace(plan, left=left, right=right)

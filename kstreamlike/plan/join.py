@@ -1,9 +1,10 @@
-"""The plan of a Kafka-profile windowed stream-stream join, and its output schemas.
+"""The plans of stream-stream joins, and their output schemas.
 
-A :class:`KafkaStreamJoin` reads two recorded streams with the same key columns. Their
-records are processed in one arrival order: by ``order_by`` value (both inputs' values are in
-one domain), a left record before a right record with the same value. Which input rows cannot
-be processed, and why, is :func:`join_invalid_rules`.
+A :class:`KafkaStreamJoin` (Kafka profile) or a :class:`FlinkIntervalJoin` (Flink profile)
+reads two recorded streams with the same key columns. Their records are processed in one
+arrival order: by ``order_by`` value (both inputs' values are in one domain), a left record
+before a right record with the same value. Which input rows cannot be processed, and why, is
+:func:`join_invalid_rules`.
 """
 
 from __future__ import annotations
@@ -14,20 +15,32 @@ from typing import Any, Literal
 
 import polars as pl
 
-from kstreamlike.plan.nodes import Source
+from kstreamlike._time import LONG_MIN
+from kstreamlike.plan.nodes import Source, WatermarkPlan
 from kstreamlike.plan.python_dtype import return_dtype
 from kstreamlike.plan.schema import event_time_dtype
-from kstreamlike.plan.validity import EVENT_TIME, AllNull, Below, Condition, source_rules
+from kstreamlike.plan.validity import (
+    EVENT_TIME,
+    AllNull,
+    Below,
+    Condition,
+    Equals,
+    source_rules,
+)
 
 __all__ = [
     "ADVANCES_STREAM_TIME",
     "ColumnsJoiner",
+    "FlinkIntervalJoin",
     "JoinKind",
     "Joiner",
     "KafkaJoinWindow",
     "KafkaStreamJoin",
     "PythonJoiner",
     "SIDE",
+    "StreamJoin",
+    "advances_time",
+    "judged_against",
     "join_invalid_rules",
     "join_output_schema",
     "join_side_schema",
@@ -115,7 +128,71 @@ class KafkaStreamJoin:
         return self.kind == "outer" or (left and self.kind == "left")
 
 
-def joiner_dtype(node: KafkaStreamJoin) -> pl.DataType | None:
+@dataclass(frozen=True)
+class FlinkIntervalJoin:
+    """``left.key_by(k).interval_join(right.key_by(k)).between(lower, upper).process(f)``
+    (Flink ``IntervalJoinOperator``).
+
+    A left element at ``t`` joins the right elements at ``t'`` of its key with
+    ``t + lower <= t' <= t + upper``; ``lower`` and ``upper`` are inclusive here (an
+    exclusive bound is moved inwards by one tick, as Flink does).
+
+    Attributes:
+        left: the left input (with watermarks).
+        right: the right input (with watermarks; same time unit and partition column).
+        keys: the key columns both inputs join on.
+        lower: the inclusive lower bound, in ticks.
+        upper: the inclusive upper bound, in ticks.
+        joiner: what an output row holds.
+        left_late_tag: the ``OutputTag`` name of the left input's late elements, if any.
+        right_late_tag: the same for the right input.
+    """
+
+    left: Source
+    right: Source
+    keys: tuple[str, ...]
+    lower: int
+    upper: int
+    joiner: Joiner
+    left_late_tag: str | None = None
+    right_late_tag: str | None = None
+
+    @property
+    def source(self) -> Source:
+        """The left input: its frame type chooses the default backend, its time unit and
+        partition column are the join's."""
+        return self.left
+
+    def watermarks(self, left: bool) -> WatermarkPlan:
+        """One input's watermark plan (checked to exist when the node is built)."""
+        plan = (self.left if left else self.right).watermarks
+        assert plan is not None
+        return plan
+
+    def cleanup_offset(self, left: bool) -> int:
+        """How long after its timestamp a buffered element is kept: Flink's cleanup timer
+        is at ``t + upper`` for a left element (``t`` when ``upper <= 0``) and at
+        ``t - lower`` for a right one (``t`` when ``lower >= 0``)."""
+        return max(self.upper, 0) if left else max(-self.lower, 0)
+
+
+StreamJoin = KafkaStreamJoin | FlinkIntervalJoin
+"""A stream-stream join of either profile."""
+
+
+def advances_time(node: StreamJoin) -> frozenset[str]:
+    """The reasons of invalid rows that still take their place in the arrival order (they
+    raise the Kafka join's stream time); none in the Flink profile."""
+    return ADVANCES_STREAM_TIME if isinstance(node, KafkaStreamJoin) else frozenset()
+
+
+def judged_against(node: StreamJoin) -> str:
+    """The side-output column holding what a late row was judged against: ``stream_time``
+    (Kafka) or ``watermark`` (Flink)."""
+    return "stream_time" if isinstance(node, KafkaStreamJoin) else "watermark"
+
+
+def joiner_dtype(node: StreamJoin) -> pl.DataType | None:
     """The dtype of a Python joiner's ``value`` column known before the query runs (from
     the joiner's return annotation), or None (a declarative joiner, or no known
     annotation). Backends that need the output schema up front (Spark) read it here."""
@@ -124,14 +201,14 @@ def joiner_dtype(node: KafkaStreamJoin) -> pl.DataType | None:
     return None
 
 
-def side_columns(node: KafkaStreamJoin, left: bool) -> tuple[str, ...]:
+def side_columns(node: StreamJoin, left: bool) -> tuple[str, ...]:
     """The value columns of a side that a :class:`ColumnsJoiner` keeps."""
     joiner = node.joiner
     assert isinstance(joiner, ColumnsJoiner)
     return joiner.left if left else joiner.right
 
 
-def joined_columns(node: KafkaStreamJoin) -> dict[str, tuple[bool, str]]:
+def joined_columns(node: StreamJoin) -> dict[str, tuple[bool, str]]:
     """The output columns of a :class:`ColumnsJoiner`: name -> (from the left side, input
     column)."""
     joiner = node.joiner
@@ -141,7 +218,7 @@ def joined_columns(node: KafkaStreamJoin) -> dict[str, tuple[bool, str]]:
     return out
 
 
-def join_output_schema(node: KafkaStreamJoin) -> dict[str, pl.DataType | None]:
+def join_output_schema(node: StreamJoin) -> dict[str, pl.DataType | None]:
     """Main output columns, in order: partition, keys, the joiner's columns (``value``,
     dtype inferred, for a Python joiner), ``timestamp``, ``emit_order``."""
     source = node.left
@@ -159,7 +236,7 @@ def join_output_schema(node: KafkaStreamJoin) -> dict[str, pl.DataType | None]:
     return out
 
 
-def join_side_schema(node: KafkaStreamJoin) -> dict[str, pl.DataType]:
+def join_side_schema(node: StreamJoin) -> dict[str, pl.DataType]:
     """The columns the rows of both inputs share in a side output: ``side``, the left
     input's columns, then the right input's others; a right column whose name the left input
     has with another dtype is suffixed ``_right``."""
@@ -173,7 +250,7 @@ def join_side_schema(node: KafkaStreamJoin) -> dict[str, pl.DataType]:
     return out
 
 
-def side_renames(node: KafkaStreamJoin) -> dict[str, str]:
+def side_renames(node: StreamJoin) -> dict[str, str]:
     """The right input's columns renamed in the side outputs (see :func:`join_side_schema`)."""
     return {
         name: f"{name}_right"
@@ -182,13 +259,17 @@ def side_renames(node: KafkaStreamJoin) -> dict[str, str]:
     }
 
 
-def join_invalid_rules(node: KafkaStreamJoin, left: bool) -> list[tuple[str, Condition]]:
+def join_invalid_rules(node: StreamJoin, left: bool) -> list[tuple[str, Condition]]:
     """The rules for one input's rows, in precedence order (conditions over the input
     columns and the event time in ticks, :data:`~kstreamlike.plan.validity.EVENT_TIME`)."""
     source = node.left if left else node.right
     rules = source_rules(source)
-    rules.append(("negative timestamp", Below(EVENT_TIME, 0)))
+    if isinstance(node, FlinkIntervalJoin):
+        rules.append(("no timestamp (Long.MIN_VALUE)", Equals(EVENT_TIME, LONG_MIN)))
+    else:
+        rules.append(("negative timestamp", Below(EVENT_TIME, 0)))
     # a key must match exactly: a null in any key column makes the key null
     rules.extend(("null key", AllNull((key,))) for key in node.keys)
-    rules.append(("null value", AllNull(source.value)))
+    if isinstance(node, KafkaStreamJoin):
+        rules.append(("null value", AllNull(source.value)))
     return rules

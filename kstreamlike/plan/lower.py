@@ -6,7 +6,8 @@ emitted, so :func:`lower` folds them, with the aggregation's emit strategy, into
 :class:`LoweredPlan` (the aggregation, an :class:`EmitMode`, and how long
 ``suppress`` holds a window's result). Backends dispatch on this node and never see
 ``ToStream`` or ``Suppress``. A stream-stream join (:class:`~kstreamlike.plan.join.KafkaStreamJoin`)
-has nothing to fold: it is lowered as is.
+has nothing to fold: it is lowered as is, and so is a Flink interval join
+(:class:`~kstreamlike.plan.join.FlinkIntervalJoin`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import overload
 
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin, StreamJoin
 from kstreamlike.plan.nodes import (
     BeamWindowedAggregate,
     FlinkWindowedAggregate,
@@ -83,10 +84,10 @@ class LoweredPlan:
         return self.aggregate.keys
 
 
-Lowered = LoweredPlan | KafkaStreamJoin
+Lowered = LoweredPlan | KafkaStreamJoin | FlinkIntervalJoin
 """What backends run: a windowed aggregation with its emission settled, or a join."""
 
-AnyNode = PlanNode | KafkaStreamJoin
+AnyNode = PlanNode | KafkaStreamJoin | FlinkIntervalJoin
 """A plan node the api builds."""
 
 
@@ -95,7 +96,7 @@ def lower(node: PlanNode | LoweredPlan) -> LoweredPlan: ...
 
 
 @overload
-def lower(node: KafkaStreamJoin) -> KafkaStreamJoin: ...
+def lower(node: StreamJoin) -> StreamJoin: ...
 
 
 @overload
@@ -113,7 +114,7 @@ def lower(node: AnyNode | Lowered) -> Lowered:
         <EmitMode.ON_WINDOW_UPDATE: 'on_window_update'>
     """
     match node:
-        case LoweredPlan() | KafkaStreamJoin():
+        case LoweredPlan() | KafkaStreamJoin() | FlinkIntervalJoin():
             return node
         case ToStream(table=table):
             return lower(table)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.reference.flink_replay import watermark_advances
@@ -24,7 +24,7 @@ __all__ = ["BACKEND", "ReferenceBackend", "Replay", "execute"]
 def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     """Run ``plan`` record by record and return its outputs: the whole input as one batch,
     then the end of the input (:class:`~kstreamlike.reference.replay.Replay`)."""
-    if isinstance(plan, KafkaStreamJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         return execute_join(plan)
     return Replay(plan).process(plan.aggregate.source.polars(), end=True)
 

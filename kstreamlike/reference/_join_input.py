@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError
-from kstreamlike.plan.join import ADVANCES_STREAM_TIME, KafkaStreamJoin, join_invalid_rules
+from kstreamlike.plan.join import StreamJoin, advances_time, join_invalid_rules
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.validity import EVENT_TIME
 from kstreamlike.reference._input import _holds, sort_key
@@ -36,6 +36,7 @@ class JoinRecord:
         value: what the joiner receives (a scalar, or a dict of value columns).
         row: the original input row.
         valid: False for a row that only raises stream time (null key or value).
+        order: its ``order_by`` value (or row position) in its input.
     """
 
     left: bool
@@ -46,6 +47,7 @@ class JoinRecord:
     value: Any
     row: dict[str, Any]
     valid: bool
+    order: Any = None
 
 
 @dataclass
@@ -64,11 +66,12 @@ def _value(source: Source, row: dict[str, Any]) -> Any:
     return row[source.value[0]]
 
 
-def read_join_input(node: KafkaStreamJoin) -> JoinInput:
+def read_join_input(node: StreamJoin) -> JoinInput:
     """Both inputs in one arrival order: by ``order_by`` value (or row position), a left row
     before a right row with the same value."""
     parts: dict[Any, list[tuple[Any, bool, JoinRecord]]] = {}
     invalid: list[tuple[bool, int, dict[str, Any], str]] = []
+    advancing = advances_time(node)
     for left, source in ((True, node.left), (False, node.right)):
         rules = join_invalid_rules(node, left)
         frame = source.polars()
@@ -84,7 +87,7 @@ def read_join_input(node: KafkaStreamJoin) -> JoinInput:
             reason = next((r for r, cond in rules if _holds(cond, derived)), None)
             if reason is not None:
                 invalid.append((left, full[_ROW], row, reason))
-                if reason not in ADVANCES_STREAM_TIME:
+                if reason not in advancing:
                     continue
             part = row[source.partition] if source.partition is not None else None
             order = full[source.order_by] if source.order_by is not None else full[_ROW]
@@ -105,6 +108,7 @@ def read_join_input(node: KafkaStreamJoin) -> JoinInput:
                 value=_value(source, row),
                 row=row,
                 valid=reason is None,
+                order=order,
             )
             parts.setdefault(part, []).append((order, not left, record))
     partitions = []

@@ -311,3 +311,46 @@ def assert_matches(
         last = {(r["key"], r["window_start"]): r for r in actual}
         want = {(r["key"], r["window_start"]): r for r in expected}
         assert last == want
+
+
+def flink_interval_join(
+    scenario: dict[str, Any], backend: str
+) -> tuple[ks.IntervalJoinedStream[pl.DataFrame], dict[str, ks.OutputTag]]:
+    """The Flink interval join a scenario of ``flink/interval-join/`` describes, and its
+    late-data tags by side. The output keeps both elements' timestamps (``ts_left``,
+    ``ts_right``)."""
+    window = scenario["window"]
+    keyed = []
+    for side in ("left", "right"):
+        rows = [
+            {"key": r["key"], "ts": r["ts"], "value": r["value"], "offset": r["offset"]}
+            for r in scenario["input"]
+            if r["side"] == side
+        ]
+        schema = {"key": pl.String, "ts": pl.Int64, "value": pl.String, "offset": pl.Int64}
+        marks = [w for w in scenario["watermarks"] if w["side"] == side]
+        watermarks = pl.DataFrame(
+            {"after": [w["after_offset"] for w in marks], "watermark": [w["ts"] for w in marks]},
+            schema={"after": pl.Int64, "watermark": pl.Int64},
+        )
+        stream = ks.stream(
+            pl.DataFrame(rows, schema=schema),
+            value="value",
+            timestamp="ts",
+            order_by="offset",
+            watermarks=ks.WatermarkStrategy.explicit(watermarks),
+            bounded=False,
+            backend=backend,
+        )
+        keyed.append(stream.key_by("key"))
+    joined = keyed[0].interval_join(keyed[1]).between(window["lower"], window["upper"])
+    if not window["lower_inclusive"]:
+        joined = joined.lower_bound_exclusive()
+    if not window["upper_inclusive"]:
+        joined = joined.upper_bound_exclusive()
+    tags = {side: ks.OutputTag(name) for side, name in (scenario["late_output_tags"] or {}).items()}
+    if "left" in tags:
+        joined = joined.side_output_left_late_data(tags["left"])
+    if "right" in tags:
+        joined = joined.side_output_right_late_data(tags["right"])
+    return joined.process(ks.JoinColumns(left="ts", right="ts")), tags

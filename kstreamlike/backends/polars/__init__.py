@@ -35,7 +35,7 @@ from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
 from kstreamlike.plan.beam import REFERENCE_ONLY
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import (
     BeamWindowedAggregate,
@@ -50,14 +50,14 @@ __all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported", "watermark_adva
 def unsupported(plan: Lowered) -> str | None:
     """Why the Polars backend cannot run ``plan``, or None when it can (see
     :mod:`._support` for the parts of Flink's firing model it runs)."""
-    if isinstance(plan, KafkaStreamJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         return None
     return polars_gap(plan.aggregate)
 
 
 def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     """Run ``plan`` with Polars."""
-    if isinstance(plan, KafkaStreamJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         return execute_join(plan)
     agg = plan.aggregate
     if isinstance(agg, BeamWindowedAggregate):

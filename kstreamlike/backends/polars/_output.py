@@ -7,7 +7,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.kernels.columns import EMIT_ORDER, EMIT_RANK, EMIT_STEP, PART, POS, REASON, SEQ
 from kstreamlike.plan.emit_order import check_rank, emit_order
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import StreamJoin
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-def ticks_to_time(expr: pl.Expr, agg: WindowedAggregate | KafkaStreamJoin) -> pl.Expr:
+def ticks_to_time(expr: pl.Expr, agg: WindowedAggregate | StreamJoin) -> pl.Expr:
     """Event-time ticks (Int64) back to the event-time column's dtype; for a datetime, the
     ends of time (``Long.MIN_VALUE``, ``Long.MAX_VALUE``: a global window's timestamp) are
     null, as no datetime shows them."""

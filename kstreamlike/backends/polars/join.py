@@ -1,5 +1,6 @@
-"""The Polars backend's run of a Kafka stream-stream join (the kernels of
-:mod:`kstreamlike.kernels.kafka.join`), shaped into the output schemas."""
+"""The Polars backend's run of a stream-stream join, shaped into the output schemas: a Kafka
+join (the kernels of :mod:`kstreamlike.kernels.kafka.join`) or a Flink interval join
+(:mod:`kstreamlike.kernels.flink.interval_join`)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,22 @@ import polars as pl
 
 from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.polars._output import ticks_to_time
-from kstreamlike.kernels.columns import PART, REASON, ROW
+from kstreamlike.kernels.columns import EMIT_ORDER, PART, REASON, ROW
+from kstreamlike.kernels.flink.interval_join import (
+    LATE,
+    OP_WM,
+    interval_pairs,
+    operator_watermarks,
+)
 from kstreamlike.kernels.kafka.join.buffer import unmatched_emissions
-from kstreamlike.kernels.kafka.join.output import joined_rows
+from kstreamlike.kernels.kafka.join.output import joined_rows, joiner_values
 from kstreamlike.kernels.kafka.join.pairs import matched_pairs
-from kstreamlike.kernels.kafka.join.records import join_records
+from kstreamlike.kernels.kafka.join.records import IS_LEFT, STEP, JoinRecords, join_records
 from kstreamlike.plan.emit_order import check_rank, step_of
 from kstreamlike.plan.join import (
     SIDE,
-    KafkaStreamJoin,
+    FlinkIntervalJoin,
+    StreamJoin,
     join_output_schema,
     join_side_schema,
     side_renames,
@@ -24,7 +32,7 @@ from kstreamlike.plan.join import (
 __all__ = ["execute_join"]
 
 
-def _main(node: KafkaStreamJoin, rows: pl.DataFrame) -> pl.DataFrame:
+def _main(node: StreamJoin, rows: pl.DataFrame) -> pl.DataFrame:
     if rows.height:
         busiest = rows.group_by(PART, step_of(pl.col("emit_order"))).len()["len"].max()
         check_rank(int(busiest))  # type: ignore[arg-type]
@@ -42,11 +50,17 @@ def _main(node: KafkaStreamJoin, rows: pl.DataFrame) -> pl.DataFrame:
     return rows.select(columns)
 
 
-def _side_output(node: KafkaStreamJoin, left: pl.DataFrame, right: pl.DataFrame) -> pl.DataFrame:
-    schema = {**join_side_schema(node), REASON: pl.String()}
+def _side_output(
+    node: StreamJoin,
+    left: pl.DataFrame,
+    right: pl.DataFrame,
+    extra: dict[str, pl.DataType] | None = None,
+) -> pl.DataFrame:
+    """The rows of ``left`` and ``right`` (each side's input rows with ``REASON`` and the
+    ``extra`` columns), in the side-output schema."""
+    schema = {**join_side_schema(node), REASON: pl.String(), **(extra or {})}
     frames = []
-    for frame, is_left in ((left, True), (right, False)):
-        invalid = frame.filter(pl.col(REASON).is_not_null()).sort(ROW)
+    for invalid, is_left in ((left, True), (right, False)):
         if not is_left:
             invalid = invalid.rename(side_renames(node))
         frames.append(
@@ -64,13 +78,46 @@ def _side_output(node: KafkaStreamJoin, left: pl.DataFrame, right: pl.DataFrame)
     return pl.concat(frames)
 
 
-def execute_join(node: KafkaStreamJoin) -> Outputs[pl.DataFrame]:
+def _invalid(node: StreamJoin, read: JoinRecords) -> pl.DataFrame:
+    left, right = (
+        f.filter(pl.col(REASON).is_not_null()).sort(ROW) for f in (read.left, read.right)
+    )
+    return _side_output(node, left, right)
+
+
+def _interval_join(node: FlinkIntervalJoin) -> Outputs[pl.DataFrame]:
+    read = join_records(node)
+    records = operator_watermarks(node, read.valid)
+    pairs = interval_pairs(node, records)
+    main = pairs.select(PART, *node.keys).with_columns(
+        *joiner_values(node, read, pairs), pairs["timestamp"], pairs[EMIT_ORDER]
+    )
+    late = records.filter(pl.col(LATE)).select(IS_LEFT, ROW, STEP, pl.col(OP_WM).alias("watermark"))
+    sides = []
+    for frame, is_left in ((read.left, True), (read.right, False)):
+        own = late.filter(pl.col(IS_LEFT) == is_left).drop(IS_LEFT)
+        rows = own.join(frame.drop(REASON), on=ROW, how="left", maintain_order="left")
+        sides.append(rows.with_columns(pl.lit("late").alias(REASON)))
+    # in arrival order: partition, then step
+    extra = {"watermark": pl.Int64(), PART: records.schema[PART], STEP: pl.Int64()}
+    late_rows = (
+        _side_output(node, sides[0], sides[1], extra=extra)
+        .sort(PART, STEP)
+        .drop(PART, STEP)
+        .with_columns(ticks_to_time(pl.col("watermark"), node).alias("watermark"))
+    )
+    return Outputs(main=_main(node, main), late=late_rows, invalid=_invalid(node, read))
+
+
+def execute_join(node: StreamJoin) -> Outputs[pl.DataFrame]:
     """Run a join with Polars."""
+    if isinstance(node, FlinkIntervalJoin):
+        return _interval_join(node)
     read = join_records(node)
     pairs = matched_pairs(node, read.valid)
     immediate, buffered = unmatched_emissions(node, read.valid, pairs)
     main = _main(node, joined_rows(node, read, pairs, immediate, buffered))
-    invalid = _side_output(node, read.left, read.right)
+    invalid = _invalid(node, read)
     late = invalid.head(0).with_columns(pl.lit(None, dtype=pl.Int64).alias("stream_time"))
     late = late.with_columns(ticks_to_time(pl.col("stream_time"), node).alias("stream_time"))
     return Outputs(main=main, late=late, invalid=invalid)

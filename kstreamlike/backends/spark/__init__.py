@@ -27,7 +27,7 @@ from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
-from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, joiner_dtype
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin, PythonJoiner, joiner_dtype
 from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.nodes import (
     BeamWindowedAggregate,
@@ -81,7 +81,7 @@ def unsupported(plan: Lowered) -> str | None:
         >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
     """
-    if isinstance(plan, KafkaStreamJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         if isinstance(plan.joiner, PythonJoiner) and joiner_dtype(plan) is None:
             return (
                 "the dtype of a Python joiner's value is unknown before the query runs: "
@@ -193,6 +193,10 @@ def _run(plan: Lowered) -> Outputs[Any]:
         from kstreamlike.backends.spark.join import run_join
 
         return run_join(spark_session(plan.left.frame), plan)
+    if isinstance(plan, FlinkIntervalJoin):
+        from kstreamlike.backends.spark.interval_join import run_interval_join
+
+        return run_interval_join(spark_session(plan.left.frame), plan)
     agg = plan.aggregate
     if isinstance(agg, BeamWindowedAggregate):
         raise UnsupportedPlanError(f"the spark backend cannot run this pipeline: {REFERENCE_ONLY}")

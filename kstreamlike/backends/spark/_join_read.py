@@ -21,9 +21,9 @@ from kstreamlike.backends.spark._validity import event_ticks, holds
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, OTHER_MAX, ST, STEP
 from kstreamlike.plan.join import (
-    ADVANCES_STREAM_TIME,
-    KafkaStreamJoin,
     PythonJoiner,
+    StreamJoin,
+    advances_time,
     join_invalid_rules,
     side_columns,
 )
@@ -45,7 +45,7 @@ def value_column(left: bool, column: str) -> str:
     return f"__ks_{'l' if left else 'r'}v_{column}"
 
 
-def _carried(node: KafkaStreamJoin, left: bool) -> tuple[str, ...]:
+def _carried(node: StreamJoin, left: bool) -> tuple[str, ...]:
     """The value columns of a side the joiner reads."""
     if isinstance(node.joiner, PythonJoiner):
         return (node.left if left else node.right).value
@@ -56,15 +56,16 @@ def _carried(node: KafkaStreamJoin, left: bool) -> tuple[str, ...]:
 class SparkJoinInput:
     """Both inputs read: each side's rows with ``ROW``, ``TS``, ``PART``, ``ORD`` and
     ``reason`` (null when valid), and the valid records in no particular order with
-    ``IS_LEFT``, ``PART``, ``TS``, the keys, ``ST``, ``STEP``, ``OTHER_MAX`` and both sides'
-    carried value columns (:func:`value_column`; null for the other side)."""
+    ``IS_LEFT``, ``ROW`` (the position in its side's input), ``PART``, ``ORD``, ``TS``, the
+    keys, ``ST``, ``STEP``, ``OTHER_MAX`` and both sides' carried value columns
+    (:func:`value_column`; null for the other side)."""
 
     left: DataFrame
     right: DataFrame
     valid: DataFrame
 
 
-def _side(spark: SparkSession, node: KafkaStreamJoin, left: bool) -> DataFrame:
+def _side(spark: SparkSession, node: StreamJoin, left: bool) -> DataFrame:
     from pyspark.sql import functions as F
 
     source = node.left if left else node.right
@@ -80,10 +81,14 @@ def _side(spark: SparkSession, node: KafkaStreamJoin, left: bool) -> DataFrame:
     return frame.withColumn(REASON, reason)
 
 
-def _taking_part(node: KafkaStreamJoin, frame: DataFrame, left: bool) -> DataFrame:
+def _taking_part(node: StreamJoin, frame: DataFrame, left: bool) -> DataFrame:
     from pyspark.sql import functions as F
 
-    taking = frame.filter(F.col(REASON).isNull() | F.col(REASON).isin(*ADVANCES_STREAM_TIME))
+    takes_part = F.col(REASON).isNull()
+    advancing = sorted(advances_time(node))
+    if advancing:
+        takes_part = takes_part | F.col(REASON).isin(*advancing)
+    taking = frame.filter(takes_part)
     values = []
     for is_left in (True, False):
         source = node.left if is_left else node.right
@@ -95,6 +100,7 @@ def _taking_part(node: KafkaStreamJoin, frame: DataFrame, left: bool) -> DataFra
     return taking.select(
         F.lit(left).alias(IS_LEFT),
         F.lit(0 if left else 1).alias(_SIDE_RANK),
+        ROW,
         PART,
         ORD,
         TS,
@@ -113,7 +119,7 @@ def _spark_type(frame: DataFrame, column: str, dtype: pl.DataType, own: bool) ->
     return spark_type(dtype)
 
 
-def _check_unique(node: KafkaStreamJoin, merged: DataFrame) -> None:
+def _check_unique(node: StreamJoin, merged: DataFrame) -> None:
     """Arrival-order values must be unique within a side and partition (one job)."""
     from pyspark.sql import functions as F
 
@@ -129,7 +135,7 @@ def _check_unique(node: KafkaStreamJoin, merged: DataFrame) -> None:
         )
 
 
-def read_join(spark: SparkSession, node: KafkaStreamJoin) -> SparkJoinInput:
+def read_join(spark: SparkSession, node: StreamJoin) -> SparkJoinInput:
     """Read both inputs of ``node`` (see the module documentation)."""
     from pyspark.sql import functions as F
 

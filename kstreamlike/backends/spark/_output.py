@@ -9,7 +9,7 @@ from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ
 from kstreamlike.backends.spark._frames import local_from_micros, spark_type
 from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order, rank_overflow
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import StreamJoin
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
@@ -30,7 +30,7 @@ _STEP = "__ks_emit_step"
 _MICROS_PER_UNIT = {"ms": 1_000, "us": 1, "ns": 1}
 
 
-def ticks_to_time(ticks: Column, agg: WindowedAggregate | KafkaStreamJoin) -> Column:
+def ticks_to_time(ticks: Column, agg: WindowedAggregate | StreamJoin) -> Column:
     """Event-time ticks back to the event-time column's type; for a timestamp, the ends of
     time (``Long.MIN_VALUE``, ``Long.MAX_VALUE``: a global window's timestamp) are null."""
     from pyspark.sql import functions as F

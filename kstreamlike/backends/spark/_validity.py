@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kstreamlike.backends.spark._columns import GAP, PROCESSING, REASON, ROW, TS
 from kstreamlike.backends.spark._frames import local_micros
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import StreamJoin
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.validity import (
     Above,
@@ -61,7 +61,7 @@ def holds(condition: Condition) -> Column:
     return F.pmod(F.col(TS) - condition.offset, F.lit(condition.slide)) >= condition.size
 
 
-def event_ticks(node: WindowedAggregate | KafkaStreamJoin, frame: DataFrame, name: str) -> Column:
+def event_ticks(node: WindowedAggregate | StreamJoin, frame: DataFrame, name: str) -> Column:
     """A timestamp column (or an integer one) in event-time ticks."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import TimestampNTZType, TimestampType
@@ -75,7 +75,7 @@ def event_ticks(node: WindowedAggregate | KafkaStreamJoin, frame: DataFrame, nam
     return _from_micros(node, F.unix_micros(column))
 
 
-def _from_micros(node: WindowedAggregate | KafkaStreamJoin, micros: Column) -> Column:
+def _from_micros(node: WindowedAggregate | StreamJoin, micros: Column) -> Column:
     from pyspark.sql import functions as F
 
     unit = node.source.time_unit.unit

@@ -10,6 +10,7 @@ its annotation (:func:`kstreamlike.plan.join.joiner_dtype`). The output is not s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -34,10 +35,12 @@ from kstreamlike.plan.join import (
     SIDE,
     KafkaStreamJoin,
     PythonJoiner,
+    StreamJoin,
     join_output_schema,
     join_side_schema,
     joined_columns,
     joiner_dtype,
+    judged_against,
     side_renames,
 )
 from kstreamlike.plan.schema import event_time_dtype
@@ -45,15 +48,11 @@ from kstreamlike.plan.schema import event_time_dtype
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["run_join"]
+__all__ = ["HAS_LEFT", "HAS_RIGHT", "invalid_rows", "join_outputs", "joined_main", "run_join"]
 
-_GROUP, _SUB1, _SUB2, _HAS_L, _HAS_R = (
-    "__ks_group",
-    "__ks_sub1",
-    "__ks_sub2",
-    "__ks_has_l",
-    "__ks_has_r",
-)
+_GROUP, _SUB1, _SUB2 = "__ks_group", "__ks_sub1", "__ks_sub2"
+HAS_LEFT, HAS_RIGHT = "__ks_has_l", "__ks_has_r"  # an output row has a left / right record
+_HAS_L, _HAS_R = HAS_LEFT, HAS_RIGHT
 
 
 def _lonely(frame: DataFrame, step: Column, group: int, sub: Column, keep: list[str]) -> DataFrame:
@@ -101,7 +100,7 @@ def _rows(node: KafkaStreamJoin, read: Any) -> DataFrame:
     return with_emit_order(rows, F.col(STEP), [_GROUP, _SUB1, _SUB2], EMIT_ORDER)
 
 
-def _side_value(node: KafkaStreamJoin, left: bool) -> Column:
+def _side_value(node: StreamJoin, left: bool) -> Column:
     from pyspark.sql import functions as F
 
     source = node.left if left else node.right
@@ -112,7 +111,7 @@ def _side_value(node: KafkaStreamJoin, left: bool) -> Column:
     return F.when(present, F.col(value_column(left, source.value[0])))
 
 
-def _joined(node: KafkaStreamJoin) -> dict[str, Column]:
+def _joined(node: StreamJoin) -> dict[str, Column]:
     from pyspark.sql import functions as F
 
     joiner = node.joiner
@@ -135,7 +134,10 @@ def _joined(node: KafkaStreamJoin) -> dict[str, Column]:
     }
 
 
-def _main(node: KafkaStreamJoin, rows: DataFrame) -> DataFrame:
+def joined_main(node: StreamJoin, rows: DataFrame) -> DataFrame:
+    """The main output of ``rows`` (``PART``, the keys, ``HAS_LEFT`` / ``HAS_RIGHT``, the
+    carried value columns, ``timestamp`` in ticks, ``emit_order``): the joiner's columns
+    computed, in the output schema."""
     from pyspark.sql import functions as F
 
     columns: list[Column] = []
@@ -153,7 +155,7 @@ def _main(node: KafkaStreamJoin, rows: DataFrame) -> DataFrame:
     return rows.select(*columns)
 
 
-def _invalid(node: KafkaStreamJoin, read: Any) -> DataFrame:
+def _invalid(node: StreamJoin, read: Any) -> DataFrame:
     from pyspark.sql import functions as F
 
     schema = {**join_side_schema(node), REASON: pl.String()}
@@ -178,15 +180,21 @@ def run_join(spark: Any, node: KafkaStreamJoin) -> Outputs[Any]:
     from pyspark.sql import functions as F
 
     read = read_join(spark, node)
-    main = _main(node, _rows(node, read))
-
-    def invalid() -> Any:
-        return _invalid(node, read)
+    main = joined_main(node, _rows(node, read))
 
     def late() -> Any:
         stream_time = ticks_to_time(F.lit(None).cast("long"), node).alias("stream_time")
-        return invalid().limit(0).select("*", stream_time)
+        return _invalid(node, read).limit(0).select("*", stream_time)
 
+    return join_outputs(node, main, late, lambda: _invalid(node, read))
+
+
+def join_outputs(
+    node: StreamJoin, main: DataFrame, late: Callable[[], Any], invalid: Callable[[], Any]
+) -> Outputs[Any]:
+    """A join's outputs: Spark frames for a Spark input, else Polars frames (the main
+    output sorted into emission order); ``late`` and ``invalid`` build the side outputs
+    when first read."""
     if is_spark_frame(node.left.frame):
         return Outputs(main, late, invalid)
     schema = join_output_schema(node)
@@ -197,8 +205,14 @@ def run_join(spark: Any, node: KafkaStreamJoin) -> Outputs[Any]:
     if isinstance(node.joiner, PythonJoiner):
         # a Python value's dtype as Polars infers it, as on the other backends
         rows = rows.with_columns(python_series("value", rows["value"].to_list()))
+    judged = {judged_against(node): event_time_dtype(node.left)}
     return Outputs(
         main=rows,
-        late=lambda: to_polars(late(), {**side, "stream_time": event_time_dtype(node.left)}),
+        late=lambda: to_polars(late(), {**side, **judged}),
         invalid=lambda: to_polars(invalid(), side),
     )
+
+
+def invalid_rows(node: StreamJoin, read: Any) -> DataFrame:
+    """The rows of both inputs that cannot be joined, in the side-output schema."""
+    return _invalid(node, read)

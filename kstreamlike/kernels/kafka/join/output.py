@@ -15,9 +15,9 @@ from kstreamlike.kernels.kafka.join.pairs import LATER_LEFT, LROW, LSTEP, LT, RR
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, STEP, JoinRecords
 from kstreamlike.kernels.python import python_series, python_values
 from kstreamlike.plan.emit_order import emit_order
-from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, joined_columns
+from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, StreamJoin, joined_columns
 
-__all__ = ["TIMESTAMP_TICKS", "joined_rows"]
+__all__ = ["TIMESTAMP_TICKS", "joined_rows", "joiner_values"]
 
 TIMESTAMP_TICKS = "timestamp"
 _GROUP, _SUB1, _SUB2, _RANK = "__ks_group", "__ks_sub1", "__ks_sub2", "__ks_rank"
@@ -82,7 +82,9 @@ def _indices(rows: pl.Series, side: pl.DataFrame) -> list[int | None]:
     return found
 
 
-def _values(node: KafkaStreamJoin, read: JoinRecords, rows: pl.DataFrame) -> list[pl.Series]:
+def joiner_values(node: StreamJoin, read: JoinRecords, rows: pl.DataFrame) -> list[pl.Series]:
+    """The joiner's output columns for ``rows`` (``LROW`` / ``RROW``: the input positions
+    of both sides' records, null for a missing side)."""
     joiner = node.joiner
     if isinstance(joiner, PythonJoiner):
         lrows, rrows = _indices(rows[LROW], read.left), _indices(rows[RROW], read.right)
@@ -113,5 +115,5 @@ def joined_rows(
     joiner's columns, ``timestamp`` (ticks) and ``emit_order``."""
     rows = _ordered(node, pairs, immediate, buffered)
     return rows.select(PART, *node.keys).with_columns(
-        *_values(node, read, rows), rows[TIMESTAMP_TICKS], rows[EMIT_ORDER]
+        *joiner_values(node, read, rows), rows[TIMESTAMP_TICKS], rows[EMIT_ORDER]
     )

@@ -17,7 +17,7 @@ from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.kernels.columns import PART, REASON, ROW, TS
 from kstreamlike.kernels.stateless import apply_ops
 from kstreamlike.kernels.validity import holds
-from kstreamlike.plan.join import ADVANCES_STREAM_TIME, KafkaStreamJoin, join_invalid_rules
+from kstreamlike.plan.join import StreamJoin, advances_time, join_invalid_rules
 
 __all__ = [
     "IS_LEFT",
@@ -37,7 +37,7 @@ STEP = "__ks_step"  # a valid row's place among its partition's valid rows
 OTHER_MAX = "__ks_other_max"  # the other side's largest stored timestamp on arrival
 
 
-def side_frame(node: KafkaStreamJoin, left: bool) -> pl.DataFrame:
+def side_frame(node: StreamJoin, left: bool) -> pl.DataFrame:
     """One input, after its stateless operations, with ``ROW``, ``TS``, ``PART``, ``ORD``
     and ``reason`` (null when valid)."""
     source = node.left if left else node.right
@@ -66,8 +66,12 @@ class JoinRecords:
     valid: pl.DataFrame
 
 
-def _taking_part(node: KafkaStreamJoin, frame: pl.DataFrame, left: bool) -> pl.DataFrame:
-    taking = frame.filter(pl.col(REASON).is_null() | pl.col(REASON).is_in(ADVANCES_STREAM_TIME))
+def _taking_part(node: StreamJoin, frame: pl.DataFrame, left: bool) -> pl.DataFrame:
+    takes_part = pl.col(REASON).is_null()
+    advancing = sorted(advances_time(node))
+    if advancing:
+        takes_part = takes_part | pl.col(REASON).is_in(advancing)
+    taking = frame.filter(takes_part)
     dups = taking.filter(pl.struct(PART, ORD).is_duplicated())
     if dups.height:
         source = node.left if left else node.right
@@ -79,7 +83,7 @@ def _taking_part(node: KafkaStreamJoin, frame: pl.DataFrame, left: bool) -> pl.D
     return taking.select(pl.lit(left).alias(IS_LEFT), ROW, PART, ORD, TS, *node.keys, REASON)
 
 
-def join_records(node: KafkaStreamJoin) -> JoinRecords:
+def join_records(node: StreamJoin) -> JoinRecords:
     """Read both inputs of ``node`` (see the module documentation)."""
     left, right = side_frame(node, True), side_frame(node, False)
     merged = pl.concat([_taking_part(node, left, True), _taking_part(node, right, False)])
