@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Generic
 
 from kstreamlike.api._checks import check_keys
-from kstreamlike.api._flink_spec import WindowAssigner, WindowSpec, time_window_spec
+from kstreamlike.api._flink_spec import WindowAssigner, window_spec
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
 from kstreamlike.api.result import FrameT
 from kstreamlike.api.windowed import WindowedStream, count_windowed
-from kstreamlike.assigners import GlobalWindows
 from kstreamlike.plan.nodes import Source
 
 __all__ = ["KeyedStream", "SingleOutputStreamOperator", "WindowedStream"]
@@ -78,12 +77,5 @@ class KeyedStream(Generic[FrameT]):
             >>> w.count().collect().select("window_start", "window_end", "count").rows()
             [(1, 6, 1)]
         """
-        if isinstance(assigner, GlobalWindows):
-            spec = WindowSpec(
-                window=assigner._resolve(self._source.time_unit),
-                assigner="GlobalWindows",
-                trigger=assigner._default_trigger(),
-            )
-        else:
-            spec = time_window_spec(self._source, assigner)
+        spec = window_spec(self._source, assigner)
         return WindowedStream(self._source, self._keys, spec, self._backend)

@@ -24,6 +24,7 @@ from kstreamlike.plan.join import (
     PythonJoiner,
     join_output_schema,
 )
+from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.stateless import ARRIVAL
 
@@ -68,7 +69,7 @@ def _check_inputs(left: Source, right: Source) -> None:
     if left.order_by is not None and right.order_by is not None:
         dtypes = left.schema[left.order_by], right.schema[right.order_by]
         _same(left, right, "order_by dtype", *dtypes)
-    if is_spark_frame(left.frame) != is_spark_frame(right.frame):
+    if is_spark_frame(leaf_frame(left)) != is_spark_frame(leaf_frame(right)):
         raise SchemaError("both join inputs must be Spark DataFrames, or neither")
     for source in (left, right):
         for column in _SIDE_OUTPUT:

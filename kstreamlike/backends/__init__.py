@@ -17,6 +17,7 @@ from kstreamlike.backends.base import Backend, Outputs
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import from_polars_as, is_spark_frame
 from kstreamlike.plan.lower import AnyNode, Lowered, lower
+from kstreamlike.plan.merge import leaf_frame
 
 __all__ = [
     "BACKENDS",
@@ -87,7 +88,7 @@ def resolve_backend(backend: str | None, node: AnyNode | Lowered) -> str:
     if backend is not None:
         return backend
     plan = lower(node)
-    if is_spark_frame(plan.source.frame):
+    if is_spark_frame(leaf_frame(plan.source)):
         return "spark"
     if BACKENDS["polars"].unsupported(plan) is not None:
         return "reference"

@@ -13,6 +13,7 @@ import polars as pl
 from kstreamlike.backends.base import Outputs
 from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered
+from kstreamlike.reference._stateless import reference_input
 from kstreamlike.reference.join import execute_join
 from kstreamlike.reference.replay import Replay
 
@@ -24,7 +25,7 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     then the end of the input (:class:`~kstreamlike.reference.replay.Replay`)."""
     if isinstance(plan, KafkaStreamJoin):
         return execute_join(plan)
-    return Replay(plan).process(plan.aggregate.source.polars(), end=True)
+    return Replay(plan).process(reference_input(plan.aggregate.source), end=True)
 
 
 class ReferenceBackend:

@@ -17,6 +17,7 @@ import polars as pl
 
 from kstreamlike.backends.spark._columns import ROW
 from kstreamlike.backends.spark._frames import local_micros
+from kstreamlike.plan.merge import Merged, leaf_frame, row_count
 from kstreamlike.plan.nodes import Source, WindowedAggregate
 
 if TYPE_CHECKING:
@@ -42,7 +43,9 @@ def source_frame(spark: SparkSession, source: Source) -> DataFrame:
     from kstreamlike.frames import is_spark_frame
 
     frame = source.frame
-    if is_spark_frame(frame):
+    if isinstance(frame, Merged):
+        numbered = _merged(spark, frame)
+    elif is_spark_frame(frame):
         spark_frame: DataFrame = frame  # type: ignore[assignment]
         numbered = spark_frame.withColumn(ROW, F.monotonically_increasing_id())
     else:
@@ -55,6 +58,34 @@ def source_frame(spark: SparkSession, source: Source) -> DataFrame:
     from kstreamlike.backends.spark._stateless import apply_stateless
 
     return apply_stateless(numbered, source)
+
+
+def _merged(spark: SparkSession, merged: Merged) -> DataFrame:
+    """The rows of a merged stream's inputs, each after its own operations, one input after
+    the other (:mod:`kstreamlike.plan.merge`): input positions are offset past the inputs
+    before (their row counts, or for a Spark input the largest position it read, plus one),
+    and the input column is written when the merged stream needs it."""
+    from pyspark.sql import functions as F
+
+    from kstreamlike.frames import is_spark_frame
+
+    columns = [*merged.inputs[0].schema, ROW]
+    out: DataFrame | None = None
+    offset = 0
+    for index, source in enumerate(merged.inputs):
+        part = source_frame(spark, source).select(columns)
+        part = part.withColumn(ROW, F.col(ROW) + F.lit(offset))
+        if merged.input_column is not None:
+            part = part.withColumn(merged.input_column, F.lit(index).cast("long"))
+        out = part if out is None else out.unionByName(part)
+        if index + 1 < len(merged.inputs):
+            if is_spark_frame(leaf_frame(source)):
+                largest = part.agg(F.max(ROW)).first()
+                offset = offset if largest is None or largest[0] is None else largest[0] + 1
+            else:
+                offset += row_count(source)
+    assert out is not None
+    return out
 
 
 def position_value(frame: DataFrame, order: str) -> Column | None:

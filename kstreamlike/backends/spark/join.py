@@ -40,6 +40,7 @@ from kstreamlike.plan.join import (
     joiner_dtype,
     side_renames,
 )
+from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.schema import event_time_dtype
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ def run_join(spark: Any, node: KafkaStreamJoin) -> Outputs[Any]:
         stream_time = ticks_to_time(F.lit(None).cast("long"), node).alias("stream_time")
         return invalid().limit(0).select("*", stream_time)
 
-    if is_spark_frame(node.left.frame):
+    if is_spark_frame(leaf_frame(node.left)):
         return Outputs(main, late, invalid)
     schema = join_output_schema(node)
     if isinstance(node.joiner, PythonJoiner):
