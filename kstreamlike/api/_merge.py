@@ -60,20 +60,6 @@ def _check(source: Source, name: str) -> None:
 
 
 def _same(first: Source, other: Source, name: str) -> None:
-    for attribute, what in _ROLES:
-        a, b = getattr(first, attribute), getattr(other, attribute)
-        if a != b:
-            raise SchemaError(
-                f"merged streams must have the same {what}: the first stream has {a!r}, "
-                f"the {name} stream {b!r}"
-            )
-    if first.value_is_row != other.value_is_row:
-        raise SchemaError(
-            f"merged streams must have the same value: the {name} stream's value is "
-            f"{'a dict' if other.value_is_row else 'one column'}, the first stream's is not"
-        )
-    if is_spark_frame(leaf_frame(first)) != is_spark_frame(leaf_frame(other)):
-        raise SchemaError("merged streams must all be Spark DataFrames, or none")
     for column, dtype in first.schema.items():
         if column not in other.schema:
             raise SchemaError(
@@ -91,6 +77,20 @@ def _same(first: Source, other: Source, name: str) -> None:
                 f"merged streams must have the same columns: column {column!r} of the {name} "
                 f"stream is not in the first stream; its columns are: {first.schema.names()}"
             )
+    for attribute, what in _ROLES:
+        a, b = getattr(first, attribute), getattr(other, attribute)
+        if a != b:
+            raise SchemaError(
+                f"merged streams must have the same {what}: the first stream has {a!r}, "
+                f"the {name} stream {b!r}"
+            )
+    if first.value_is_row != other.value_is_row:
+        raise SchemaError(
+            f"merged streams must have the same value: the {name} stream's value is "
+            f"{'a dict' if other.value_is_row else 'one column'}, the first stream's is not"
+        )
+    if is_spark_frame(leaf_frame(first)) != is_spark_frame(leaf_frame(other)):
+        raise SchemaError("merged streams must all be Spark DataFrames, or none")
 
 
 def build_merge(sources: tuple[Source, ...]) -> Source:

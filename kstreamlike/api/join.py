@@ -58,9 +58,9 @@ def _check_inputs(left: Source, right: Source) -> None:
             )
         if source.order_by == ARRIVAL:
             raise InvalidSpecError(
-                f"the {side} join input has a flat_map / flat_map_values, whose records' "
-                "arrival positions cannot be placed among the other input's: expand after "
-                "the join instead"
+                f"the {side} join input has a flat_map / flat_map_values (or is a merge of "
+                "streams with order_by), whose records' arrival positions cannot be placed "
+                "among the other input's: expand (or merge) after the join instead"
             )
     if (left.order_by is None) != (right.order_by is None):
         raise SchemaError(

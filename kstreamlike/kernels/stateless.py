@@ -44,7 +44,8 @@ def evaluate(frame: pl.DataFrame, expr: nw.Expr) -> pl.Series:
         >>> evaluate(pl.DataFrame({"v": [1, 2]}), nw.col("v") * 2).to_list()
         [2, 4]
     """
-    out = nw.from_native(frame, eager_only=True).select(expr.alias("__ks_value"))
+    # (with_columns: a literal expression is broadcast to every row)
+    out = nw.from_native(frame, eager_only=True).with_columns(expr.alias("__ks_value"))
     series: pl.Series = out.to_native()["__ks_value"]
     return series
 

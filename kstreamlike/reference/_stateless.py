@@ -64,8 +64,9 @@ def _call(fn: Callable[..., Any], name: str, position: int, args: tuple[Any, ...
 
 def _expr_values(rows: list[Row], schema: pl.Schema, expr: nw.Expr) -> list[Any]:
     frame = pl.DataFrame([r for _, r in rows], schema=schema, orient="row")
-    native = nw.from_native(frame, eager_only=True).select(expr.alias("x")).to_native()
-    values: list[Any] = native["x"].to_list()
+    # (with_columns: a literal expression is broadcast to every row)
+    native = nw.from_native(frame, eager_only=True).with_columns(expr.alias("__ks_x")).to_native()
+    values: list[Any] = native["__ks_x"].to_list()
     return values
 
 
