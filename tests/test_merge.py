@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import kstreamlike as ks
 from kstreamlike.frames import to_polars
+from kstreamlike.plan.explain import explain
 from tests.strategies import budget
 from tests.strategies.properties import flink_assigners, streams
 
@@ -226,3 +227,38 @@ def test_window_all_triggers_evictors_and_window_functions(backend: str) -> None
     ].to_list() == [1, 3, 4, 2, 1, 1]
     with pytest.raises(ks.InvalidSpecError, match="assigner must be"):
         stream.window_all("tumbling")  # type: ignore[arg-type]
+
+
+def test_a_merged_stream_joins_and_explains(backend: str) -> None:
+    def side(value: str, ts: int) -> ks.KStream[Any]:
+        rows = [{"k": 1, "ts": ts, "v": value}]
+        return ks.stream(rows, key="k", value="v", timestamp="ts", backend=backend)
+
+    # without order_by: the left merge's rows at positions 0 and 1, the right row at 0
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(10)
+    joined = side("A", 10).merge(side("a", 15)).join(side("b", 15), lambda x, y: x + y, windows)
+    assert to_polars(joined.collect())["value"].to_list() == ["Ab", "ab"]
+    table = side("A", 10).merge(side("a", 15)).group_by_key().windowed_by(ks.TimeWindows.of(5))
+    assert "Merge of 2 streams" in explain(table.count().plan)
+
+
+@pytest.mark.spark
+def test_merged_spark_frames_equal_the_reference(spark: Any) -> None:
+    rows = [{"k": "a", "ts": t, "v": t, "o": 2 * t + (t % 2), "p": t % 2} for t in range(12)]
+    more = [{"k": "b", "ts": t, "v": 10 * t, "o": 2 * t, "p": t % 2} for t in range(0, 12, 3)]
+
+    def merged(frames: tuple[Any, Any], backend: str) -> Any:
+        a, b = (ks.stream(f, key="k", value="v", timestamp="ts", order_by="o", partition="p",
+                          backend=backend) for f in frames)  # fmt: skip
+        windows = ks.TimeWindows.of_size_with_no_grace(4)
+        return a.filter(ks.col("v") != 5).merge(b).group_by_key().windowed_by(windows).count()
+
+    spark_frames = (spark.createDataFrame(rows), spark.createDataFrame(more))
+    spark_frames = (spark_frames[0].repartition(3), spark_frames[1])
+    polars_frames = (pl.DataFrame(rows), pl.DataFrame(more))
+    result, expected = merged(spark_frames, "spark"), merged(polars_frames, "reference")
+    # (a Spark result comes in no particular order)
+    main = to_polars(result.collect()).sort("p", "emit_order")
+    assert main.rows() == expected.collect().sort("p", "emit_order").rows()
+    late = to_polars(result.late_records()).sort("o")
+    assert late.rows() == expected.late_records().sort("o").rows()

@@ -53,6 +53,12 @@ def _source(source: Source, indent: str) -> list[str]:
         f"{indent}  timestamp={source.timestamp!r} ({source.time_unit.describe()}), "
         f"order_by={source.order_by!r}, partition={source.partition!r}"
     )
+    from kstreamlike.plan.merge import Merged
+
+    if isinstance(source.frame, Merged):
+        lines.append(f"{indent}  Merge of {len(source.frame.inputs)} streams:")
+        for merged in source.frame.inputs:
+            lines += _source(merged, indent + "    ")
     return lines
 
 

@@ -98,7 +98,9 @@ def concat_inputs(
     out = []
     offset = 0
     for index, (part, span) in enumerate(zip(parts, spans, strict=True)):
-        rows = part.select(columns).with_columns(pl.col(position).cast(pl.Int64) + offset)
+        shifted = pl.col(position).cast(pl.Int64) + offset
+        # (in the dtype the inputs number their rows with)
+        rows = part.select(columns).with_columns(shifted.cast(parts[0].schema[position]))
         if merged.input_column is not None:
             rows = rows.with_columns(pl.lit(index, pl.Int64).alias(merged.input_column))
         out.append(rows)

@@ -17,7 +17,8 @@ import polars as pl
 
 from kstreamlike.backends.spark._columns import ROW
 from kstreamlike.backends.spark._frames import local_micros
-from kstreamlike.plan.merge import Merged, leaf_frame, row_count
+from kstreamlike.frames import is_spark_frame
+from kstreamlike.plan.merge import Merged, row_count
 from kstreamlike.plan.nodes import Source, WindowedAggregate
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ def source_frame(spark: SparkSession, source: Source) -> DataFrame:
     from pyspark.sql import functions as F
 
     from kstreamlike.backends.spark._frames import from_polars
-    from kstreamlike.frames import is_spark_frame
 
     frame = source.frame
     if isinstance(frame, Merged):
@@ -60,14 +60,24 @@ def source_frame(spark: SparkSession, source: Source) -> DataFrame:
     return apply_stateless(numbered, source)
 
 
+def _span(source: Source) -> int:
+    """A bound of the input positions ``source`` reads: a Polars input's row count, a Spark
+    input's bound of ``monotonically_increasing_id`` (its partition count times 2**33), a
+    merged stream's inputs' together (no Spark job runs)."""
+    frame = source.frame
+    if isinstance(frame, Merged):
+        return sum(_span(s) for s in frame.inputs)
+    if is_spark_frame(frame):
+        return int(frame.rdd.getNumPartitions()) << 33  # type: ignore[attr-defined]
+    return row_count(source)
+
+
 def _merged(spark: SparkSession, merged: Merged) -> DataFrame:
     """The rows of a merged stream's inputs, each after its own operations, one input after
-    the other (:mod:`kstreamlike.plan.merge`): input positions are offset past the inputs
-    before (their row counts, or for a Spark input the largest position it read, plus one),
-    and the input column is written when the merged stream needs it."""
+    the other (:mod:`kstreamlike.plan.merge`): input positions are offset past the spans
+    (:func:`_span`) of the inputs before, and the input column is written when the merged
+    stream needs it."""
     from pyspark.sql import functions as F
-
-    from kstreamlike.frames import is_spark_frame
 
     columns = [*merged.inputs[0].schema, ROW]
     out: DataFrame | None = None
@@ -78,12 +88,7 @@ def _merged(spark: SparkSession, merged: Merged) -> DataFrame:
         if merged.input_column is not None:
             part = part.withColumn(merged.input_column, F.lit(index).cast("long"))
         out = part if out is None else out.unionByName(part)
-        if index + 1 < len(merged.inputs):
-            if is_spark_frame(leaf_frame(source)):
-                largest = part.agg(F.max(ROW)).first()
-                offset = offset if largest is None or largest[0] is None else largest[0] + 1
-            else:
-                offset += row_count(source)
+        offset += _span(source)
     assert out is not None
     return out
 
