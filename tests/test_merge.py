@@ -80,6 +80,19 @@ def test_ties_and_inputs_without_order_by(backend: str) -> None:
     assert to_polars(other_way.collect())["count"].to_list() == [1, 1]
 
 
+def test_merging_a_merged_stream(backend: str) -> None:
+    def topic(value: int) -> ks.KStream[Any]:
+        rows = [{"k": "a", "ts": value, "v": value}]
+        return ks.stream(rows, key="k", timestamp="ts", backend=backend)
+
+    # a merge of a merge merges the three; a re-keyed merge is merged as one stream
+    three = topic(1).merge(topic(2)).merge(topic(3))
+    assert [s.key for s in three._source.frame.inputs] == [("k",)] * 3  # type: ignore[attr-defined]
+    rekeyed = topic(1).merge(topic(2)).select_key("v").merge(topic(3).select_key("v"))
+    out = rekeyed.group_by_key().windowed_by(ks.TimeWindows.of(10)).count().collect()
+    assert to_polars(out).select("v", "count").rows() == [(1, 1), (2, 1), (3, 1)]
+
+
 def test_each_input_runs_its_own_operations(backend: str) -> None:
     rows = [{"k": "a", "ts": t, "v": t, "o": 2 * t} for t in range(4)]
     more = [{"k": "a", "ts": t, "v": 10 * t, "o": 2 * t + 1} for t in range(4)]
@@ -130,6 +143,9 @@ def test_merge_errors_name_the_difference() -> None:
         base.merge(base.select_key("v"))
     with pytest.raises(ks.InvalidSpecError, match="renumbered"):
         base.merge(base.flat_map_values(lambda v: [v]))
+    rekeyed = base.merge(base).select_key("v")
+    with pytest.raises(ks.InvalidSpecError, match="renumbered"):
+        rekeyed.merge(base.select_key("v"))
     with pytest.raises(ks.InvalidSpecError, match="at least one other stream"):
         base.union()
     with pytest.raises(ks.InvalidSpecError, match="take streams"):

@@ -28,6 +28,10 @@ _ROLES = (
 )
 
 
+# the roles a merge keeps from its inputs: a merged stream whose roles changed since (a
+# select_key, new watermarks) is merged as one stream
+_KEPT = ("schema", "key", "value", "value_is_row", "timestamp", "partition", "watermarks",
+         "processing_time", "bounded")  # fmt: skip
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")
 
 
@@ -36,7 +40,9 @@ def _parts(source: Source) -> tuple[Source, ...]:
     that ``a.merge(b).merge(c)`` merges three streams at once), else ``source`` alone."""
     frame = source.frame
     if isinstance(frame, Merged) and len(source.ops) == (frame.input_column is not None):
-        return frame.inputs
+        first = frame.inputs[0]
+        if all(getattr(source, a) == getattr(first, a) for a in _KEPT):
+            return frame.inputs
     return (source,)
 
 
