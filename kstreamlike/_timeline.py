@@ -15,8 +15,9 @@ from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.api.result import StreamResult
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import to_polars
-from kstreamlike.kernels.stateless import apply_ops
+from kstreamlike.kernels.stateless import source_rows
 from kstreamlike.plan.chained import upstream_of
+from kstreamlike.plan.merge import row_count
 from kstreamlike.plan.nodes import (
     ExplicitWatermarks,
     FlinkWindowedAggregate,
@@ -146,9 +147,7 @@ def _mark(
 
 def _records(agg: WindowedAggregate, late: pl.DataFrame, invalid: pl.DataFrame) -> pl.DataFrame:
     source = agg.source
-    frame = source.polars().with_row_index(_ROW)
-    if source.ops:
-        frame = apply_ops(frame, source.ops, _ROW)
+    frame = source_rows(source, _ROW)
     columns = list(source.schema)
     order = [source.order_by, _ROW] if source.order_by is not None else [_ROW]
     frame = frame.sort(order, nulls_last=True).with_columns(
@@ -276,12 +275,7 @@ def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
             "rows (ks.stream(upstream.collect(), timestamp='timestamp', order_by='emit_order'"
             ", ...))"
         )
-    frame = agg.source.frame
-    height = (
-        frame.select(pl.len()).collect().item()
-        if isinstance(frame, pl.LazyFrame)
-        else agg.source.polars().height
-    )
+    height = row_count(agg.source)
     if height > max_records:
         raise InvalidSpecError(
             f"timeline draws small streams: the input has {height} rows, more than "

@@ -104,6 +104,28 @@ def test_flink_every_row_is_accounted_for(backend: str) -> None:
     check()
 
 
+def test_flink_merged_non_keyed_every_row_is_accounted_for(backend: str) -> None:
+    # The rows split into two streams by id parity, merged back (union), in windows without
+    # a key: every row is in a window, late or invalid, once.
+    @budget(backend, few=4)
+    @given(frame=streams(), assigner=flink_assigners(), lateness=st.integers(0, 20))
+    def check(frame: pl.DataFrame, assigner: Any, lateness: int) -> None:
+        def stream(rows: pl.DataFrame) -> ks.KStream[pl.DataFrame]:
+            return ks.stream(rows.drop("k"), value="v", timestamp="ts", order_by="id",
+                             partition="p")  # fmt: skip
+
+        odd = pl.col("id") % 2 == 1
+        merged = stream(frame.filter(~odd)).union(stream(frame.filter(odd)))
+        merged = merged.assign_timestamps_and_watermarks(
+            ks.WatermarkStrategy.for_bounded_out_of_orderness(3)
+        )
+        windowed = merged.window_all(assigner).allowed_lateness(lateness)
+        result = windowed.aggregate(ks.agg.collect_list("id").alias("ids"), ks.agg.sum("v"))
+        _assert_accounted(_on_backend(result, backend), frame)
+
+    check()
+
+
 def test_kafka_result_depends_only_on_arrival_order(backend: str) -> None:
     @budget(backend, few=12)
     @given(

@@ -65,6 +65,7 @@ __all__ = [
     "resolve_evictor",
     "resolve_trigger",
     "time_window_spec",
+    "window_spec",
 ]
 
 WindowAssigner = (
@@ -87,6 +88,18 @@ class WindowSpec:
 def no_watermarks() -> WatermarkPlan:
     """The watermark plan of a stream without one: no watermark before the end of input."""
     return ExplicitWatermarks(pl.DataFrame(schema={"after": pl.Int64, "watermark": pl.Int64}))
+
+
+def window_spec(source: Source, assigner: WindowAssigner) -> WindowSpec:
+    """The settings of ``window(assigner)`` / ``window_all(assigner)``: event-time windows
+    (:func:`time_window_spec`) or ``GlobalWindows`` with their default trigger."""
+    if isinstance(assigner, GlobalWindows):
+        return WindowSpec(
+            window=assigner._resolve(source.time_unit),
+            assigner="GlobalWindows",
+            trigger=assigner._default_trigger(),
+        )
+    return time_window_spec(source, assigner)
 
 
 def time_window_spec(source: Source, assigner: WindowAssigner) -> WindowSpec:

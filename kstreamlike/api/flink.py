@@ -13,17 +13,11 @@ from __future__ import annotations
 from typing import Any, Generic
 
 from kstreamlike.api._checks import check_keys
-from kstreamlike.api._flink_spec import (
-    WindowAssigner,
-    WindowSpec,
-    inherited_window_spec,
-    time_window_spec,
-)
+from kstreamlike.api._flink_spec import WindowAssigner, inherited_window_spec, window_spec
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
 from kstreamlike.api.interval_join import IntervalJoin, interval_join
 from kstreamlike.api.result import FrameT
 from kstreamlike.api.windowed import WindowedStream, count_windowed
-from kstreamlike.assigners import GlobalWindows
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.nodes import Source
 
@@ -94,14 +88,8 @@ class KeyedStream(Generic[FrameT]):
         """
         if assigner is None:
             spec = inherited_window_spec(self._source)
-        elif isinstance(assigner, GlobalWindows):
-            spec = WindowSpec(
-                window=assigner._resolve(self._source.time_unit),
-                assigner="GlobalWindows",
-                trigger=assigner._default_trigger(),
-            )
         else:
-            spec = time_window_spec(self._source, assigner)
+            spec = window_spec(self._source, assigner)
         return WindowedStream(self._source, self._keys, spec, self._backend)
 
     def interval_join(self, other: KeyedStream[Any]) -> IntervalJoin[FrameT]:

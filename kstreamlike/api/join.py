@@ -25,6 +25,7 @@ from kstreamlike.plan.join import (
     StreamJoin,
     join_output_schema,
 )
+from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.stateless import ARRIVAL
 
@@ -68,9 +69,9 @@ def check_join_inputs(
             )
         if source.order_by == ARRIVAL:
             raise InvalidSpecError(
-                f"the {side} join input has a flat_map / flat_map_values, whose records' "
-                "arrival positions cannot be placed among the other input's: expand after "
-                "the join instead"
+                f"the {side} join input has a flat_map / flat_map_values (or is a merge of "
+                "streams with order_by), whose records' arrival positions cannot be placed "
+                "among the other input's: expand (or merge) after the join instead"
             )
     if (left.order_by is None) != (right.order_by is None):
         raise SchemaError(
@@ -79,7 +80,7 @@ def check_join_inputs(
     if left.order_by is not None and right.order_by is not None:
         dtypes = left.schema[left.order_by], right.schema[right.order_by]
         _same(left, right, "order_by dtype", *dtypes)
-    if is_spark_frame(left.frame) != is_spark_frame(right.frame):
+    if is_spark_frame(leaf_frame(left)) != is_spark_frame(leaf_frame(right)):
         raise SchemaError("both join inputs must be Spark DataFrames, or neither")
     for source in (left, right):
         for column in (*_SIDE_OUTPUT, judged):

@@ -296,6 +296,66 @@ class StatelessStream(Generic[FrameT]):
         """
         return self._next(ops.peek(self._source, action))
 
+    def merge(self, other: Self) -> Self:
+        """Merge with ``other`` into one stream (Kafka ``merge``): every record of both,
+        with its key, value, timestamp and partition.
+
+        Both streams need the same columns (names and dtypes) and column roles (key, value,
+        timestamp, ``order_by``, ``partition``...); each stream's own operations run on its
+        own records only. The merged records keep their arrival order per input partition:
+        within a partition they arrive in ``order_by`` order (both streams' ``order_by``
+        values are in one domain, as for joins), this stream's record first on a tie;
+        without ``order_by``, this stream's records arrive first, then ``other``'s. Input
+        positions count through this stream's rows, then ``other``'s.
+
+        Raises:
+            SchemaError: the streams' columns or column roles differ (the message names the
+                column or role).
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> a = ks.stream([{"k": "a", "ts": 1, "o": 0}, {"k": "a", "ts": 5, "o": 2}],
+            ...               key="k", timestamp="ts", order_by="o")
+            >>> b = ks.stream([{"k": "a", "ts": 3, "o": 1}], key="k", timestamp="ts",
+            ...               order_by="o")
+            >>> t = a.merge(b).group_by_key().windowed_by(ks.TimeWindows.of(10))
+            >>> t.aggregate(ks.agg.collect_list("ts")).collect()["ts"].to_list()
+            [[1], [1, 3], [1, 3, 5]]
+        """
+        return self.union(other)
+
+    def union(self, *others: Self) -> Self:
+        """Merge with ``others`` into one stream (Flink ``union``): :meth:`merge` with
+        each, in order (on a tie of ``order_by`` values, the earlier stream's record
+        arrives first).
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": "a", "ts": 1, "v": 1}]
+            >>> a, b, c = (ks.stream(rows, timestamp="ts") for _ in range(3))
+            >>> a.union(b, c).count_window_all(3).sum("v").collect()["v"].to_list()
+            [3]
+        """
+        from kstreamlike.api._merge import build_merge
+
+        if not others:
+            raise InvalidSpecError("union() needs at least one other stream")
+        backend = self._backend
+        for other in others:
+            if not isinstance(other, StatelessStream):
+                raise InvalidSpecError(
+                    f"merge() / union() take streams (ks.stream(...)), got {other!r}"
+                )
+            if other._backend not in (None, backend):
+                if backend is not None:
+                    raise InvalidSpecError(
+                        f"the merged streams name different backends: {backend!r}, "
+                        f"{other._backend!r}"
+                    )
+                backend = other._backend
+        source = build_merge((self._source, *(o._source for o in others)))
+        return type(self)(source, backend)
+
     def split(self, named: str | None = None) -> BranchedKStream[FrameT]:
         """Split the stream into branches (Kafka ``split``): see
         :class:`~kstreamlike.api.branched.BranchedKStream`.

@@ -16,6 +16,7 @@ from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.explain import explain
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import AnyNode, LoweredPlan, lower
+from kstreamlike.plan.merge import Merged
 from kstreamlike.plan.nodes import PlanNode
 from kstreamlike.plan.schema import output_schema
 from kstreamlike.plan.stateless import ARRIVAL
@@ -183,6 +184,11 @@ class StreamResult(Generic[FrameT]):
             raise UnsupportedPlanError(
                 "a chained pipeline (windowed again after a windowed result) cannot start a "
                 "live job in this release: run it on a recorded frame"
+            )
+        if isinstance(plan.aggregate.source.frame, Merged):
+            raise UnsupportedPlanError(
+                "a merged stream (merge / union) cannot start a live job in this release: "
+                "its inputs are recorded frames; feed one stream with every input's batches"
             )
         if plan.aggregate.source.order_by == ARRIVAL:
             raise UnsupportedPlanError(

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, overload
 import polars as pl
 
 from kstreamlike._time import Duration
+from kstreamlike.api._checks import check_keys
+from kstreamlike.api._flink_spec import WindowAssigner, window_spec
 from kstreamlike.api._source import StreamData, build_source, columns_arg, require_columns
 from kstreamlike.api._source import with_watermarks as _with_watermarks
 from kstreamlike.api.beam import BeamWindowedStream, window_into
@@ -187,6 +189,27 @@ class KStream(StatelessStream[FrameT]):
             timestamp_combiner,
             fire_only_updated_panes,
         )
+
+    def window_all(self, assigner: WindowAssigner) -> WindowedStream[FrameT]:
+        """Windows over the whole stream, without a key (Flink ``windowAll``): the same
+        assigners, triggers, evictors, lateness, late-data side output and window
+        functions as :meth:`KeyedStream.window`, with one set of windows per input
+        partition (Flink runs a non-keyed window operator with parallelism 1; here, one
+        per ``partition``). The result has no key columns, and window functions receive
+        the key ``()``.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"user": u, "ts": t, "v": t} for t, u in enumerate("abcab")]
+            >>> s = ks.stream(rows, timestamp="ts",
+            ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+            >>> w = s.window_all(ks.TumblingEventTimeWindows.of(2))
+            >>> w.sum("v").collect().select("window_start", "v", "timestamp").rows()
+            [(0, 1, 1), (2, 5, 3), (4, 4, 5)]
+        """
+        check_keys(self._source, (), "watermark")
+        spec = window_spec(self._source, assigner)
+        return WindowedStream(self._source, (), spec, self._backend)
 
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> KStream[FrameT]:
         """Set the watermark strategy (Flink ``assignTimestampsAndWatermarks``).

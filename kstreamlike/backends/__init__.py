@@ -20,6 +20,7 @@ from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import from_polars_as, is_spark_frame
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.lower import AnyNode, Lowered, lower
+from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, Source
 
 __all__ = [
@@ -95,7 +96,7 @@ def resolve_backend(backend: str | None, node: AnyNode | Lowered) -> str:
     if backend is not None:
         return backend
     plan = lower(node)
-    if is_spark_frame(_recorded(plan.source).frame):
+    if is_spark_frame(leaf_frame(_recorded(plan.source))):
         return "spark"
     if _unsupported("polars", plan) is not None:
         return "reference"

@@ -16,6 +16,8 @@ import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError, UserFunctionError
 from kstreamlike.kernels.python import user_keys
+from kstreamlike.plan.merge import Merged, concat_inputs, row_count
+from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.stateless import (
     ARRIVAL,
     SUB,
@@ -30,7 +32,7 @@ from kstreamlike.plan.stateless import (
     StatelessOp,
 )
 
-__all__ = ["apply_ops", "call_args", "evaluate", "renumber"]
+__all__ = ["apply_ops", "call_args", "evaluate", "renumber", "source_rows"]
 
 _POSITION = "__ks_position"
 
@@ -42,7 +44,8 @@ def evaluate(frame: pl.DataFrame, expr: nw.Expr) -> pl.Series:
         >>> evaluate(pl.DataFrame({"v": [1, 2]}), nw.col("v") * 2).to_list()
         [2, 4]
     """
-    out = nw.from_native(frame, eager_only=True).select(expr.alias("__ks_value"))
+    # (with_columns: a literal expression is broadcast to every row)
+    out = nw.from_native(frame, eager_only=True).with_columns(expr.alias("__ks_value"))
     series: pl.Series = out.to_native()["__ks_value"]
     return series
 
@@ -219,3 +222,24 @@ def apply_ops(
         else:
             _peek(frame, op, positions)
     return frame
+
+
+def source_rows(source: Source, position: str) -> pl.DataFrame:
+    """A recorded stream's rows after its stateless operations, with each row's input
+    position in ``position``; a merged stream reads each input after that input's own
+    operations (:mod:`kstreamlike.plan.merge`), then applies its own.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> a = ks.stream([{"ts": 1}, {"ts": 2}], timestamp="ts")
+        >>> b = ks.stream([{"ts": 3}], timestamp="ts").filter(ks.col("ts") > 0)
+        >>> source_rows(a.merge(b)._source, "p").rows()
+        [(1, 0), (2, 1), (3, 2)]
+    """
+    frame = source.frame
+    if isinstance(frame, Merged):
+        parts = [source_rows(s, position) for s in frame.inputs]
+        rows = concat_inputs(frame, parts, [row_count(s) for s in frame.inputs], position)
+    else:
+        rows = source.polars().with_row_index(position)
+    return apply_ops(rows, source.ops, position) if source.ops else rows

@@ -61,6 +61,12 @@ def _source(source: Source, indent: str) -> list[str]:
     if isinstance(source.frame, Upstream):
         lines.append(f"{indent}  reads the main output of:")
         lines.extend(_lines(source.frame.node, indent + "    "))
+    from kstreamlike.plan.merge import Merged
+
+    if isinstance(source.frame, Merged):
+        lines.append(f"{indent}  Merge of {len(source.frame.inputs)} streams:")
+        for merged in source.frame.inputs:
+            lines += _source(merged, indent + "    ")
     return lines
 
 

@@ -149,6 +149,10 @@ class Source:
     def input_schema(self) -> pl.Schema:
         """The columns of the input rows, before the stateless operations (``schema`` is
         after them)."""
+        from kstreamlike.plan.merge import Merged, merged_schema
+
+        if isinstance(self.frame, Merged):
+            return merged_schema(self.frame)
         if not self.ops:
             return self.schema
         if isinstance(self.frame, Upstream):

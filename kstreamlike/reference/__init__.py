@@ -14,6 +14,7 @@ from kstreamlike.backends.base import Outputs
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.reference._stateless import reference_input
 from kstreamlike.reference.flink_replay import watermark_advances
 from kstreamlike.reference.join import execute_join
 from kstreamlike.reference.replay import Replay
@@ -26,7 +27,7 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     then the end of the input (:class:`~kstreamlike.reference.replay.Replay`)."""
     if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         return execute_join(plan)
-    return Replay(plan).process(plan.aggregate.source.polars(), end=True)
+    return Replay(plan).process(reference_input(plan.aggregate.source), end=True)
 
 
 class ReferenceBackend:

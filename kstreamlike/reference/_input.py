@@ -247,9 +247,9 @@ class InputReader:
             if frame.schema[source.processing_time].is_temporal():
                 processing = processing.dt.cast_time_unit(source.time_unit.unit)
             extra.append(processing.cast(pl.Int64).alias(PROCESSING))
-        if source.ops:
-            from kstreamlike.reference._stateless import stateless_rows
+        from kstreamlike.reference._stateless import POSITION, stateless_rows
 
+        if source.ops or POSITION in frame.columns:
             return stateless_rows(source, frame).rename({"position": ROW}).with_columns(extra)
         return frame.with_columns(extra).with_row_index(ROW)
 
@@ -343,4 +343,6 @@ class InputReader:
 
 def read_input(node: WindowedAggregate) -> Input:
     """Split the whole input into partitions of valid records and the invalid rows."""
-    return InputReader(node).read(node.source.polars())
+    from kstreamlike.reference._stateless import reference_input
+
+    return InputReader(node).read(reference_input(node.source))

@@ -16,7 +16,7 @@ from kstreamlike.plan.join import StreamJoin, advances_time, join_invalid_rules
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.validity import EVENT_TIME
 from kstreamlike.reference._input import _holds, sort_key
-from kstreamlike.reference._stateless import stateless_rows
+from kstreamlike.reference._stateless import POSITION, reference_input, stateless_rows
 
 __all__ = ["JoinInput", "JoinRecord", "read_join_input"]
 
@@ -74,8 +74,8 @@ def read_join_input(node: StreamJoin) -> JoinInput:
     advancing = advances_time(node)
     for left, source in ((True, node.left), (False, node.right)):
         rules = join_invalid_rules(node, left)
-        frame = source.polars()
-        if source.ops:
+        frame = reference_input(source)
+        if source.ops or POSITION in frame.columns:
             frame = stateless_rows(source, frame).rename({"position": _ROW})
         else:
             frame = frame.with_row_index(_ROW)

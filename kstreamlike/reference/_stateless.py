@@ -16,9 +16,11 @@ import narwhals as nw
 import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError, UserFunctionError
+from kstreamlike.plan.merge import Merged, concat_inputs, row_count
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.stateless import (
     ARRIVAL,
+    SUB,
     Apply,
     Assign,
     Call,
@@ -31,10 +33,11 @@ from kstreamlike.plan.stateless import (
 )
 from kstreamlike.reference._input import sort_key
 
-__all__ = ["stateless_rows"]
+__all__ = ["POSITION", "reference_input", "stateless_rows"]
 
 Row = tuple[int, dict[str, Any]]  # (input position, columns)
-_SUB = "sub"  # a row's index among those its input row expanded to
+_SUB = SUB  # a row's index among those its input row expanded to (or its merged input's)
+POSITION = "__ks_position"  # a merged stream's input positions
 
 
 def _args(row: dict[str, Any], call: Call, record: Record) -> tuple[Any, ...]:
@@ -61,8 +64,9 @@ def _call(fn: Callable[..., Any], name: str, position: int, args: tuple[Any, ...
 
 def _expr_values(rows: list[Row], schema: pl.Schema, expr: nw.Expr) -> list[Any]:
     frame = pl.DataFrame([r for _, r in rows], schema=schema, orient="row")
-    native = nw.from_native(frame, eager_only=True).select(expr.alias("x")).to_native()
-    values: list[Any] = native["x"].to_list()
+    # (with_columns: a literal expression is broadcast to every row)
+    native = nw.from_native(frame, eager_only=True).with_columns(expr.alias("__ks_x")).to_native()
+    values: list[Any] = native["__ks_x"].to_list()
     return values
 
 
@@ -165,8 +169,12 @@ def _schema(schema: pl.Schema, op: StatelessOp) -> pl.Schema:
 def stateless_rows(source: Source, frame: pl.DataFrame) -> pl.DataFrame:
     """The rows of ``frame`` (the input) after ``source.ops``, with their input position
     in a first column ``position``."""
-    rows: list[Row] = list(enumerate(frame.to_dicts()))
-    schema = frame.schema
+    if POSITION in frame.columns:
+        rows: list[Row] = [(r.pop(POSITION), r) for r in frame.to_dicts()]
+        schema = pl.Schema({c: t for c, t in frame.schema.items() if c != POSITION})
+    else:
+        rows = list(enumerate(frame.to_dicts()))
+        schema = frame.schema
     hidden: dict[str, pl.DataType] = {}
     for op in source.ops:
         if isinstance(op, Route):
@@ -183,6 +191,28 @@ def stateless_rows(source: Source, frame: pl.DataFrame) -> pl.DataFrame:
         else:
             _peek(rows, op)
         schema = _schema(schema, op)
+        if isinstance(op, Renumber) and _SUB in schema:  # (a merged stream's input index)
+            schema = pl.Schema({c: t for c, t in schema.items() if c != _SUB})
     columns = {**schema, **hidden}
     data = [{"position": p, **{c: r[c] for c in columns}} for p, r in rows]
     return pl.DataFrame(data, schema={"position": pl.Int64, **columns}, strict=False)
+
+
+def reference_input(source: Source) -> pl.DataFrame:
+    """The frame the interpreter reads for ``source``: its input frame; for a merged
+    stream, its inputs' rows, each input after its own operations, one input after the
+    other, with their input positions in ``POSITION`` (see :mod:`kstreamlike.plan.merge`).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> a = ks.stream([{"ts": 1}, {"ts": 2}], timestamp="ts").filter(ks.col("ts") > 1)
+        >>> reference_input(a.merge(a)._source).rows()
+        [(2, 1), (2, 3)]
+    """
+    frame = source.frame
+    if not isinstance(frame, Merged):
+        return source.polars()
+    parts = [
+        stateless_rows(s, reference_input(s)).rename({"position": POSITION}) for s in frame.inputs
+    ]
+    return concat_inputs(frame, parts, [row_count(s) for s in frame.inputs], POSITION)

@@ -185,7 +185,7 @@ class Replay:
     def end(self) -> Outputs[pl.DataFrame]:
         """The end of the input: what it emits (Flink: a bounded source's final watermark
         fires every event-time timer still set; Kafka: nothing)."""
-        return self.process(self.node.source.polars().clear(), end=True)
+        return self.process(pl.DataFrame(schema=self.node.source.input_schema()), end=True)
 
     def windows(self, key: tuple[Any, ...]) -> list[tuple[Any, Any, Any, dict[str, Any]]]:
         """The windows held now for ``key`` (a tuple of key column values), in every

@@ -13,7 +13,7 @@ import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.kernels.columns import GAP, PART, PROC, REASON, ROW, SEQ, TS
-from kstreamlike.kernels.stateless import apply_ops
+from kstreamlike.kernels.stateless import source_rows
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.nodes import WindowedAggregate
 from kstreamlike.plan.validity import (
@@ -79,9 +79,7 @@ def _duplicates(order: pl.Expr) -> pl.Expr:
 def prepare(node: WindowedAggregate) -> Prepared:
     """Classify, order and convert the input of ``node``."""
     source = node.source
-    frame = source.polars().with_row_index(ROW)
-    if source.ops:
-        frame = apply_ops(frame, source.ops, ROW)
+    frame = source_rows(source, ROW)
     columns = list(source.schema)
     part = pl.col(source.partition) if source.partition is not None else pl.lit(0)
     frame = frame.with_columns(

@@ -29,6 +29,7 @@ from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin, PythonJoiner, joiner_dtype
 from kstreamlike.plan.lower import Lowered
+from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import (
     BeamWindowedAggregate,
     DeclarativeAggregation,
@@ -192,15 +193,15 @@ def _run(plan: Lowered) -> Outputs[Any]:
     if isinstance(plan, KafkaStreamJoin):
         from kstreamlike.backends.spark.join import run_join
 
-        return run_join(spark_session(plan.left.frame), plan)
+        return run_join(spark_session(leaf_frame(plan.left)), plan)
     if isinstance(plan, FlinkIntervalJoin):
         from kstreamlike.backends.spark.interval_join import run_interval_join
 
-        return run_interval_join(spark_session(plan.left.frame), plan)
+        return run_interval_join(spark_session(leaf_frame(plan.left)), plan)
     agg = plan.aggregate
     if isinstance(agg, BeamWindowedAggregate):
         raise UnsupportedPlanError(f"the spark backend cannot run this pipeline: {REFERENCE_ONLY}")
-    spark = spark_session(agg.source.frame)
+    spark = spark_session(leaf_frame(agg.source))
     python = python_dtype(agg)
     no_window = None
     late: Any  # a frame, or a function building it (read lazily)
@@ -227,7 +228,7 @@ def _run(plan: Lowered) -> Outputs[Any]:
 
     # The side outputs are built when first read (:class:`Outputs`): reading the main
     # output runs no job for them.
-    if is_spark_frame(agg.source.frame):
+    if is_spark_frame(leaf_frame(agg.source)):
         return Outputs(main, late, invalid)
     return Outputs(
         # A Python value's dtype as Polars infers it, as on the other backends.

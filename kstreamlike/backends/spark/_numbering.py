@@ -17,6 +17,8 @@ import polars as pl
 
 from kstreamlike.backends.spark._columns import ROW
 from kstreamlike.backends.spark._frames import local_micros
+from kstreamlike.frames import is_spark_frame
+from kstreamlike.plan.merge import Merged, row_count
 from kstreamlike.plan.nodes import Source, WindowedAggregate
 
 if TYPE_CHECKING:
@@ -39,10 +41,11 @@ def source_frame(spark: SparkSession, source: Source) -> DataFrame:
     from pyspark.sql import functions as F
 
     from kstreamlike.backends.spark._frames import from_polars
-    from kstreamlike.frames import is_spark_frame
 
     frame = source.frame
-    if is_spark_frame(frame):
+    if isinstance(frame, Merged):
+        numbered = _merged(spark, frame)
+    elif is_spark_frame(frame):
         spark_frame: DataFrame = frame  # type: ignore[assignment]
         numbered = spark_frame.withColumn(ROW, F.monotonically_increasing_id())
     else:
@@ -55,6 +58,39 @@ def source_frame(spark: SparkSession, source: Source) -> DataFrame:
     from kstreamlike.backends.spark._stateless import apply_stateless
 
     return apply_stateless(numbered, source)
+
+
+def _span(source: Source) -> int:
+    """A bound of the input positions ``source`` reads: a Polars input's row count, a Spark
+    input's bound of ``monotonically_increasing_id`` (its partition count times 2**33), a
+    merged stream's inputs' together (no Spark job runs)."""
+    frame = source.frame
+    if isinstance(frame, Merged):
+        return sum(_span(s) for s in frame.inputs)
+    if is_spark_frame(frame):
+        return int(frame.rdd.getNumPartitions()) << 33  # type: ignore[attr-defined]
+    return row_count(source)
+
+
+def _merged(spark: SparkSession, merged: Merged) -> DataFrame:
+    """The rows of a merged stream's inputs, each after its own operations, one input after
+    the other (:mod:`kstreamlike.plan.merge`): input positions are offset past the spans
+    (:func:`_span`) of the inputs before, and the input column is written when the merged
+    stream needs it."""
+    from pyspark.sql import functions as F
+
+    columns = [*merged.inputs[0].schema, ROW]
+    out: DataFrame | None = None
+    offset = 0
+    for index, source in enumerate(merged.inputs):
+        part = source_frame(spark, source).select(columns)
+        part = part.withColumn(ROW, F.col(ROW) + F.lit(offset))
+        if merged.input_column is not None:
+            part = part.withColumn(merged.input_column, F.lit(index).cast("long"))
+        out = part if out is None else out.unionByName(part)
+        offset += _span(source)
+    assert out is not None
+    return out
 
 
 def position_value(frame: DataFrame, order: str) -> Column | None:

@@ -20,6 +20,7 @@ from kstreamlike.backends.spark._frames import spark_type
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.frames import schema_of
 from kstreamlike.kernels.stateless import apply_ops
+from kstreamlike.plan.merge import Merged, merged_schema
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.stateless import ARRIVAL, SUB, Expand, Renumber, StatelessOp, op_schema
 
@@ -74,12 +75,16 @@ def _renumber(frame: DataFrame, op: Renumber) -> DataFrame:
 
 def apply_stateless(frame: DataFrame, source: Source) -> DataFrame:
     """``frame`` (the input with ``ROW``) after ``source.ops``."""
-    columns: dict[str, pl.DataType] = dict(schema_of(source.frame))
+    merged = source.frame if isinstance(source.frame, Merged) else None
+    columns = dict(schema_of(source.frame) if merged is None else merged_schema(merged))
     hidden: dict[str, pl.DataType] = {ROW: pl.Int64()}
+    if merged is not None and merged.input_column is not None:  # (each row's input)
+        hidden[merged.input_column] = columns.pop(merged.input_column)
     run: list[StatelessOp] = []
     for op in source.ops:
         if isinstance(op, Renumber):
-            frame = _batches(frame, run, {**columns, **hidden})
+            if run:
+                frame = _batches(frame, run, {**columns, **hidden})
             frame, run = _renumber(frame, op), []
             hidden.pop(SUB)
             hidden[ARRIVAL] = pl.Int64()

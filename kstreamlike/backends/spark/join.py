@@ -43,6 +43,7 @@ from kstreamlike.plan.join import (
     judged_against,
     side_renames,
 )
+from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.schema import event_time_dtype
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ def join_outputs(
     """A join's outputs: Spark frames for a Spark input, else Polars frames (the main
     output sorted into emission order); ``late`` and ``invalid`` build the side outputs
     when first read."""
-    if is_spark_frame(node.left.frame):
+    if is_spark_frame(leaf_frame(node.left)):
         return Outputs(main, late, invalid)
     schema = join_output_schema(node)
     if isinstance(node.joiner, PythonJoiner):

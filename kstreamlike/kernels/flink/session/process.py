@@ -212,14 +212,11 @@ def _cleanups(
         position=PANE_POS,
         watermark=FIRE_WM,
     )
-    keys = frame.select(node.keys)
-    return pl.concat(
-        [
-            timers.select(PART, GROUP, WSTART, WEND, PANE_POS, TIE, FIRE_WM),
-            keys[timers[CREATOR]],
-        ],
-        how="horizontal",
-    ).with_columns(
+    cleanups = timers.select(PART, GROUP, WSTART, WEND, PANE_POS, TIE, FIRE_WM)
+    if node.keys:  # (a non-keyed stream's windows have no key columns)
+        keys = frame.select(node.keys)[timers[CREATOR]]
+        cleanups = pl.concat([cleanups, keys], how="horizontal")
+    return cleanups.with_columns(
         pl.lit(value=True).alias(CLEAR),
         pl.lit(1).alias(STEP),
         pl.lit(None, dtype=pl.Int64).alias(EMITTED),

@@ -15,7 +15,7 @@ import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.kernels.columns import PART, REASON, ROW, TS
-from kstreamlike.kernels.stateless import apply_ops
+from kstreamlike.kernels.stateless import source_rows
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.join import StreamJoin, advances_time, join_invalid_rules
 
@@ -41,9 +41,7 @@ def side_frame(node: StreamJoin, left: bool) -> pl.DataFrame:
     """One input, after its stateless operations, with ``ROW``, ``TS``, ``PART``, ``ORD``
     and ``reason`` (null when valid)."""
     source = node.left if left else node.right
-    frame = source.polars().with_row_index(ROW)
-    if source.ops:
-        frame = apply_ops(frame, source.ops, ROW)
+    frame = source_rows(source, ROW)
     part = pl.col(source.partition) if source.partition is not None else pl.lit(0)
     order = pl.col(source.order_by) if source.order_by is not None else pl.col(ROW)
     frame = frame.with_columns(
