@@ -4,7 +4,9 @@ A :class:`Job` is started from any pipeline result (``table.start(...)``). The f
 pipeline was built on gives only the schema: every row, the first batch's too, is fed with
 :meth:`Job.process`. For any split of a stream into consecutive batches (each partition's
 rows in arrival order), the outputs of the batches, concatenated, are the batch replay's.
-This release runs every live job on the reference interpreter.
+A pipeline on the Polars backend runs batch by batch on the Polars kernels when its plan is
+one :func:`~kstreamlike.backends.polars.live.live_gap` accepts; every other job runs on the
+reference interpreter, record by record.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, Literal
 import polars as pl
 
 from kstreamlike.backends import Outputs
+from kstreamlike.backends.polars.live import PolarsRun, live_gap
 from kstreamlike.errors import KStreamLikeError, SchemaError
 from kstreamlike.frames import native_frame, to_polars
 from kstreamlike.live.checkpoint import CheckpointStore
@@ -147,13 +150,16 @@ class Job:
         checkpoint: str | os.PathLike[str] | None = None,
         *,
         commit: Literal["batch", "manual"] = "batch",
+        backend: str = "reference",
     ) -> None:
         if commit not in ("batch", "manual"):
             raise KStreamLikeError(f"commit must be 'batch' or 'manual', got {commit!r}")
         self._plan = plan
         self._source = plan.aggregate.source
         self._auto_commit = commit == "batch"
-        self._replay = Replay(plan)
+        vectorized = backend == "polars" and live_gap(plan) is None
+        self.engine = "polars" if vectorized else "reference"
+        self._replay: Replay | PolarsRun = PolarsRun(plan) if vectorized else Replay(plan)
         self._batches = 0
         self._rows = 0
         self._seconds = 0.0
@@ -161,7 +167,9 @@ class Job:
         self._committed = 0
         self._failed: str | None = None
         if checkpoint is not None:
-            self._store = CheckpointStore(checkpoint, fingerprint(plan), describe(plan))
+            self._store = CheckpointStore(
+                checkpoint, fingerprint(plan, self.engine), describe(plan, self.engine)
+            )
             last = self._store.latest()
             if last is not None:
                 self._replay, self._rows = load_state(last.state, plan)
@@ -291,10 +299,15 @@ class Job:
     def metrics(self) -> JobMetrics:
         """The job's counters now (see :class:`JobMetrics`)."""
         clocks = self._replay.clocks()
-        open_windows = sum(
-            len(state.task.windows(key))
-            for state in self._replay.partitions.values()
-            for key in _keys(state.task)
+        replay = self._replay
+        open_windows = (
+            replay.open_windows()
+            if isinstance(replay, PolarsRun)
+            else sum(
+                len(state.task.windows(key))
+                for state in replay.partitions.values()
+                for key in _keys(state.task)
+            )
         )
         return JobMetrics(
             batches=self._batches,
