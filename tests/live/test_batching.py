@@ -256,3 +256,31 @@ def test_kafka_time_windows_on_the_polars_path(
     assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=kafka_frames(),
+    size=st.integers(1, 40),
+    grace=st.integers(0, 30),
+    suppressed=st.booleans(),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_kafka_sliding_windows_on_the_polars_path(
+    frame: pl.DataFrame,
+    size: int,
+    grace: int,
+    suppressed: bool,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    windows = ks.SlidingWindows.of_time_difference_and_grace(size, grace)
+    mode = "suppress" if suppressed else "update"
+    stream = windowed(frame, windows, mode, "p" if partition else None, backend="polars")
+    result = finish(stream.aggregate(*aggregations), mode)
+    assert result.start().engine == "polars"
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)

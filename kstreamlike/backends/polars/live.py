@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.polars import run_kafka_kernel
 from kstreamlike.backends.polars._output import (
     check_ranks,
     finish_invalid,
@@ -35,12 +36,12 @@ from kstreamlike.backends.polars._output import (
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.errors import DuplicateArrivalOrderError, KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
-from kstreamlike.kernels.kafka.time import is_late, run_time
+from kstreamlike.kernels.kafka.time import is_late
 from kstreamlike.plan.lower import EmitMode, LoweredPlan
 from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns, output_schema
-from kstreamlike.plan.windows import KafkaSessionWindow, KafkaTimeWindow
+from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
 __all__ = ["PolarsRun", "live_gap"]
 
@@ -66,10 +67,8 @@ def live_gap(plan: LoweredPlan) -> str | None:
     node = plan.aggregate
     if not isinstance(node, KafkaWindowedAggregate):
         return "the Flink profile"
-    if not isinstance(node.window, KafkaTimeWindow):
-        return (
-            "session windows" if isinstance(node.window, KafkaSessionWindow) else "sliding windows"
-        )
+    if isinstance(node.window, KafkaSessionWindow):
+        return "session windows"
     if plan.emit is EmitMode.ON_WINDOW_CLOSE:
         return "emit on window close"
     if not isinstance(node.aggregation, DeclarativeAggregation):
@@ -77,6 +76,24 @@ def live_gap(plan: LoweredPlan) -> str | None:
     if node.source.duplicates == "drop":
         return 'duplicates="drop"'
     return None
+
+
+def _retained(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr) -> pl.Expr:
+    """Whether a record can still change an output at ``stream_time``: time windows, one
+    of its windows is open; sliding windows (KIP-450), it is in a window a record not
+    dropped can still read (from ``stream_time - grace - 3 * size`` on), or in the size
+    before it, which tells those windows' records whether an earlier record exists."""
+    if isinstance(window, KafkaTimeWindow):
+        return ~is_late(window, stream_time)
+    return pl.col(TS) >= stream_time - window.grace - 4 * window.size
+
+
+def _held(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr) -> pl.Expr:
+    """Whether the store still holds a window at ``stream_time``: time windows, until they
+    close; sliding windows, while a record can read them (the reference store's pruning)."""
+    if isinstance(window, KafkaTimeWindow):
+        return pl.col(END) + window.grace > stream_time
+    return pl.col(START) >= stream_time - window.grace - 3 * window.size
 
 
 @dataclasses.dataclass
@@ -110,7 +127,9 @@ class PolarsRun:
             raise KStreamLikeError(f"the vectorized live path does not run {gap}")
         self.plan = plan
         self.node = narrowed(plan.aggregate, KafkaWindowedAggregate)
-        self.window = narrowed(self.node.window, KafkaTimeWindow)
+        window = self.node.window
+        assert isinstance(window, KafkaTimeWindow | KafkaSlidingWindow)
+        self.window = window
         self.ended = False
         self.rows_read = 0
         self.partitions: dict[Any, _Clock] = {}
@@ -207,7 +226,7 @@ class PolarsRun:
                 (pl.col(_POSITION) - pl.col(SEQ).cast(pl.Int64)).first().alias(_BASE),
             )
         )
-        emitted, late = run_time(node, run.lazy(), ST, self.plan.suppress)
+        emitted, late = run_kafka_kernel(node, run.lazy(), self.plan.suppress)
         partition = node.source.partition
         emitted = self._new_steps(
             emitted, marks, EMIT_STEP, pl.col(partition) if partition else None
@@ -254,7 +273,7 @@ class PolarsRun:
                 stream_time, position + 1, last
             )
         final = pl.col(ST).max().over(PART)
-        self.retained = run.filter(~is_late(self.window, final)).drop(SEQ, _NEW)
+        self.retained = run.filter(_retained(self.window, final)).drop(SEQ, _NEW)
 
     def _held(self) -> pl.DataFrame:
         """The windows held now: the last update of every window still open, of every key
@@ -269,7 +288,7 @@ class PolarsRun:
             schema = output_schema(node)
             return pl.DataFrame(schema={c: schema[c] or pl.Null for c in schema if c in names})
         run = retained.sort(PART, _POSITION).with_row_index(SEQ)
-        changelog, _ = run_time(node, run.lazy(), ST, None)
+        changelog, _ = run_kafka_kernel(node, run.lazy(), None)
         final = pl.DataFrame(
             {
                 PART: [self._part(p) for p in self.partitions],
@@ -279,9 +298,8 @@ class PolarsRun:
         )
         part = pl.col(node.source.partition) if node.source.partition else pl.lit(0)
         st = part.replace_strict(final[PART], final["__st"], default=None)
-        window = self.window
         return (
-            changelog.filter(pl.col(END) + window.grace > st)
+            changelog.filter(_held(self.window, st))
             .group_by([*columns, START], maintain_order=True)
             .last()
             .filter(~pl.col(TOMBSTONE))
