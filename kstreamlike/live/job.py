@@ -132,10 +132,17 @@ class Job:
     its last commit: feed it the batches from :attr:`batch_id` on. A sink that writes each
     ``batch_id`` once gets every output exactly once.
 
+    Attributes:
+        engine: ``"polars"`` when the job runs batch by batch on the Polars kernels (a
+            Polars pipeline whose plan :func:`~kstreamlike.backends.polars.live.live_gap`
+            accepts), else ``"reference"`` (the reference interpreter, record by record).
+
     Example:
         >>> import kstreamlike as ks
         >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
         >>> job = t.windowed_by(ks.TimeWindows.of(10)).count().start()
+        >>> job.engine
+        'polars'
         >>> job.process([{"k": "a", "ts": 3}]).collect().select("count").rows()
         [(1,)]
         >>> job.process([{"k": "a", "ts": 5}]).collect().select("count").rows()

@@ -178,9 +178,8 @@ class PolarsRun:
             )
             .drop("__st0", "__pos0")
         )
-        if order is None:
-            valid = valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read)
-        return valid, prepared.invalid
+        # (rows numbered from the stream's start: the arrival order without ``order_by``)
+        return valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read), prepared.invalid
 
     def _part(self, value: Any) -> Any:
         return 0 if self.node.source.partition is None else value
