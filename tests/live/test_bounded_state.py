@@ -1,4 +1,4 @@
-"""An endless stream with bounded disorder, fed as 1,000 small batches (300 for the
+"""An endless stream with bounded disorder, fed as 1,000 small batches (200 for the
 sliding windows of the Polars path): the state stays bounded, on both live engines."""
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ def _flink(frame: pl.DataFrame) -> ks.SingleOutputStreamOperator[pl.DataFrame]:
     [
         (_kafka, 1000),
         (_kafka_suppressed, 1000),
-        # (each batch runs the sliding kernel once: 300 batches fill the retained records
+        # (each batch runs the sliding kernel once: 200 batches fill the retained records
         # many times over)
-        (_sliding, 300),
+        (_sliding, 200),
         (_sliding_on_close, 1000),
         (_flink, 1000),
     ],
