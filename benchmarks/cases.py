@@ -19,6 +19,7 @@ from benchmarks.join_cases import (
     spark_join_baseline,
     spark_join_input,
 )
+from benchmarks.live import LIVE_CASES, fed
 
 MINUTE = 60_000
 
@@ -415,6 +416,33 @@ CASES = [
         _evicting_tumbling("polars"),
         evicting_tumbling_baseline,
         target=None,
+    ),
+    *(
+        # a live job fed the events as 100 batches, against the same job fed one batch
+        Case(
+            f"polars live {name}, 100 batches vs 1",
+            events,
+            fed(pipeline, 100),
+            fed(pipeline, 1),
+            target=2.0,
+        )
+        for name, pipeline, events in [
+            (
+                "tumbling 1 min, every update",
+                LIVE_CASES["tumbling 1 min, every update"],
+                10_000_000,
+            ),
+            (
+                "tumbling 1 min, suppressed",
+                LIVE_CASES["tumbling 1 min, suppressed until close"],
+                10_000_000,
+            ),
+            (
+                "KIP-450 sliding 5 min, suppressed (1M)",
+                LIVE_CASES["KIP-450 sliding 5 min, suppressed until close"],
+                1_000_000,
+            ),
+        ]
     ),
     Case(
         "reference tumbling 1 min, grace 10 s, on close",

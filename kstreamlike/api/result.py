@@ -157,9 +157,10 @@ class StreamResult(Generic[FrameT]):
         schema; every row is fed with ``job.process(batch)``. With a ``checkpoint``
         directory the state is committed after every batch (``commit="batch"``) or on
         ``job.commit()`` (``"manual"``), and a directory that holds a checkpoint is resumed
-        from its last commit. Live jobs run on the reference interpreter in this release,
-        whatever the backend; a pipeline on a Spark frame cannot start (Spark Structured
-        Streaming runs live Spark jobs).
+        from its last commit. On the Polars backend, Kafka time windows (every update or
+        suppressed until they close) run batch by batch on the Polars kernels; other plans,
+        and the reference backend, run on the reference interpreter. A pipeline on a Spark
+        frame cannot start (Spark Structured Streaming runs live Spark jobs).
 
         Example:
             >>> import kstreamlike as ks
@@ -196,7 +197,7 @@ class StreamResult(Generic[FrameT]):
                 "release: the expanded records' arrival positions are numbered over the "
                 "whole input"
             )
-        return Job(plan, checkpoint, commit=commit)
+        return Job(plan, checkpoint, commit=commit, backend=self._backend)
 
     def explain(self) -> None:
         """Print the logical plan.

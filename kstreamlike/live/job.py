@@ -4,7 +4,9 @@ A :class:`Job` is started from any pipeline result (``table.start(...)``). The f
 pipeline was built on gives only the schema: every row, the first batch's too, is fed with
 :meth:`Job.process`. For any split of a stream into consecutive batches (each partition's
 rows in arrival order), the outputs of the batches, concatenated, are the batch replay's.
-This release runs every live job on the reference interpreter.
+A pipeline on the Polars backend runs batch by batch on the Polars kernels when its plan is
+one :func:`~kstreamlike.backends.polars.live.live_gap` accepts; every other job runs on the
+reference interpreter, record by record.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, Literal
 import polars as pl
 
 from kstreamlike.backends import Outputs
+from kstreamlike.backends.polars.live import PolarsRun, live_gap
 from kstreamlike.errors import KStreamLikeError, SchemaError
 from kstreamlike.frames import native_frame, to_polars
 from kstreamlike.live.checkpoint import CheckpointStore
@@ -129,10 +132,17 @@ class Job:
     its last commit: feed it the batches from :attr:`batch_id` on. A sink that writes each
     ``batch_id`` once gets every output exactly once.
 
+    Attributes:
+        engine: ``"polars"`` when the job runs batch by batch on the Polars kernels (a
+            Polars pipeline whose plan :func:`~kstreamlike.backends.polars.live.live_gap`
+            accepts), else ``"reference"`` (the reference interpreter, record by record).
+
     Example:
         >>> import kstreamlike as ks
         >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
         >>> job = t.windowed_by(ks.TimeWindows.of(10)).count().start()
+        >>> job.engine
+        'polars'
         >>> job.process([{"k": "a", "ts": 3}]).collect().select("count").rows()
         [(1,)]
         >>> job.process([{"k": "a", "ts": 5}]).collect().select("count").rows()
@@ -147,13 +157,16 @@ class Job:
         checkpoint: str | os.PathLike[str] | None = None,
         *,
         commit: Literal["batch", "manual"] = "batch",
+        backend: str = "reference",
     ) -> None:
         if commit not in ("batch", "manual"):
             raise KStreamLikeError(f"commit must be 'batch' or 'manual', got {commit!r}")
         self._plan = plan
         self._source = plan.aggregate.source
         self._auto_commit = commit == "batch"
-        self._replay = Replay(plan)
+        vectorized = backend == "polars" and live_gap(plan) is None
+        self.engine = "polars" if vectorized else "reference"
+        self._replay: Replay | PolarsRun = PolarsRun(plan) if vectorized else Replay(plan)
         self._batches = 0
         self._rows = 0
         self._seconds = 0.0
@@ -161,7 +174,9 @@ class Job:
         self._committed = 0
         self._failed: str | None = None
         if checkpoint is not None:
-            self._store = CheckpointStore(checkpoint, fingerprint(plan), describe(plan))
+            self._store = CheckpointStore(
+                checkpoint, fingerprint(plan, self.engine), describe(plan, self.engine)
+            )
             last = self._store.latest()
             if last is not None:
                 self._replay, self._rows = load_state(last.state, plan)
@@ -291,10 +306,15 @@ class Job:
     def metrics(self) -> JobMetrics:
         """The job's counters now (see :class:`JobMetrics`)."""
         clocks = self._replay.clocks()
-        open_windows = sum(
-            len(state.task.windows(key))
-            for state in self._replay.partitions.values()
-            for key in _keys(state.task)
+        replay = self._replay
+        open_windows = (
+            replay.open_windows()
+            if isinstance(replay, PolarsRun)
+            else sum(
+                len(state.task.windows(key))
+                for state in replay.partitions.values()
+                for key in _keys(state.task)
+            )
         )
         return JobMetrics(
             batches=self._batches,

@@ -62,9 +62,10 @@ def _objects(plan: LoweredPlan) -> dict[int, tuple[str, Any]]:
     return seen
 
 
-def describe(plan: LoweredPlan) -> str:
+def describe(plan: LoweredPlan, engine: str = "reference") -> str:
     """A text that differs between two pipelines whose state is not interchangeable: the
-    plan (windows, aggregation, emission, triggers...), the input columns and their roles.
+    plan (windows, aggregation, emission, triggers...), the input columns and their roles,
+    and the live engine that holds the state (``"reference"`` or ``"polars"``).
 
     Example:
         >>> import kstreamlike as ks
@@ -92,6 +93,7 @@ def describe(plan: LoweredPlan) -> str:
             f"columns: {columns}",
             f"roles: {roles}",
             f"watermarks: {_watermarks(plan)}",
+            f"engine: {engine}",
         ]
     )
 
@@ -104,7 +106,7 @@ def _watermarks(plan: LoweredPlan) -> str:
     return repr(watermarks)
 
 
-def fingerprint(plan: LoweredPlan) -> str:
+def fingerprint(plan: LoweredPlan, engine: str = "reference") -> str:
     """A digest of :func:`describe`: equal for pipelines that can share a checkpoint.
 
     Example:
@@ -114,7 +116,7 @@ def fingerprint(plan: LoweredPlan) -> str:
         >>> len(fingerprint(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan)))
         64
     """
-    return hashlib.sha256(describe(plan).encode()).hexdigest()
+    return hashlib.sha256(describe(plan, engine).encode()).hexdigest()
 
 
 class _Pickler(pickle.Pickler):

@@ -25,12 +25,24 @@ MODES = ["update", "close", "suppress"]
 
 
 def windowed(
-    frame: Any, windows: Any, mode: str, partition: str | None, *, value: str | None = "v"
+    frame: Any,
+    windows: Any,
+    mode: str,
+    partition: str | None,
+    *,
+    value: str | None = "v",
+    backend: str | None = None,
 ) -> Any:
     """The stream of ``frame`` grouped by key ``k`` and windowed, emitting on window close
     when ``mode`` names ``"close"`` (``value=None``: the whole row is the value)."""
     stream = ks.stream(
-        frame, key="k", value=value, timestamp="ts", order_by="o", partition=partition
+        frame,
+        key="k",
+        value=value,
+        timestamp="ts",
+        order_by="o",
+        partition=partition,
+        backend=backend,
     )
     out = stream.group_by_key().windowed_by(windows)
     if "close" in mode:

@@ -1,6 +1,6 @@
 """Any split of a stream into batches, with restarts from the checkpoint between batches,
-gives the one-shot replay's outputs, on every window family of both profiles (reference
-interpreter)."""
+gives the one-shot replay's outputs, on every window family of both profiles: on the
+reference interpreter, and on the vectorized Polars path for the plans it runs."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
+from kstreamlike.backends.polars.live import live_gap
+from kstreamlike.plan.lower import lower
 from tests.differential.kafka import MODES, finish, python_aggregation, windowed
 from tests.live.batches import (
     assert_batches_equal_replay,
@@ -30,10 +32,11 @@ AGG_LISTS = st.lists(
 
 @given(
     frame=kafka_frames(),
-    windows=kafka_windows(40, 30),
+    windows=kafka_windows(40, 30, time_weight=3),
     mode=st.sampled_from(MODES),
     partition=st.booleans(),
     aggregations=AGG_LISTS,
+    backend=st.sampled_from(["polars", "reference"]),
     data=st.data(),
 )
 def test_kafka_batches_equal_the_replay(
@@ -42,11 +45,14 @@ def test_kafka_batches_equal_the_replay(
     mode: str,
     partition: bool,
     aggregations: list[ks.agg.AggExpr],
+    backend: str,
     data: st.DataObject,
 ) -> None:
     frame = in_arrival_order(frame, "o")
-    stream = windowed(frame, windows, mode, "p" if partition else None)
+    stream = windowed(frame, windows, mode, "p" if partition else None, backend=backend)
     result = finish(stream.aggregate(*aggregations), mode)
+    vectorized = backend == "polars" and live_gap(lower(result.plan)) is None
+    assert result.start().engine == ("polars" if vectorized else "reference")
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
 
@@ -218,5 +224,63 @@ def test_flink_processing_time_triggers_in_batches(
     )
     windowed = stream.key_by("k").window(assigner).allowed_lateness(5).trigger(trigger)
     result = windowed.aggregate(*aggregations)
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=kafka_frames(),
+    size=st.integers(1, 40),
+    advance=st.integers(1, 40),
+    grace=st.integers(0, 30),
+    suppressed=st.booleans(),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_kafka_time_windows_on_the_polars_path(
+    frame: pl.DataFrame,
+    size: int,
+    advance: int,
+    grace: int,
+    suppressed: bool,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    windows = ks.TimeWindows.of_size_and_grace(size, grace).advance_by(min(advance, size))
+    mode = "suppress" if suppressed else "update"
+    stream = windowed(frame, windows, mode, "p" if partition else None, backend="polars")
+    result = finish(stream.aggregate(*aggregations), mode)
+    assert result.start().engine == "polars"
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=kafka_frames(),
+    size=st.integers(1, 40),
+    grace=st.integers(0, 30),
+    suppressed=st.booleans(),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_kafka_sliding_windows_on_the_polars_path(
+    frame: pl.DataFrame,
+    size: int,
+    grace: int,
+    suppressed: bool,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    windows = ks.SlidingWindows.of_time_difference_and_grace(size, grace)
+    mode = "suppress" if suppressed else "update"
+    stream = windowed(frame, windows, mode, "p" if partition else None, backend="polars")
+    result = finish(stream.aggregate(*aggregations), mode)
+    assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)

@@ -44,7 +44,14 @@ from kstreamlike.plan.nodes import (
 )
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
-__all__ = ["BACKEND", "PolarsBackend", "execute", "unsupported", "watermark_advances"]
+__all__ = [
+    "BACKEND",
+    "PolarsBackend",
+    "execute",
+    "run_kafka_kernel",
+    "unsupported",
+    "watermark_advances",
+]
 
 
 def unsupported(plan: Lowered) -> str | None:
@@ -96,17 +103,36 @@ def _run_kafka(
     if agg.source.partition is not None:
         stream_time = stream_time.over(agg.source.partition)
     records = valid.lazy().with_columns(stream_time.alias(ST))
+    emitted, late = run_kafka_kernel(agg, records, plan.suppress)
+    return finish_main(agg, emitted, valid), finish_late(agg, late, pl.col(ST))
+
+
+def run_kafka_kernel(
+    agg: KafkaWindowedAggregate, records: pl.LazyFrame, suppress: int | None
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The emitted rows (with ``EMIT_STEP``) and late records of a Kafka-profile plan over
+    records in arrival order (``SEQ`` = row number) with their stream time (``ST``):
+    the window family's kernel, suppressed for ``suppress`` ticks after a window's end
+    (None: not suppressed).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.kernels.columns import SEQ
+        >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> node = t.windowed_by(ks.TimeWindows.of(10)).count().plan
+        >>> records = pl.LazyFrame({SEQ: [0, 1], "k": ["a", "a"], TS: [1, 3], ST: [1, 3]})
+        >>> emitted, late = run_kafka_kernel(node, records, None)
+        >>> emitted.select("window_start", "count").collect().rows()
+        [(0, 1), (0, 2)]
+    """
     match agg.window:
         case KafkaSessionWindow():
-            emitted, late = run_session(agg, records, ST, plan.suppress)
+            return run_session(agg, records, ST, suppress)
         case KafkaSlidingWindow():
-            split = in_grace_final_results(agg, records, ST, plan.suppress)
-            emitted, late = (
-                split if split is not None else run_sliding(agg, records, ST, plan.suppress)
-            )
+            split = in_grace_final_results(agg, records, ST, suppress)
+            return split if split is not None else run_sliding(agg, records, ST, suppress)
         case KafkaTimeWindow():
-            emitted, late = run_time(agg, records, ST, plan.suppress)
-    return finish_main(agg, emitted, valid), finish_late(agg, late, pl.col(ST))
+            return run_time(agg, records, ST, suppress)
 
 
 def _run_flink(

@@ -39,7 +39,7 @@ from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaTimeWindow
 
-__all__ = ["run_time"]
+__all__ = ["is_late", "run_time"]
 
 
 def _partition(node: KafkaWindowedAggregate) -> list[str]:
@@ -74,9 +74,19 @@ def _contributions(
     return expanded.filter(open_).with_columns((pl.col(START) + window.size).alias(END))
 
 
-def _is_late(window: KafkaTimeWindow, stream_time: str) -> pl.Expr:
+def is_late(window: KafkaTimeWindow, stream_time: str | pl.Expr) -> pl.Expr:
+    """Whether a record (event time ``TS``) is late at ``stream_time`` (a column name or an
+    expression): even its last window is closed, so no window it falls in changes again.
+
+    Example:
+        >>> frame = pl.DataFrame({TS: [1, 22], "st": [30, 30]})
+        >>> window = KafkaTimeWindow(size=10, advance=10, grace=5)
+        >>> frame.select(is_late(window, "st")).to_series().to_list()
+        [True, False]
+    """
+    time = pl.col(stream_time) if isinstance(stream_time, str) else stream_time
     last_start = pl.col(TS) // window.advance * window.advance
-    return last_start + window.size + window.grace <= pl.col(stream_time)
+    return last_start + window.size + window.grace <= time
 
 
 def _python_running(node: KafkaWindowedAggregate, contributions: pl.LazyFrame) -> pl.LazyFrame:
@@ -275,4 +285,4 @@ def run_time(
         emitted = _changelog(node, records, contributions)
     if suppress_duration is not None:
         emitted = suppress(emitted, _partition(node), node.keys, suppress_duration, TOMBSTONE)
-    return emitted, records.filter(_is_late(window, stream_time))
+    return emitted, records.filter(is_late(window, stream_time))

@@ -1,0 +1,339 @@
+"""The vectorized live path: a Kafka-profile plan run batch by batch with the Polars kernels.
+
+Per partition, a :class:`PolarsRun` keeps the *retained records*: the valid records that
+can still change an output (for time windows, the records one of whose windows is still
+open), with the stream time after each of them and their arrival position; and per
+partition the stream time, the next arrival position and the last ``order_by`` value
+read. Each batch is read as a batch replay reads its input (:func:`prepare`), its records
+get their partition's arrival positions and stream times (starting from the partition's
+stream time before the batch), and the window kernel runs once over the retained records
+followed by the batch's. Of its outputs, the rows emitted at the batch's steps are kept:
+rows emitted at the retained records' steps were emitted by earlier batches. Steps are
+arrival positions from the start of the stream, so ``emit_order`` is the batch replay's.
+
+A record retained across batches is an input of each batch's kernel run, never an output
+of more than one: it is emitted at its own step only. Windows closed before a batch are
+never re-emitted: their closing step was an earlier batch's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from typing import Any
+
+import polars as pl
+
+from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.polars import run_kafka_kernel
+from kstreamlike.backends.polars._output import (
+    check_ranks,
+    finish_invalid,
+    finish_late,
+    finish_main,
+    ticks_to_time,
+)
+from kstreamlike.backends.polars._prepare import prepare
+from kstreamlike.errors import DuplicateArrivalOrderError, KStreamLikeError
+from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
+from kstreamlike.kernels.kafka.time import is_late
+from kstreamlike.plan.lower import EmitMode, LoweredPlan
+from kstreamlike.plan.narrow import narrowed
+from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
+from kstreamlike.plan.schema import aggregate_columns, output_schema
+from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
+
+__all__ = ["PolarsRun", "live_gap"]
+
+_POSITION = "__ks_live_position"  # arrival position in the partition, from the stream's start
+_NEW = "__ks_live_new"  # whether a record is of the batch being processed
+_FIRST_NEW = "__ks_live_first_new"  # the partition's first new record's SEQ in the run
+_BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition
+
+
+def live_gap(plan: LoweredPlan) -> str | None:
+    """Why the vectorized live path cannot run ``plan`` (it then runs on the reference
+    interpreter), or None when it can.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
+        >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> live_gap(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan)) is None
+        True
+        >>> live_gap(lower(t.windowed_by(ks.SessionWindows.with_gap(5)).count().plan))
+        'session windows'
+    """
+    node = plan.aggregate
+    if not isinstance(node, KafkaWindowedAggregate):
+        return "the Flink profile"
+    if isinstance(node.window, KafkaSessionWindow):
+        return "session windows"
+    if plan.emit is EmitMode.ON_WINDOW_CLOSE:
+        return "emit on window close"
+    if not isinstance(node.aggregation, DeclarativeAggregation):
+        return "Python aggregations"
+    if node.source.duplicates == "drop":
+        return 'duplicates="drop"'
+    return None
+
+
+def _retained(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr) -> pl.Expr:
+    """Whether a record can still change an output at ``stream_time``: time windows, one
+    of its windows is open; sliding windows (KIP-450), it is in a window a record not
+    dropped can still read (from ``stream_time - grace - 3 * size`` on), or in the size
+    before it, which tells those windows' records whether an earlier record exists."""
+    if isinstance(window, KafkaTimeWindow):
+        return ~is_late(window, stream_time)
+    return pl.col(TS) >= stream_time - window.grace - 4 * window.size
+
+
+def _held(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr) -> pl.Expr:
+    """Whether the store still holds a window at ``stream_time``: time windows, until they
+    close; sliding windows, while a record can read them (the reference store's pruning)."""
+    if isinstance(window, KafkaTimeWindow):
+        return pl.col(END) + window.grace > stream_time
+    return pl.col(START) >= stream_time - window.grace - 3 * window.size
+
+
+@dataclasses.dataclass
+class _Clock:
+    """One partition's progress: stream time, next arrival position, last order read."""
+
+    stream_time: int
+    position: int
+    last_order: Any
+
+
+class PolarsRun:
+    """A Kafka-profile plan (see :func:`live_gap`) fed batch by batch, vectorized.
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
+        >>> frame = pl.DataFrame({"k": ["a", "a"], "ts": [1, 12]})
+        >>> t = ks.stream(frame, key="k", timestamp="ts").group_by_key()
+        >>> run = PolarsRun(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan))
+        >>> run.process(frame[:1]).main.select("window_start", "count", "emit_order").rows()
+        [(0, 1, 0)]
+        >>> run.process(frame[1:]).main.select("window_start", "count", "emit_order").rows()
+        [(10, 1, 16777216)]
+    """
+
+    def __init__(self, plan: LoweredPlan) -> None:
+        gap = live_gap(plan)
+        if gap is not None:
+            raise KStreamLikeError(f"the vectorized live path does not run {gap}")
+        self.plan = plan
+        self.node = narrowed(plan.aggregate, KafkaWindowedAggregate)
+        window = self.node.window
+        assert isinstance(window, KafkaTimeWindow | KafkaSlidingWindow)
+        self.window = window
+        self.ended = False
+        self.rows_read = 0
+        self.partitions: dict[Any, _Clock] = {}
+        self.retained: pl.DataFrame | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        retained = state.pop("retained")
+        buffer = io.BytesIO()
+        if retained is not None:
+            retained.write_ipc(buffer)
+        state["retained_ipc"] = buffer.getvalue()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        data = state.pop("retained_ipc")
+        self.__dict__.update(state)
+        self.retained = pl.read_ipc(io.BytesIO(data)) if data else None
+
+    def _batch(self, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The batch's valid records (with arrival positions and stream times, in
+        (partition, arrival) order) and its invalid rows."""
+        node = self.node
+        source = dataclasses.replace(node.source, frame=frame)
+        prepared = prepare(dataclasses.replace(node, source=source))
+        valid = prepared.valid.drop(SEQ)
+        order = source.order_by
+        if order is not None and valid.height:
+            self._check_order(valid.group_by(PART).agg(pl.col(order).min()), order)
+        clocks = pl.DataFrame(
+            {
+                PART: [self._part(p) for p in self.partitions],
+                "__st0": [c.stream_time for c in self.partitions.values()],
+                "__pos0": [c.position for c in self.partitions.values()],
+            },
+            schema_overrides={PART: valid.schema[PART], "__st0": pl.Int64, "__pos0": pl.Int64},
+        )
+        valid = (
+            valid.join(clocks, on=PART, how="left", maintain_order="left")
+            .with_columns(
+                pl.max_horizontal("__st0", pl.col(TS).cum_max().over(PART)).alias(ST),
+                (
+                    pl.col("__pos0").fill_null(0)
+                    + pl.int_range(pl.len(), dtype=pl.Int64).over(PART)
+                ).alias(_POSITION),
+            )
+            .drop("__st0", "__pos0")
+        )
+        # (rows numbered from the stream's start: the arrival order without ``order_by``)
+        return valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read), prepared.invalid
+
+    def _part(self, value: Any) -> Any:
+        return 0 if self.node.source.partition is None else value
+
+    def _check_order(self, firsts: pl.DataFrame, order: str) -> None:
+        """Refuse a batch whose records do not follow the records read before them."""
+        for part, first in firsts.iter_rows():
+            clock = self.partitions.get(None if self.node.source.partition is None else part)
+            if clock is not None and first <= clock.last_order:
+                raise DuplicateArrivalOrderError(
+                    f"order_by column {order!r} has duplicate value {first!r} (within one "
+                    "partition) (or at or before the position reached): arrival order must "
+                    "be unique"
+                )
+
+    def process(self, frame: pl.DataFrame, *, end: bool = False) -> Outputs[pl.DataFrame]:
+        """Process the next batch (``end``: and then the end of the input, at which a Kafka
+        application emits nothing); see :meth:`kstreamlike.reference.Replay.process`."""
+        if self.ended:
+            raise KStreamLikeError("the input has ended: no batch can follow")
+        self.ended = end
+        node = self.node
+        new, invalid = self._batch(frame)
+        self.rows_read += frame.height
+        if self.retained is None:
+            self.retained = new.clear()
+        run = (
+            pl.concat(
+                [
+                    self.retained.with_columns(pl.lit(False).alias(_NEW)),
+                    new.with_columns(pl.lit(True).alias(_NEW)),
+                ],
+                how="vertical_relaxed",
+            )
+            .sort(PART, _POSITION)
+            .with_row_index(SEQ)
+        )
+        marks = (
+            run.filter(pl.col(_NEW))
+            .group_by(PART, maintain_order=True)
+            .agg(
+                pl.col(SEQ).first().cast(pl.Int64).alias(_FIRST_NEW),
+                (pl.col(_POSITION) - pl.col(SEQ).cast(pl.Int64)).first().alias(_BASE),
+            )
+        )
+        emitted, late = run_kafka_kernel(node, run.lazy(), self.plan.suppress)
+        partition = node.source.partition
+        emitted = self._new_steps(
+            emitted, marks, EMIT_STEP, pl.col(partition) if partition else None
+        )
+        late = self._new_steps(
+            late.with_columns(pl.col(SEQ).alias(EMIT_STEP)), marks, EMIT_STEP, pl.col(PART)
+        )
+        empty = pl.DataFrame(schema={PART: run.schema[PART], SEQ: pl.UInt32})
+        main_df, late_df = pl.collect_all(
+            [finish_main(node, emitted, empty), finish_late(node, late, pl.col(ST))]
+        )
+        self._advance(run, new)
+        return Outputs(
+            main=check_ranks(main_df),
+            late=late_df,
+            invalid=finish_invalid(node, invalid.sort(ROW)),
+        )
+
+    def _new_steps(
+        self, rows: pl.LazyFrame, marks: pl.DataFrame, step: str, part: pl.Expr | None
+    ) -> pl.LazyFrame:
+        """``rows`` emitted at the batch's steps, with their step as an arrival position
+        from the stream's start."""
+        if marks.height == 0:
+            return rows.filter(pl.lit(False))
+        if part is None:
+            first, base = pl.lit(marks[_FIRST_NEW][0]), pl.lit(marks[_BASE][0])
+        else:
+            first = part.replace_strict(marks[PART], marks[_FIRST_NEW], default=None)
+            base = part.replace_strict(marks[PART], marks[_BASE], default=None)
+        step_ = pl.col(step).cast(pl.Int64)
+        return rows.filter(step_ >= first).with_columns((step_ + base).alias(step))
+
+    def _advance(self, run: pl.DataFrame, new: pl.DataFrame) -> None:
+        """Move each partition's clock past the batch and keep the records whose windows
+        can still change."""
+        order = self.node.source.order_by or ROW
+        ends = new.group_by(PART).agg(
+            pl.col(ST).max(), pl.col(_POSITION).max(), pl.col(order).last()
+        )
+        partition = self.node.source.partition
+        for part, stream_time, position, last in ends.iter_rows():
+            self.partitions[None if partition is None else part] = _Clock(
+                stream_time, position + 1, last
+            )
+        final = pl.col(ST).max().over(PART)
+        self.retained = run.filter(_retained(self.window, final)).drop(SEQ, _NEW)
+
+    def _held(self) -> pl.DataFrame:
+        """The windows held now: the last update of every window still open, of every key
+        (partition and key columns, bounds in ticks, the aggregate columns)."""
+        node = self.node
+        retained = self.retained
+        columns = [*([node.source.partition] if node.source.partition else []), *node.keys]
+        columns = list(dict.fromkeys(columns))
+        aggregates = list(aggregate_columns(node.aggregation, node.source.schema))
+        if retained is None or retained.height == 0:
+            names = {*columns, START, END, *aggregates}
+            schema = output_schema(node)
+            return pl.DataFrame(schema={c: schema[c] or pl.Null for c in schema if c in names})
+        run = retained.sort(PART, _POSITION).with_row_index(SEQ)
+        changelog, _ = run_kafka_kernel(node, run.lazy(), None)
+        final = pl.DataFrame(
+            {
+                PART: [self._part(p) for p in self.partitions],
+                "__st": [c.stream_time for c in self.partitions.values()],
+            },
+            schema_overrides={PART: run.schema[PART], "__st": pl.Int64},
+        )
+        part = pl.col(node.source.partition) if node.source.partition else pl.lit(0)
+        st = part.replace_strict(final[PART], final["__st"], default=None)
+        return (
+            changelog.filter(_held(self.window, st))
+            .group_by([*columns, START], maintain_order=True)
+            .last()
+            .filter(~pl.col(TOMBSTONE))
+            .select(*columns, START, END, *aggregates)
+            .sort([*columns, START], nulls_last=True)
+            .collect()
+        )
+
+    def open_windows(self) -> int:
+        """How many windows are held now."""
+        return self._held().height
+
+    def fetch(
+        self, key: tuple[Any, ...], time_from: int | None, time_to: int | None
+    ) -> pl.DataFrame:
+        """The windows held now for ``key`` whose start is in ``[time_from, time_to]``
+        (see :meth:`kstreamlike.reference.Replay.fetch`)."""
+        node = self.node
+        held = self._held()
+        match = pl.all_horizontal(
+            [pl.col(k).eq_missing(pl.lit(v)) for k, v in zip(node.keys, key, strict=True)]
+        )
+        if time_from is not None:
+            match = match & (pl.col(START) >= time_from)
+        if time_to is not None:
+            match = match & (pl.col(START) <= time_to)
+        columns = [
+            ticks_to_time(pl.col(name), node).alias(name)
+            if name in (START, END)
+            else pl.col(name).cast(dtype)
+            for name, dtype in output_schema(node).items()
+            if name in held.columns and dtype is not None
+        ]
+        return held.filter(match).select(columns)
+
+    def clocks(self) -> dict[Any, tuple[int, int]]:
+        """Per partition: the stream time now and how many valid records were read."""
+        return {p: (c.stream_time, c.position) for p, c in self.partitions.items()}
