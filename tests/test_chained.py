@@ -141,14 +141,30 @@ def test_tombstones_are_null_values_downstream(backend: str) -> None:
     assert invalid.select("is_tombstone", "reason").rows() == [(True, "null value")] * 2
 
 
-def _ids(frame: Any, column: str) -> list[Any]:
-    return [i for i in pl.DataFrame(frame)[column].to_list() if i is not None]
+def _ids(frame: Any, column: str, partition: str | None = None) -> list[Any]:
+    rows = pl.DataFrame(frame)
+    if partition is None:
+        return [i for i in rows[column].to_list() if i is not None]
+    pairs = zip(rows[partition].to_list(), rows[column].to_list(), strict=True)
+    return [(p, i) for p, i in pairs if i is not None]
 
 
-def _assert_accounted(result: Any, inputs: set[Any], column: str, listed: str) -> None:
+def _assert_accounted(
+    result: Any, inputs: set[Any], column: str, listed: str, partition: str | None = None
+) -> None:
+    """Every input (its ``column`` value, or (``partition``, value) when the values are
+    unique only within a partition) is in exactly one window's ``listed`` or one side
+    output."""
     main = pl.DataFrame(result.to_polars())
-    in_windows = {i for ids in main[listed].to_list() if ids is not None for i in ids}
-    late, invalid = _ids(result.late_records(), column), _ids(result.invalid_records(), column)
+    parts = main[partition].to_list() if partition is not None else [None] * main.height
+    in_windows = {
+        i if partition is None else (p, i)
+        for p, ids in zip(parts, main[listed].to_list(), strict=True)
+        if ids is not None
+        for i in ids
+    }
+    late = _ids(result.late_records(), column, partition)
+    invalid = _ids(result.invalid_records(), column, partition)
     assert len(late) == len(set(late)) and len(invalid) == len(set(invalid))
     assert not set(late) & set(invalid)
     assert not in_windows & (set(late) | set(invalid)), "a side-output row also in a window"
@@ -156,12 +172,12 @@ def _assert_accounted(result: Any, inputs: set[Any], column: str, listed: str) -
 
 
 def _downstream_accounted(upstream: Any, downstream: Any) -> None:
-    """Every upstream result row (its ``emit_order``, unique in its partition) is in a
-    downstream window or in one downstream side output."""
+    """Every upstream result row ((partition, ``emit_order``): ``emit_order`` is unique
+    within a partition) is in a downstream window or in one downstream side output."""
     rows = pl.DataFrame(upstream.to_polars())
-    marked = rows.with_columns((pl.col("p") * 2**62 + pl.col("emit_order")).alias("row_id"))
-    assert marked["row_id"].n_unique() == marked.height
-    _assert_accounted(downstream, set(marked["emit_order"].to_list()), "emit_order", "ups")
+    ids = set(zip(rows["p"].to_list(), rows["emit_order"].to_list(), strict=True))
+    assert len(ids) == rows.height
+    _assert_accounted(downstream, ids, "emit_order", "ups", partition="p")
 
 
 def test_kafka_chained_rows_are_accounted_for(backend: str) -> None:
