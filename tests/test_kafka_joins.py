@@ -160,3 +160,24 @@ def test_a_join_cannot_start_a_live_job() -> None:
     joined = _stream([(1, 5, "A", 0)]).join(_stream([(1, 7, "x", 1)]), _concat, windows)
     with pytest.raises(ks.UnsupportedPlanError, match="live job"):
         joined.start()
+
+
+def test_zero_time_difference_joins_equal_timestamps(backend: str) -> None:
+    """Kafka's stores skip a record exactly ``before + after + grace`` old, so a zero-width
+    window never joins there; kstreamlike keeps it (see the differences page)."""
+    left = _stream([(1, 5, "A", 0), (1, 6, "B", 2)], backend)
+    right = _stream([(1, 5, "a", 1), (1, 6, "b", 3)])
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(0)
+    out = to_polars(left.join(right, _concat, windows).collect())
+    assert out.select("k", "value", "timestamp").rows() == [(1, "A+a", 5), (1, "B+b", 6)]
+
+
+def test_partner_at_the_retention_boundary_joins(backend: str) -> None:
+    """before = 10, after = 0, no grace: the left record at 10 joins right records in
+    [0, 10]. The right record at 0 is exactly ``before + after + grace`` = 10 behind the
+    newest right record, which Kafka's store would skip; it joins."""
+    left = _stream([(1, 10, "L", 2)], backend)
+    right = _stream([(1, 0, "r0", 0), (1, 10, "r1", 1)])
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(10).after(0)
+    out = to_polars(left.join(right, _concat, windows).collect())
+    assert sorted(out.get_column("value").to_list()) == ["L+r0", "L+r1"]
