@@ -37,6 +37,7 @@ from kstreamlike.plan.firing import (
     trigger_name,
     uses_processing_time,
 )
+from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.nodes import (
     Aggregation,
     ExplicitWatermarks,
@@ -141,7 +142,8 @@ def inherited_window_spec(source: Source) -> WindowSpec:
     with tumbling windows, the same windows (each result row, at its window's
     ``maxTimestamp``, falls into its own window again: Apex-style window propagation)."""
     upstream = upstream_of(source)
-    agg = None if upstream is None else windowed_aggregate(upstream.node)
+    node = None if upstream is None else upstream.node
+    agg = None if node is None or isinstance(node, KafkaStreamJoin) else windowed_aggregate(node)
     if not isinstance(agg, FlinkWindowedAggregate):
         raise InvalidSpecError(
             "window() needs an assigner (e.g. ks.TumblingEventTimeWindows.of(size)); only "

@@ -37,7 +37,7 @@ from kstreamlike.plan.nodes import (
     UpstreamWatermarks,
 )
 
-__all__ = ["materialized", "passed_watermarks", "upstream_plans"]
+__all__ = ["materialized", "passed_watermarks", "plan_sources", "upstream_plans"]
 
 Run = Callable[[Lowered], Outputs[Any]]
 """Runs a lowered plan whose sources are frames, on the backend at hand."""
@@ -45,7 +45,14 @@ Advances = Callable[[FlinkWindowedAggregate], pl.DataFrame]
 """The backend's watermark advances of a Flink plan (``Backend.watermark_advances``)."""
 
 
-def upstream_plans(plan: Lowered) -> list[LoweredPlan]:
+def plan_sources(plan: Lowered) -> list[Source]:
+    """The input streams of ``plan``: both inputs of a join, else its one source."""
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
+        return [plan.left, plan.right]
+    return [plan.source]
+
+
+def upstream_plans(plan: Lowered) -> list[Lowered]:
     """The upstream aggregations ``plan`` reads (directly or through other upstreams).
 
     Example:
@@ -57,9 +64,8 @@ def upstream_plans(plan: Lowered) -> list[LoweredPlan]:
         >>> [p.emit.value for p in upstream_plans(plan)]
         ['on_window_update']
     """
-    sources = [plan.left, plan.right] if isinstance(plan, KafkaStreamJoin) else [plan.source]
-    found: list[LoweredPlan] = []
-    for source in sources:
+    found: list[Lowered] = []
+    for source in plan_sources(plan):
         upstream = upstream_of(source)
         if upstream is not None:
             up = lower(upstream.node)
@@ -95,20 +101,20 @@ def materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
     if isinstance(agg, FlinkWindowedAggregate):
         watermarks = agg.watermarks
         if isinstance(watermarks, UpstreamWatermarks):
+            assert isinstance(upstream, LoweredPlan)
             watermarks = passed_watermarks(upstream, advances)
             source = replace(source, watermarks=watermarks)
         return replace(plan, aggregate=replace(agg, source=source, watermarks=watermarks))
     return replace(plan, aggregate=replace(agg, source=source))
 
 
-def _read(source: Source, run: Run, advances: Advances) -> tuple[Source, LoweredPlan | None]:
+def _read(source: Source, run: Run, advances: Advances) -> tuple[Source, Lowered | None]:
     """``source`` reading its upstream's main output, and the upstream plan as it ran (None
     when ``source`` is a recorded frame)."""
     upstream = upstream_of(source)
     if upstream is None:
         return source, None
     plan = materialized(lower(upstream.node), run, advances)
-    assert isinstance(plan, LoweredPlan)
     frame = run(plan).main
     if isinstance(frame, pl.DataFrame):
         # a Python aggregation's value: as declared (its dtype inferred from the values
