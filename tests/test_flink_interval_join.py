@@ -171,3 +171,29 @@ def test_an_interval_join_cannot_start_a_live_job() -> None:
     joined = left.interval_join(right).between(0, 1).process(_concat)
     with pytest.raises(ks.UnsupportedPlanError, match="a join cannot start a live job"):
         joined.start()
+
+
+def test_joined_elements_are_windowed_again(backend: str) -> None:
+    """The joined records are a stream: with watermarks assigned on them, a Flink window
+    counts them per key as it counts the same records replayed from a frame."""
+    left = _keyed([(1, 0, "A", 0), (1, 5, "B", 2), (2, 12, "C", 4), (1, 30, "D", 6)], backend)
+    right = _keyed([(1, 1, "a", 1), (1, 6, "b", 3), (2, 13, "c", 5), (1, 31, "d", 7)])
+    joined = left.interval_join(right).between(-2, 2).process(ks.JoinColumns())
+
+    def per_window(stream: Any) -> pl.DataFrame:
+        stream = stream.assign_timestamps_and_watermarks(MONOTONOUS)
+        windowed = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+        return to_polars(windowed.aggregate(ks.agg.count()).collect())
+
+    recorded = ks.stream(
+        joined.to_polars(), timestamp="timestamp", order_by="emit_order", backend="reference"
+    )
+    out = per_window(joined)
+    assert out.equals(per_window(recorded))
+    assert out.select("k", "window_start", "count").rows() == [
+        (1, 0, 2),
+        (2, 10, 1),
+        (1, 30, 1),
+    ]
+    with pytest.raises(ks.InvalidSpecError, match="watermarks"):
+        joined.key_by("k").window(ks.TumblingEventTimeWindows.of(10))

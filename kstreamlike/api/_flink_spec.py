@@ -37,7 +37,7 @@ from kstreamlike.plan.firing import (
     trigger_name,
     uses_processing_time,
 )
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.nodes import (
     Aggregation,
     ExplicitWatermarks,
@@ -143,7 +143,11 @@ def inherited_window_spec(source: Source) -> WindowSpec:
     ``maxTimestamp``, falls into its own window again: Apex-style window propagation)."""
     upstream = upstream_of(source)
     node = None if upstream is None else upstream.node
-    agg = None if node is None or isinstance(node, KafkaStreamJoin) else windowed_aggregate(node)
+    agg = (
+        None
+        if node is None or isinstance(node, KafkaStreamJoin | FlinkIntervalJoin)
+        else windowed_aggregate(node)
+    )
     if not isinstance(agg, FlinkWindowedAggregate):
         raise InvalidSpecError(
             "window() needs an assigner (e.g. ks.TumblingEventTimeWindows.of(size)); only "

@@ -8,8 +8,9 @@ and windowed again. The downstream stream's records are the result rows, in emis
 order (``emit_order``), with event time ``timestamp`` (Kafka: the windowed record's
 timestamp; Flink: ``window.maxTimestamp()``), the upstream's keys as key, the aggregate
 columns as value and the window bounds as columns; a Flink result passes its watermarks on
-(see :mod:`kstreamlike.plan.chained`). The records of a Kafka stream-stream join
-(:class:`~kstreamlike.api.join.JoinedStream`) are such a stream too.
+(see :mod:`kstreamlike.plan.chained`). The records of a join
+(:class:`~kstreamlike.api.join.JoinedStream`,
+:class:`~kstreamlike.api.interval_join.IntervalJoinedStream`) are such a stream too.
 
 The downstream's side outputs hold the upstream *result rows* it dropped or could not
 process; the upstream's own late and invalid records stay on the upstream result object.
@@ -24,12 +25,12 @@ import narwhals as nw
 
 from kstreamlike.api.result import FrameT, StreamResult
 from kstreamlike.plan.chained import chained_source
-from kstreamlike.plan.join import FlinkIntervalJoin
 
 if TYPE_CHECKING:
     from kstreamlike.api.flink import KeyedStream
     from kstreamlike.api.kafka import KGroupedStream
     from kstreamlike.api.stream import KStream
+    from kstreamlike.watermarks import WatermarkStrategy
 
 __all__ = ["ChainedResult"]
 
@@ -61,9 +62,7 @@ class ChainedResult(StreamResult[FrameT]):
         """
         from kstreamlike.api.stream import KStream
 
-        node = self._node
-        assert not isinstance(node, FlinkIntervalJoin)
-        return KStream(chained_source(node), self._requested)
+        return KStream(chained_source(self._node), self._requested)
 
     def group_by_key(self) -> KGroupedStream[FrameT]:
         """Group the result rows by the upstream's keys (Kafka ``groupByKey`` after
@@ -103,6 +102,22 @@ class ChainedResult(StreamResult[FrameT]):
             'KeyedStream'
         """
         return self.as_stream().key_by(columns)
+
+    def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> KStream[FrameT]:
+        """The result rows with watermarks of their own (Flink
+        ``assignTimestampsAndWatermarks``), generated from ``timestamp`` in ``emit_order``:
+        they replace the watermarks a window result passes on.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+            >>> s = t.windowed_by(ks.TimeWindows.of(10)).count().to_stream()
+            >>> wm = ks.WatermarkStrategy.for_monotonous_timestamps()
+            >>> w = s.assign_timestamps_and_watermarks(wm).key_by("k")
+            >>> w.window(ks.TumblingEventTimeWindows.of(20)).count().collect()["count"].to_list()
+            [1]
+        """
+        return self.as_stream().assign_timestamps_and_watermarks(strategy)
 
     def filter(self, predicate: nw.Expr | Callable[..., Any]) -> KStream[FrameT]:
         """Keep the result rows for which ``predicate`` holds (see

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Generic
 import polars as pl
 
 from kstreamlike._time import Duration, to_micros
+from kstreamlike.api.chained import ChainedResult
 from kstreamlike.api.join import check_join_inputs, check_output_names, joiner_of
-from kstreamlike.api.result import FrameT, StreamResult
+from kstreamlike.api.result import FrameT
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.frames import is_pandas_frame, is_spark_frame, to_polars
 from kstreamlike.functions import OutputTag
@@ -248,7 +249,7 @@ def interval_join(
     return IntervalJoin(left, right, keys[0], backend)
 
 
-class IntervalJoinedStream(StreamResult[FrameT]):
+class IntervalJoinedStream(ChainedResult[FrameT]):
     """The result of an interval join: the joined pairs and the side outputs of both inputs.
 
     ``collect()`` has the key columns (after the partition column, if any), the joiner's
@@ -257,6 +258,10 @@ class IntervalJoinedStream(StreamResult[FrameT]):
     timestamp, then arrival). ``late_records()`` holds the late elements of both inputs
     (``side``, ``reason``, and the operator ``watermark`` they were judged against);
     ``invalid_records()`` the rows that cannot be joined.
+
+    The joined records are a stream again (filtered, re-keyed, windowed; a Python joiner's
+    ``value`` needs a return annotation). The join operator's watermarks are not passed
+    on: a Flink window downstream needs ``assign_timestamps_and_watermarks``.
 
     Example:
         >>> import kstreamlike as ks

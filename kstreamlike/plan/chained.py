@@ -17,10 +17,11 @@ runs the downstream):
   (:class:`~kstreamlike.plan.nodes.UpstreamWatermarks`); the input ends when the upstream's
   does (``bounded`` as upstream).
 
-The records of a Kafka stream-stream join are a stream in the same way: event time
-``timestamp`` (the later of the pair's timestamps), arrival order ``emit_order``, the
-join's keys as key, the joiner's columns as value (a Python joiner's ``value`` typed by its
-return annotation), no watermarks.
+The records of a join (a Kafka stream-stream join, a Flink interval join) are a stream in
+the same way: event time ``timestamp`` (the later of the pair's timestamps), arrival order
+``emit_order``, the join's keys as key, the joiner's columns as value (a Python joiner's
+``value`` typed by its return annotation), and no watermarks: the interval join's are not
+passed on, so a Flink window downstream needs ``assign_timestamps_and_watermarks``.
 
 A Kafka changelog's tombstones are records with null aggregates (``KTable#toStream`` turns a
 tombstone into a null value): downstream aggregations treat them as Kafka treats null
@@ -33,7 +34,13 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.errors import InvalidSpecError
-from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, join_output_schema
+from kstreamlike.plan.join import (
+    FlinkIntervalJoin,
+    KafkaStreamJoin,
+    PythonJoiner,
+    StreamJoin,
+    join_output_schema,
+)
 from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
     PlanNode,
@@ -78,7 +85,7 @@ def _schema(node: PlanNode) -> pl.Schema:
     return pl.Schema(columns)
 
 
-def _joined_schema(node: KafkaStreamJoin) -> pl.Schema:
+def _joined_schema(node: StreamJoin) -> pl.Schema:
     """A join's main output schema, a Python joiner's ``value`` typed by its return
     annotation."""
     columns: dict[str, pl.DataType] = {}
@@ -97,8 +104,8 @@ def _joined_schema(node: KafkaStreamJoin) -> pl.Schema:
     return pl.Schema(columns)
 
 
-def _joined_source(node: KafkaStreamJoin) -> Source:
-    """The stream of a Kafka join's records (see the module docstring)."""
+def _joined_source(node: StreamJoin) -> Source:
+    """The stream of a join's records (see the module docstring)."""
     left = node.left
     schema = _joined_schema(node)
     others = {*node.keys, left.partition, TIMESTAMP, ORDER}
@@ -119,7 +126,7 @@ def _joined_source(node: KafkaStreamJoin) -> Source:
     )
 
 
-def chained_source(node: PlanNode | KafkaStreamJoin) -> Source:
+def chained_source(node: PlanNode | StreamJoin) -> Source:
     """The stream of ``node``'s main output, for a downstream pipeline.
 
     Raises:
@@ -134,7 +141,7 @@ def chained_source(node: PlanNode | KafkaStreamJoin) -> Source:
         >>> source.timestamp, source.order_by, source.key, source.value
         ('timestamp', 'emit_order', ('k',), ('count',))
     """
-    if isinstance(node, KafkaStreamJoin):
+    if isinstance(node, KafkaStreamJoin | FlinkIntervalJoin):
         return _joined_source(node)
     agg = windowed_aggregate(node)
     upstream = agg.source

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kstreamlike.plan.firing import trigger_name
-from kstreamlike.plan.join import KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.nodes import (
     Aggregation,
     BeamWindowedAggregate,
@@ -62,9 +62,9 @@ def _source(source: Source, indent: str) -> list[str]:
     if isinstance(source.frame, Upstream):
         lines.append(f"{indent}  reads the main output of:")
         node = source.frame.node
-        if isinstance(node, KafkaStreamJoin):
+        if isinstance(node, KafkaStreamJoin | FlinkIntervalJoin):
             inner = indent + "    "
-            lines.append(f"{inner}KafkaStreamJoin kind={node.kind} keys={list(node.keys)}")
+            lines.append(f"{inner}{type(node).__name__} keys={list(node.keys)}")
             lines += [*_source(node.left, inner + "  "), *_source(node.right, inner + "  ")]
         else:
             lines.extend(_lines(node, indent + "    "))
