@@ -1,11 +1,12 @@
 """A join's matches and its records without partner, on Spark.
 
 The rules of :mod:`kstreamlike.kernels.kafka.join.pairs` and
-:mod:`kstreamlike.kernels.kafka.join.buffer`: the matched pairs are a join on (partition,
-key) with the window's range as its condition; a record without partner on an outer side
-is emitted at once or waits in the buffer; when the buffer emits it comes from the compiled
-scan (:func:`~kstreamlike.kernels.kafka.join.buffer.emission_steps`), run per partition
-with ``applyInArrow`` over the waiting records and the records that trigger the scan only.
+:mod:`kstreamlike.kernels.kafka.join.buffer`: the matched pairs are a band join
+(:mod:`._band`) on (partition, key) with the window's range as its condition; a record
+without partner on an outer side is emitted at once or waits in the buffer; when the buffer
+emits it comes from the compiled scan
+(:func:`~kstreamlike.kernels.kafka.join.buffer.emission_steps`), run per partition with
+``applyInArrow`` over the waiting records and the records that trigger the scan only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from kstreamlike.backends.spark._band import band_join
 from kstreamlike.backends.spark._columns import PART, TS
 from kstreamlike.kernels.kafka.join.buffer import DELETED_AT, EMITTED_AT, ENTRY, emission_steps
 from kstreamlike.kernels.kafka.join.pairs import LATER_LEFT, LSTEP, LT, RSTEP, RT
@@ -60,9 +62,6 @@ def matched_pairs(node: KafkaStreamJoin, valid: DataFrame, values: list[str]) ->
         *right_values,
     )
     lt, rt = F.col(LT), F.col(RT)
-    condition = F.col(PART) == F.col("__ks_rpart")
-    for i, k in enumerate(node.keys):
-        condition = condition & (F.col(k) == F.col(f"__ks_rkey{i}"))
     later_left = F.col(LSTEP) > F.col(RSTEP)
     seen_from_left = (
         (rt >= _clamped(lt - window.before))
@@ -75,7 +74,12 @@ def matched_pairs(node: KafkaStreamJoin, valid: DataFrame, values: list[str]) ->
         & (lt >= F.col("__ks_rother") - window.retention)
     )
     exact = F.when(later_left, seen_from_left).otherwise(seen_from_right)
-    return left.join(right, condition & exact).select(
+    # a superset of both lookups' bounds on the right timestamp
+    low = F.when(lt == 0, F.lit(0)).otherwise(lt - window.before)
+    on = [(PART, "__ks_rpart"), *[(k, f"__ks_rkey{i}") for i, k in enumerate(node.keys)]]
+    width = window.before + window.after
+    pairs = band_join(left, right, on, low, _clamped(lt + window.after), RT, width, exact)
+    return pairs.select(
         PART, *node.keys, LT, LSTEP, RT, RSTEP, later_left.alias(LATER_LEFT), *values
     )
 

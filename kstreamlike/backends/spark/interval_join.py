@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.spark._band import band_join
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, TS
 from kstreamlike.backends.spark._frames import spark_type
 from kstreamlike.backends.spark._join_read import read_join
@@ -138,18 +139,16 @@ def _pairs(node: FlinkIntervalJoin, records: DataFrame, values: list[str]) -> Da
         F.col(KEPT_UNTIL).alias(_RKEPT),
         *[c for c in values if c.startswith("__ks_rv_")],
     )
-    condition = F.col(PART) == F.col("__ks_rpart")
-    for i, k in enumerate(node.keys):
-        condition = condition & (F.col(k) == F.col(f"__ks_rkey{i}"))
     lt, rt = F.col(LT), F.col(RT)
     later_left = F.col(LSTEP) > F.col(RSTEP)
     still_buffered = F.when(later_left, F.col(_LWM) < F.col(_RKEPT)).otherwise(
         F.col(_RWM) < F.col(_LKEPT)
     )
-    condition = (
-        condition & (rt >= lt + F.lit(node.lower)) & (rt <= lt + F.lit(node.upper)) & still_buffered
-    )
-    pairs = left.join(right, condition).select(
+    low, high = lt + F.lit(node.lower), lt + F.lit(node.upper)
+    condition = (rt >= low) & (rt <= high) & still_buffered
+    on = [(PART, "__ks_rpart"), *[(k, f"__ks_rkey{i}") for i, k in enumerate(node.keys)]]
+    width = node.upper - node.lower
+    pairs = band_join(left, right, on, low, high, RT, width, condition).select(
         PART,
         *node.keys,
         F.greatest(LSTEP, RSTEP).cast("long").alias(STEP),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike._time import LONG_MIN
+from kstreamlike.kernels.band_join import band_join
 from kstreamlike.kernels.columns import EMIT_ORDER, PART, ROW, TS
 from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.kafka.join.pairs import LROW, LSTEP, LT, RROW, RSTEP, RT
@@ -120,12 +121,14 @@ def interval_pairs(node: FlinkIntervalJoin, records: pl.DataFrame) -> pl.DataFra
         pl.col(OP_WM).alias(_RWM),
         pl.col(KEPT_UNTIL).alias(_RKEPT),
     )
-    pairs = left.lazy().join_where(
+    pairs = band_join(
+        left.lazy(),
         right.lazy(),
-        pl.col(PART) == pl.col(_RPART),
-        *[pl.col(k) == pl.col(f"__ks_rkey{i}") for i, k in enumerate(keys)],
-        pl.col(RT) >= pl.col(LT) + node.lower,
-        pl.col(RT) <= pl.col(LT) + node.upper,
+        [(PART, _RPART), *[(k, f"__ks_rkey{i}") for i, k in enumerate(keys)]],
+        pl.col(LT) + node.lower,
+        pl.col(LT) + node.upper,
+        RT,
+        width=node.upper - node.lower,
     )
     later_left = pl.col(LSTEP) > pl.col(RSTEP)
     still_buffered = (

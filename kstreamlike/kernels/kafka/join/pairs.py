@@ -1,17 +1,19 @@
-"""The matched pairs of a join, as one range join per key.
+"""The matched pairs of a join, as one band join on the partition and key
+(:mod:`kstreamlike.kernels.band_join`).
 
 A left record at ``t`` and a right record at ``t'`` of the same partition and key are
 matched by whichever of the two arrives later (the earlier one is in its side's window
 store by then): seen from a left record the right one must lie in
 ``[max(0, t - before), max(0, t + after)]``, seen from a right record the left one in
 ``[max(0, t' - after), max(0, t' + before)]``, and the stored record must still be retained
-(above its store's largest timestamp minus ``before + after + grace``).
+(no more than ``before + after + grace`` below its store's largest timestamp).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from kstreamlike.kernels.band_join import band_join
 from kstreamlike.kernels.columns import PART, ROW, TS
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, OTHER_MAX, STEP
 from kstreamlike.plan.join import KafkaStreamJoin
@@ -71,12 +73,14 @@ def matched_pairs(node: KafkaStreamJoin, records: pl.DataFrame) -> pl.DataFrame:
         pl.col(ROW).alias(RROW),
         pl.col(OTHER_MAX).alias(_ROTHER),
     )
-    pairs = left.lazy().join_where(
+    pairs = band_join(
+        left.lazy(),
         right.lazy(),
-        pl.col(PART) == pl.col(_RPART),
-        *[pl.col(k) == pl.col(_right_key(i)) for i, k in enumerate(keys)],
-        pl.col(RT) >= pl.col(_LOW),
-        pl.col(RT) <= pl.col(_HIGH),
+        [(PART, _RPART), *[(k, _right_key(i)) for i, k in enumerate(keys)]],
+        pl.col(_LOW),
+        pl.col(_HIGH),
+        RT,
+        width=window.before + window.after,
     )
     lt, rt = pl.col(LT), pl.col(RT)
     later_left = pl.col(LSTEP) > pl.col(RSTEP)
