@@ -6,6 +6,7 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.kernels.columns import EMIT_ORDER, EMIT_RANK, EMIT_STEP, PART, POS, REASON, SEQ
+from kstreamlike.kernels.emission import run_rank
 from kstreamlike.plan.emit_order import check_rank, emit_order
 from kstreamlike.plan.join import StreamJoin
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
@@ -62,12 +63,8 @@ def finish_main(agg: WindowedAggregate, emitted: pl.LazyFrame, valid: pl.DataFra
     step = pl.col(step_name).cast(pl.Int64) - _partition_offset(agg, valid)
     partition = agg.source.partition
     # a run of rows of one (partition, step): the frame is in emission order
-    new_run = pl.col(step_name) != pl.col(step_name).shift(1)
-    if partition is not None:
-        new_run = new_run | (pl.col(partition) != pl.col(partition).shift(1))
-    index = pl.int_range(pl.len(), dtype=pl.Int64)
-    run_start = pl.when(new_run.fill_null(True)).then(index).forward_fill()
-    rank = (index - run_start).alias(EMIT_RANK)
+    runs = [step_name] if partition is None else [partition, step_name]
+    rank = run_rank(runs).alias(EMIT_RANK)
     columns: list[pl.Expr] = []
     for name, dtype in schema.items():
         if name == EMIT_ORDER:

@@ -24,6 +24,7 @@ import polars as pl
 from kstreamlike._time import LONG_MIN
 from kstreamlike.kernels.band_join import band_join
 from kstreamlike.kernels.columns import EMIT_ORDER, PART, ROW, TS
+from kstreamlike.kernels.emission import run_rank
 from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.kafka.join.pairs import LROW, LSTEP, LT, RROW, RSTEP, RT
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, STEP
@@ -152,7 +153,7 @@ def interval_pairs(node: FlinkIntervalJoin, records: pl.DataFrame) -> pl.DataFra
         .sort(PART, STEP, "__ks_sub1", "__ks_sub2")
         .collect()
     )
-    rank = pl.int_range(pl.len(), dtype=pl.Int64).over(PART, STEP)
+    rank = run_rank([PART, STEP])
     return ordered.with_columns(emit_order(pl.col(STEP), rank).alias(EMIT_ORDER)).drop(
         STEP, "__ks_sub1", "__ks_sub2"
     )

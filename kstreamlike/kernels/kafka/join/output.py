@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.columns import EMIT_ORDER, PART, ROW, TS
+from kstreamlike.kernels.emission import run_rank
 from kstreamlike.kernels.kafka.join.buffer import EMITTED_AT, ENTRY
 from kstreamlike.kernels.kafka.join.pairs import LATER_LEFT, LROW, LSTEP, LT, RROW, RSTEP, RT
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, STEP, JoinRecords
@@ -67,7 +68,7 @@ def _ordered(
             _lonely(immediate, STEP, 2, pl.lit(0), keys),
         ]
     ).sort(PART, STEP, _GROUP, _SUB1, _SUB2)
-    rank = pl.int_range(pl.len(), dtype=pl.Int64).over(PART, STEP)
+    rank = run_rank([PART, STEP])
     return rows.with_columns(emit_order(pl.col(STEP), rank).alias(EMIT_ORDER))
 
 
