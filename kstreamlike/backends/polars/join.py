@@ -20,6 +20,7 @@ from kstreamlike.kernels.flink.window_join import (
     TAG,
     co_group_rows,
     tagged_aggregate,
+    window_join_watermarks,
     window_pairs,
 )
 from kstreamlike.kernels.kafka.join.buffer import unmatched_emissions
@@ -128,13 +129,20 @@ def _late_rows(node: StreamJoin, read: JoinRecords, late: pl.DataFrame) -> pl.Da
 
 def execute_window_join(node: FlinkWindowJoin, backend: str) -> Outputs[pl.DataFrame]:
     """Run a Flink window join or co-group: its windowed aggregation over the tagged union
-    of both inputs on ``backend`` (``"polars"`` or ``"reference"``), then the pairs (or the
+    of both inputs on ``backend`` (``"polars"`` or ``"reference"``, which reads the inputs'
+    arrival order and the operator's watermarks record by record), then the pairs (or the
     co-group function's values) of each firing."""
     from kstreamlike.backends import run_native
     from kstreamlike.plan.lower import lower
 
     read = join_records(node)
-    inner = run_native(lower(tagged_aggregate(node, read.valid)), backend)
+    if backend == "reference":
+        from kstreamlike.reference.window_join import reference_watermarks
+
+        records, final = reference_watermarks(node, read.valid.schema)
+    else:
+        records, final = window_join_watermarks(node, read.valid)
+    inner = run_native(lower(tagged_aggregate(node, records, final)), backend)
     firings = inner.main
     if node.co_group:
         rows = co_group_rows(node, read, firings)

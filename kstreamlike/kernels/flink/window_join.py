@@ -43,6 +43,7 @@ __all__ = [
     "FIRING",
     "TAG",
     "co_group_rows",
+    "window_join_watermarks",
     "firing_elements",
     "tagged_aggregate",
     "window_pairs",
@@ -83,10 +84,23 @@ def _final(node: FlinkWindowJoin, records: pl.DataFrame) -> pl.DataFrame:
     return last.group_by(PART).agg(pl.col(STEP).max(), pl.col(OP_WM).last())
 
 
-def tagged_aggregate(node: FlinkWindowJoin, valid: pl.DataFrame) -> FlinkWindowedAggregate:
-    """The windowed aggregation over the tagged union of ``valid`` (both inputs' valid
-    elements in arrival order, as ``join_records`` reads them)."""
+def window_join_watermarks(
+    node: FlinkWindowJoin, valid: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``valid`` (both inputs' valid elements in arrival order, as ``join_records`` reads
+    them) with ``OP_WM``, the operator's watermark before each element; and per partition
+    the watermark after its last element (``PART``, ``STEP``: the last step, ``OP_WM``)."""
     records = with_operator_watermark(node, valid)
+    return records, _final(node, records)
+
+
+def tagged_aggregate(
+    node: FlinkWindowJoin, records: pl.DataFrame, final: pl.DataFrame
+) -> FlinkWindowedAggregate:
+    """The windowed aggregation over the tagged union of ``records`` (both inputs' valid
+    elements in arrival order with ``IS_LEFT``, ``ROW``, ``PART``, ``TS``, the keys,
+    ``STEP`` and ``OP_WM``); ``final`` holds the watermark after each partition's last
+    element (see :func:`window_join_watermarks`)."""
     partitioned = node.left.partition is not None
     frame = records.select(
         PART,
@@ -99,7 +113,7 @@ def tagged_aggregate(node: FlinkWindowJoin, valid: pl.DataFrame) -> FlinkWindowe
     before = records.filter(pl.col(STEP) > 0).select(
         PART, (pl.col(STEP) - 1).cast(pl.Int64).alias("after"), pl.col(OP_WM).alias("watermark")
     )
-    after = _final(node, records).select(
+    after = final.select(
         PART, pl.col(STEP).cast(pl.Int64).alias("after"), pl.col(OP_WM).alias("watermark")
     )
     marks = pl.concat([before, after]).sort(PART, "after")
