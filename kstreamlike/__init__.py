@@ -31,6 +31,14 @@ from kstreamlike.api.kafka import (
 )
 from kstreamlike.api.result import StreamResult
 from kstreamlike.api.stream import KStream, stream
+from kstreamlike.api.window_join import (
+    CoGroupedStreams,
+    EqualTo,
+    JoinedStreams,
+    Where,
+    WindowJoinedStream,
+    WithWindow,
+)
 from kstreamlike.api.windowed import WindowedStream
 from kstreamlike.assigners import (
     EventTimeSessionWindows,
@@ -92,6 +100,12 @@ __all__ = [
     "IntervalJoin",
     "IntervalJoined",
     "IntervalJoinedStream",
+    "JoinedStreams",
+    "CoGroupedStreams",
+    "Where",
+    "EqualTo",
+    "WithWindow",
+    "WindowJoinedStream",
     "JoinedStream",
     "KGroupedStream",
     "KStream",

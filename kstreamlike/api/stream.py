@@ -18,6 +18,7 @@ from kstreamlike.api.join import JoinedStream, JoinerArg, build_join
 from kstreamlike.api.kafka import KGroupedStream
 from kstreamlike.api.pipeline import StatelessStream
 from kstreamlike.api.result import FrameT
+from kstreamlike.api.window_join import CoGroupedStreams, JoinedStreams
 from kstreamlike.api.windowed import WindowedStream, count_windowed
 from kstreamlike.backends import validate_backend
 from kstreamlike.beam.triggers import DefaultTrigger, Trigger
@@ -26,6 +27,7 @@ from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.joins import JoinWindows
 from kstreamlike.plan.beam import AccumulationMode, TimestampCombiner
 from kstreamlike.plan.join import JoinKind
+from kstreamlike.plan.nodes import Source
 from kstreamlike.watermarks import WatermarkStrategy
 
 if TYPE_CHECKING:
@@ -224,12 +226,27 @@ class KStream(StatelessStream[FrameT]):
         """
         return KStream(_with_watermarks(self._source, strategy), self._backend)
 
+    @overload
+    def join(self, other: KStream[FrameT]) -> JoinedStreams[FrameT]: ...
+
+    @overload
     def join(
         self, other: KStream[FrameT], joiner: JoinerArg, windows: JoinWindows
-    ) -> JoinedStream[FrameT]:
+    ) -> JoinedStream[FrameT]: ...
+
+    def join(
+        self,
+        other: KStream[FrameT],
+        joiner: JoinerArg | None = None,
+        windows: JoinWindows | None = None,
+    ) -> JoinedStream[FrameT] | JoinedStreams[FrameT]:
         """Inner windowed join with ``other`` (Kafka ``KStream#join``): a left record at
         ``t`` and a right record at ``t'`` with the same key join when
         ``t - before <= t' <= t + after``.
+
+        Without ``joiner`` and ``windows``: Flink's window join (``DataStream#join``), a
+        :class:`~kstreamlike.api.window_join.JoinedStreams` to continue with ``where``,
+        ``equal_to``, ``window`` and ``apply``.
 
         Both streams need the same key columns; their records are processed in one arrival
         order (``order_by`` values of both inputs in one domain, a left record first on a
@@ -251,7 +268,37 @@ class KStream(StatelessStream[FrameT]):
             >>> left.join(right, lambda l, r: l + "+" + r, windows).collect().rows()
             [(1, 'A+a', 15, 16777216)]
         """
+        if joiner is None and windows is None:
+            return JoinedStreams(*self._two_inputs(other))
+        if joiner is None or windows is None:
+            raise InvalidSpecError(
+                "join() takes a joiner and windows (Kafka), or neither (Flink window join)"
+            )
         return self._join(other, joiner, windows, "inner")
+
+    def co_group(self, other: KStream[FrameT]) -> CoGroupedStreams[FrameT]:
+        """Co-group with ``other`` per key and window (Flink ``DataStream#coGroup``):
+        continue with ``where``, ``equal_to``, ``window`` and ``apply``.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> s = ks.stream([{"k": 1, "ts": 0, "v": 5}], value="v", timestamp="ts")
+            >>> c = s.co_group(s).where("k").equal_to("k").window(ks.GlobalWindows.create())
+            >>> c = c.trigger(ks.CountTrigger.of(2))
+            >>> c.apply(lambda ls, rs: [sum(ls) - sum(rs)]).collect()["value"].to_list()
+            [0]
+        """
+        return CoGroupedStreams(*self._two_inputs(other))
+
+    def _two_inputs(self, other: object) -> tuple[Source, Source, str | None]:
+        if not isinstance(other, KStream):
+            raise InvalidSpecError(f"other must be a KStream (ks.stream(...)), got {other!r}")
+        backend = self._backend if self._backend is not None else other._backend
+        if other._backend not in (None, backend):
+            raise InvalidSpecError(
+                f"the join inputs name different backends: {self._backend!r}, {other._backend!r}"
+            )
+        return self._source, other._source, backend
 
     def left_join(
         self, other: KStream[FrameT], joiner: JoinerArg, windows: JoinWindows
@@ -295,13 +342,7 @@ class KStream(StatelessStream[FrameT]):
     def _join(
         self, other: KStream[FrameT], joiner: JoinerArg, windows: JoinWindows, kind: JoinKind
     ) -> JoinedStream[FrameT]:
-        if not isinstance(other, KStream):
-            raise InvalidSpecError(f"other must be a KStream (ks.stream(...)), got {other!r}")
-        backend = self._backend if self._backend is not None else other._backend
-        if other._backend not in (None, backend):
-            raise InvalidSpecError(
-                f"the join inputs name different backends: {self._backend!r}, {other._backend!r}"
-            )
+        _, _, backend = self._two_inputs(other)
         node = build_join(self._source, other._source, joiner, windows, kind)
         return JoinedStream(node, backend)
 

@@ -38,7 +38,6 @@ from kstreamlike.plan.join import (
     FlinkIntervalJoin,
     KafkaStreamJoin,
     PythonJoiner,
-    StreamJoin,
     join_output_schema,
 )
 from kstreamlike.plan.nodes import (
@@ -53,6 +52,9 @@ from kstreamlike.plan.python_dtype import aggregate_value_dtype, return_dtype
 from kstreamlike.plan.schema import aggregate_columns, output_schema
 
 __all__ = ["chained_source", "upstream_of"]
+
+ChainedJoin = KafkaStreamJoin | FlinkIntervalJoin
+"""The joins whose records can be read as a stream."""
 
 ORDER = "emit_order"
 TIMESTAMP = "timestamp"
@@ -85,7 +87,7 @@ def _schema(node: PlanNode) -> pl.Schema:
     return pl.Schema(columns)
 
 
-def _joined_schema(node: StreamJoin) -> pl.Schema:
+def _joined_schema(node: ChainedJoin) -> pl.Schema:
     """A join's main output schema, a Python joiner's ``value`` typed by its return
     annotation."""
     columns: dict[str, pl.DataType] = {}
@@ -104,7 +106,7 @@ def _joined_schema(node: StreamJoin) -> pl.Schema:
     return pl.Schema(columns)
 
 
-def _joined_source(node: StreamJoin) -> Source:
+def _joined_source(node: ChainedJoin) -> Source:
     """The stream of a join's records (see the module docstring)."""
     left = node.left
     schema = _joined_schema(node)
@@ -126,7 +128,7 @@ def _joined_source(node: StreamJoin) -> Source:
     )
 
 
-def chained_source(node: PlanNode | StreamJoin) -> Source:
+def chained_source(node: PlanNode | ChainedJoin) -> Source:
     """The stream of ``node``'s main output, for a downstream pipeline.
 
     Raises:

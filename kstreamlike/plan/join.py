@@ -1,21 +1,22 @@
 """The plans of stream-stream joins, and their output schemas.
 
-A :class:`KafkaStreamJoin` (Kafka profile) or a :class:`FlinkIntervalJoin` (Flink profile)
-reads two recorded streams with the same key columns. Their records are processed in one
-arrival order: by ``order_by`` value (both inputs' values are in one domain), a left record
-before a right record with the same value. Which input rows cannot be processed, and why, is
-:func:`join_invalid_rules`.
+A :class:`KafkaStreamJoin` (Kafka profile), a :class:`FlinkIntervalJoin` or a
+:class:`FlinkWindowJoin` (Flink profile) reads two recorded streams with the same key
+columns. Their records are processed in one arrival order: by ``order_by`` value (both
+inputs' values are in one domain), a left record before a right record with the same value.
+Which input rows cannot be processed, and why, is :func:`join_invalid_rules`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import polars as pl
 
 from kstreamlike._time import LONG_MIN
+from kstreamlike.plan.firing import FlinkEventTimeTrigger, FlinkEvictor, FlinkTrigger
 from kstreamlike.plan.nodes import Source, WatermarkPlan
 from kstreamlike.plan.python_dtype import return_dtype
 from kstreamlike.plan.schema import event_time_dtype
@@ -27,11 +28,13 @@ from kstreamlike.plan.validity import (
     Equals,
     source_rules,
 )
+from kstreamlike.plan.windows import FlinkWindow
 
 __all__ = [
     "ADVANCES_STREAM_TIME",
     "ColumnsJoiner",
     "FlinkIntervalJoin",
+    "FlinkWindowJoin",
     "JoinKind",
     "Joiner",
     "KafkaJoinWindow",
@@ -179,7 +182,54 @@ class FlinkIntervalJoin:
         return max(self.upper, 0) if left else max(-self.lower, 0)
 
 
-StreamJoin = KafkaStreamJoin | FlinkIntervalJoin
+@dataclass(frozen=True)
+class FlinkWindowJoin:
+    """``left.join(right).where(k).equal_to(k).window(assigner).apply(f)`` or the same with
+    ``co_group`` (Flink ``JoinedStreams`` / ``CoGroupedStreams``).
+
+    Flink runs both as one keyed ``WindowOperator`` over the tagged union of both inputs,
+    whose watermark is the smaller of the inputs' watermarks; each firing hands the
+    window's left and right elements (in arrival order) to the function.
+
+    Attributes:
+        left: the left input (with watermarks for event-time windows).
+        right: the right input (same key columns, time unit and partition column).
+        keys: the key columns both inputs join on.
+        window: the windows.
+        trigger: when windows fire.
+        evictor: what is removed from a window when it fires, if anything.
+        allowed_lateness: in ticks.
+        late_tag: the ``OutputTag`` name of the late elements of both inputs, if any.
+        joiner: a join's joiner; for a co-group, the ``PythonJoiner`` of the
+            ``CoGroupFunction``.
+        co_group: True for a co-group (one call per firing with both sides' value lists,
+            each value of the iterable it returns an output row), False for a join (one
+            call per left x right pair of the firing).
+    """
+
+    left: Source
+    right: Source
+    keys: tuple[str, ...]
+    window: FlinkWindow
+    joiner: Joiner
+    trigger: FlinkTrigger = field(default_factory=FlinkEventTimeTrigger)
+    evictor: FlinkEvictor | None = None
+    allowed_lateness: int = 0
+    late_tag: str | None = None
+    co_group: bool = False
+
+    @property
+    def source(self) -> Source:
+        """The left input: its frame type chooses the default backend, its time unit and
+        partition column are the join's."""
+        return self.left
+
+    def watermarks(self, left: bool) -> WatermarkPlan | None:
+        """One input's watermark plan (None: the input has none, and never advances)."""
+        return (self.left if left else self.right).watermarks
+
+
+StreamJoin = KafkaStreamJoin | FlinkIntervalJoin | FlinkWindowJoin
 """A stream-stream join of either profile."""
 
 
@@ -267,7 +317,7 @@ def join_invalid_rules(node: StreamJoin, left: bool) -> list[tuple[str, Conditio
     columns and the event time in ticks, :data:`~kstreamlike.plan.validity.EVENT_TIME`)."""
     source = node.left if left else node.right
     rules = source_rules(source)
-    if isinstance(node, FlinkIntervalJoin):
+    if not isinstance(node, KafkaStreamJoin):
         rules.append(("no timestamp (Long.MIN_VALUE)", Equals(EVENT_TIME, LONG_MIN)))
     else:
         rules.append(("negative timestamp", Below(EVENT_TIME, 0)))

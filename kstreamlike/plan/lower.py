@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import overload
 
-from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin, StreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.nodes import (
     BeamWindowedAggregate,
     FlinkWindowedAggregate,
@@ -96,7 +96,7 @@ def lower(node: PlanNode | LoweredPlan) -> LoweredPlan: ...
 
 
 @overload
-def lower(node: StreamJoin) -> StreamJoin: ...
+def lower(node: KafkaStreamJoin | FlinkIntervalJoin) -> KafkaStreamJoin | FlinkIntervalJoin: ...
 
 
 @overload

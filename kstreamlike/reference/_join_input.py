@@ -37,6 +37,7 @@ class JoinRecord:
         row: the original input row.
         valid: False for a row that only raises stream time (null key or value).
         order: its ``order_by`` value (or row position) in its input.
+        position: its position in its input.
     """
 
     left: bool
@@ -48,6 +49,7 @@ class JoinRecord:
     row: dict[str, Any]
     valid: bool
     order: Any = None
+    position: int = -1
 
 
 @dataclass
@@ -109,6 +111,7 @@ def read_join_input(node: StreamJoin) -> JoinInput:
                 row=row,
                 valid=reason is None,
                 order=order,
+                position=full[_ROW],
             )
             parts.setdefault(part, []).append((order, not left, record))
     partitions = []

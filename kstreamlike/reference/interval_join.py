@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kstreamlike._time import LONG_MIN
-from kstreamlike.plan.join import FlinkIntervalJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, FlinkWindowJoin
 from kstreamlike.plan.nodes import ExplicitWatermarks, GeneratedWatermarks
 from kstreamlike.reference._join_input import JoinRecord
 
@@ -84,7 +84,9 @@ def _advance(op: _Operator, inputs: dict[bool, _Input]) -> None:
         op.buffers[left].get(key, {}).pop(bucket, None)
 
 
-def _recorded(node: FlinkIntervalJoin, left: bool, part: Any) -> list[tuple[Any, int]]:
+def _recorded(
+    node: FlinkIntervalJoin | FlinkWindowJoin, left: bool, part: Any
+) -> list[tuple[Any, int]]:
     plan = node.watermarks(left)
     if not isinstance(plan, ExplicitWatermarks):
         return []

@@ -15,6 +15,7 @@ from kstreamlike.plan.emit_order import check_rank, emit_order
 from kstreamlike.plan.join import (
     SIDE,
     FlinkIntervalJoin,
+    KafkaStreamJoin,
     PythonJoiner,
     StreamJoin,
     join_output_schema,
@@ -123,5 +124,6 @@ def execute_join(node: StreamJoin) -> Outputs[pl.DataFrame]:
             interval.append((part, emissions))
             late.extend(dropped)
         return _outputs(node, read, list(interval), late)
+    assert isinstance(node, KafkaStreamJoin)
     kafka = [(part, run_join_partition(node, records)) for part, records in read.partitions]
     return _outputs(node, read, list(kafka), [])

@@ -30,10 +30,17 @@ from kstreamlike.kernels.kafka.join.pairs import LROW, LSTEP, LT, RROW, RSTEP, R
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, STEP
 from kstreamlike.plan.emit_order import emit_order
 from kstreamlike.plan.flink_time import bounded_out_of_orderness
-from kstreamlike.plan.join import FlinkIntervalJoin
+from kstreamlike.plan.join import FlinkIntervalJoin, FlinkWindowJoin
 from kstreamlike.plan.nodes import ExplicitWatermarks
 
-__all__ = ["KEPT_UNTIL", "LATE", "OP_WM", "interval_pairs", "operator_watermarks"]
+__all__ = [
+    "KEPT_UNTIL",
+    "LATE",
+    "OP_WM",
+    "interval_pairs",
+    "operator_watermarks",
+    "with_operator_watermark",
+]
 
 OP_WM = "__ks_op_wm"  # the operator's watermark before the element
 LATE = "__ks_late"  # the element is late
@@ -50,7 +57,7 @@ def _generated(left: bool, delay: int) -> pl.Expr:
 
 
 def _recorded(
-    node: FlinkIntervalJoin, records: pl.DataFrame, plan: ExplicitWatermarks
+    node: FlinkIntervalJoin | FlinkWindowJoin, records: pl.DataFrame, plan: ExplicitWatermarks
 ) -> pl.Series:
     """The largest recorded watermark whose ``after`` is below each element's order value."""
     order_dtype = records.schema[ORD]
@@ -80,17 +87,28 @@ def _recorded(
     return found.sort("__i")[_MARK].fill_null(LONG_MIN)
 
 
-def operator_watermarks(node: FlinkIntervalJoin, records: pl.DataFrame) -> pl.DataFrame:
+def with_operator_watermark(
+    node: FlinkIntervalJoin | FlinkWindowJoin, records: pl.DataFrame
+) -> pl.DataFrame:
     """``records`` (both inputs' elements in arrival order, with ``IS_LEFT``, ``PART``,
-    ``ORD``, ``TS``, ``STEP``) with ``OP_WM``, ``LATE`` and ``KEPT_UNTIL``."""
+    ``ORD``, ``TS``) with ``OP_WM``: the two-input operator's watermark before each element,
+    the smaller of the inputs' (an input without watermarks stays at ``Long.MIN_VALUE``)."""
     sides = []
     for left in (True, False):
         plan = node.watermarks(left)
-        if isinstance(plan, ExplicitWatermarks):
+        if plan is None:
+            sides.append(pl.lit(LONG_MIN, dtype=pl.Int64))
+        elif isinstance(plan, ExplicitWatermarks):
             sides.append(pl.lit(_recorded(node, records, plan)))
         else:
             sides.append(_generated(left, plan.out_of_orderness))
-    records = records.with_columns(pl.min_horizontal(*sides).alias(OP_WM))
+    return records.with_columns(pl.min_horizontal(*sides).alias(OP_WM))
+
+
+def operator_watermarks(node: FlinkIntervalJoin, records: pl.DataFrame) -> pl.DataFrame:
+    """``records`` (both inputs' elements in arrival order, with ``IS_LEFT``, ``PART``,
+    ``ORD``, ``TS``, ``STEP``) with ``OP_WM``, ``LATE`` and ``KEPT_UNTIL``."""
+    records = with_operator_watermark(node, records)
     offset = pl.when(pl.col(IS_LEFT)).then(max(node.upper, 0)).otherwise(max(-node.lower, 0))
     return records.with_columns(
         (pl.col(TS) < pl.col(OP_WM)).alias(LATE),
