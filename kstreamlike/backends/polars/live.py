@@ -34,10 +34,11 @@ from kstreamlike.backends.polars._output import (
     ticks_to_time,
 )
 from kstreamlike.backends.polars._prepare import prepare
+from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.errors import DuplicateArrivalOrderError, KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
 from kstreamlike.kernels.kafka.time import is_late
-from kstreamlike.plan.lower import EmitMode, LoweredPlan
+from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns, output_schema
@@ -49,6 +50,7 @@ _POSITION = "__ks_live_position"  # arrival position in the partition, from the 
 _NEW = "__ks_live_new"  # whether a record is of the batch being processed
 _FIRST_NEW = "__ks_live_first_new"  # the partition's first new record's SEQ in the run
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition
+_ST0 = "__ks_st0"  # a partition's stream time before the batch
 
 
 def live_gap(plan: LoweredPlan) -> str | None:
@@ -61,21 +63,22 @@ def live_gap(plan: LoweredPlan) -> str | None:
         >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
         >>> live_gap(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan)) is None
         True
-        >>> live_gap(lower(t.windowed_by(ks.SessionWindows.with_gap(5)).count().plan))
-        'session windows'
+        >>> live_gap(lower(t.windowed_by(ks.SessionWindows.with_gap(5)).count().plan)) is None
+        True
+        >>> live_gap(lower(t.windowed_by(ks.TimeWindows.of(10)).reduce(max).plan))
+        'Python aggregations'
     """
     node = plan.aggregate
     if not isinstance(node, KafkaWindowedAggregate):
         return "the Flink profile"
-    if isinstance(node.window, KafkaSessionWindow):
-        return "session windows"
-    if plan.emit is EmitMode.ON_WINDOW_CLOSE:
-        return "emit on window close"
     if not isinstance(node.aggregation, DeclarativeAggregation):
         return "Python aggregations"
     if node.source.duplicates == "drop":
         return 'duplicates="drop"'
     return None
+
+
+_Window = KafkaTimeWindow | KafkaSlidingWindow | KafkaSessionWindow
 
 
 def _retained(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr) -> pl.Expr:
@@ -88,9 +91,12 @@ def _retained(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr
     return pl.col(TS) >= stream_time - window.grace - 4 * window.size
 
 
-def _held(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr) -> pl.Expr:
+def _held(window: _Window, stream_time: pl.Expr) -> pl.Expr:
     """Whether the store still holds a window at ``stream_time``: time windows, until they
-    close; sliding windows, while a record can read them (the reference store's pruning)."""
+    close; sliding windows, while a record can read them (the reference store's pruning);
+    sessions, always (the session store keeps every session)."""
+    if isinstance(window, KafkaSessionWindow):
+        return pl.lit(True)
     if isinstance(window, KafkaTimeWindow):
         return pl.col(END) + window.grace > stream_time
     return pl.col(START) >= stream_time - window.grace - 3 * window.size
@@ -128,8 +134,8 @@ class PolarsRun:
         self.plan = plan
         self.node = narrowed(plan.aggregate, KafkaWindowedAggregate)
         window = self.node.window
-        assert isinstance(window, KafkaTimeWindow | KafkaSlidingWindow)
-        self.window = window
+        assert isinstance(window, _Window)
+        self.window: _Window = window
         self.ended = False
         self.rows_read = 0
         self.partitions: dict[Any, _Clock] = {}
@@ -159,14 +165,7 @@ class PolarsRun:
         order = source.order_by
         if order is not None and valid.height:
             self._check_order(valid.group_by(PART).agg(pl.col(order).min()), order)
-        clocks = pl.DataFrame(
-            {
-                PART: [self._part(p) for p in self.partitions],
-                "__st0": [c.stream_time for c in self.partitions.values()],
-                "__pos0": [c.position for c in self.partitions.values()],
-            },
-            schema_overrides={PART: valid.schema[PART], "__st0": pl.Int64, "__pos0": pl.Int64},
-        )
+        clocks = self._clocks(valid.schema[PART])
         valid = (
             valid.join(clocks, on=PART, how="left", maintain_order="left")
             .with_columns(
@@ -180,6 +179,18 @@ class PolarsRun:
         )
         # (rows numbered from the stream's start: the arrival order without ``order_by``)
         return valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read), prepared.invalid
+
+    def _clocks(self, dtype: pl.DataType) -> pl.DataFrame:
+        """Per partition (``PART``): the stream time (``__st0``) and the next arrival
+        position (``__pos0``) before the batch."""
+        return pl.DataFrame(
+            {
+                PART: [self._part(p) for p in self.partitions],
+                "__st0": [c.stream_time for c in self.partitions.values()],
+                "__pos0": [c.position for c in self.partitions.values()],
+            },
+            schema_overrides={PART: dtype, "__st0": pl.Int64, "__pos0": pl.Int64},
+        )
 
     def _part(self, value: Any) -> Any:
         return 0 if self.node.source.partition is None else value
@@ -206,10 +217,14 @@ class PolarsRun:
         self.rows_read += frame.height
         if self.retained is None:
             self.retained = new.clear()
+        fed = self.retained
+        if isinstance(self.window, KafkaSessionWindow):
+            clocks = self._clocks(new.schema[PART]).select(PART, pl.col("__st0").alias(_ST0))
+            fed = session_inputs(fed, new, self.window, list(node.keys), clocks)
         run = (
             pl.concat(
                 [
-                    self.retained.with_columns(pl.lit(False).alias(_NEW)),
+                    fed.with_columns(pl.lit(False).alias(_NEW)),
                     new.with_columns(pl.lit(True).alias(_NEW)),
                 ],
                 how="vertical_relaxed",
@@ -237,7 +252,7 @@ class PolarsRun:
         main_df, late_df = pl.collect_all(
             [finish_main(node, emitted, empty), finish_late(node, late, pl.col(ST))]
         )
-        self._advance(run, new)
+        self._advance(run, new, late)
         return Outputs(
             main=check_ranks(main_df),
             late=late_df,
@@ -259,7 +274,7 @@ class PolarsRun:
         step_ = pl.col(step).cast(pl.Int64)
         return rows.filter(step_ >= first).with_columns((step_ + base).alias(step))
 
-    def _advance(self, run: pl.DataFrame, new: pl.DataFrame) -> None:
+    def _advance(self, run: pl.DataFrame, new: pl.DataFrame, late: pl.LazyFrame) -> None:
         """Move each partition's clock past the batch and keep the records whose windows
         can still change."""
         order = self.node.source.order_by or ROW
@@ -271,6 +286,13 @@ class PolarsRun:
             self.partitions[None if partition is None else part] = _Clock(
                 stream_time, position + 1, last
             )
+        if isinstance(self.window, KafkaSessionWindow):
+            # every accepted record (see live_sessions): the retained ones and the batch's
+            dropped = late.select(pl.col(SEQ).cast(pl.Int64)).collect()[SEQ].implode()
+            accepted = run.filter(pl.col(_NEW) & ~pl.col(SEQ).cast(pl.Int64).is_in(dropped))
+            retained = self.retained if self.retained is not None else accepted.clear()
+            self.retained = pl.concat([retained, accepted.drop(SEQ, _NEW)], how="vertical_relaxed")
+            return
         final = pl.col(ST).max().over(PART)
         self.retained = run.filter(_retained(self.window, final)).drop(SEQ, _NEW)
 
