@@ -34,6 +34,7 @@ from kstreamlike.backends.polars._output import (
     ticks_to_time,
 )
 from kstreamlike.backends.polars._prepare import prepare
+from kstreamlike.backends.polars.live_duplicates import recent_rows, split_re_delivered
 from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.errors import DuplicateArrivalOrderError, KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
@@ -51,6 +52,7 @@ _NEW = "__ks_live_new"  # whether a record is of the batch being processed
 _FIRST_NEW = "__ks_live_first_new"  # the partition's first new record's SEQ in the run
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition
 _ST0 = "__ks_st0"  # a partition's stream time before the batch
+_LAST = "__ks_live_last"  # a partition's last order_by value read before the batch
 
 
 def live_gap(plan: LoweredPlan) -> str | None:
@@ -73,8 +75,6 @@ def live_gap(plan: LoweredPlan) -> str | None:
         return "the Flink profile"
     if not isinstance(node.aggregation, DeclarativeAggregation):
         return "Python aggregations"
-    if node.source.duplicates == "drop":
-        return 'duplicates="drop"'
     return None
 
 
@@ -140,20 +140,26 @@ class PolarsRun:
         self.rows_read = 0
         self.partitions: dict[Any, _Clock] = {}
         self.retained: pl.DataFrame | None = None
+        # duplicates="drop": the rows of each partition's last positions (live_duplicates)
+        source = self.node.source
+        self._drops = source.duplicates == "drop" and source.order_by is not None
+        self.recent: pl.DataFrame | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        retained = state.pop("retained")
-        buffer = io.BytesIO()
-        if retained is not None:
-            retained.write_ipc(buffer)
-        state["retained_ipc"] = buffer.getvalue()
+        for name in ("retained", "recent"):
+            frame = state.pop(name)
+            buffer = io.BytesIO()
+            if frame is not None:
+                frame.write_ipc(buffer)
+            state[f"{name}_ipc"] = buffer.getvalue()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        data = state.pop("retained_ipc")
+        frames = {name: state.pop(f"{name}_ipc") for name in ("retained", "recent")}
         self.__dict__.update(state)
-        self.retained = pl.read_ipc(io.BytesIO(data)) if data else None
+        for name, data in frames.items():
+            setattr(self, name, pl.read_ipc(io.BytesIO(data)) if data else None)
 
     def _batch(self, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The batch's valid records (with arrival positions and stream times, in
@@ -161,8 +167,19 @@ class PolarsRun:
         node = self.node
         source = dataclasses.replace(node.source, frame=frame)
         prepared = prepare(dataclasses.replace(node, source=source))
-        valid = prepared.valid.drop(SEQ)
+        valid, invalid = prepared.valid.drop(SEQ), prepared.invalid
         order = source.order_by
+        if self.recent is not None and order is not None and valid.height:
+            last = pl.DataFrame(
+                {
+                    PART: [self._part(p) for p in self.partitions],
+                    _LAST: [c.last_order for c in self.partitions.values()],
+                },
+                schema_overrides={PART: valid.schema[PART], _LAST: valid.schema[order]},
+            )
+            columns = list(source.schema)
+            valid, dropped = split_re_delivered(valid, self.recent, last, order, columns)
+            invalid = pl.concat([invalid, dropped.cast(invalid.schema)]).sort(ROW)
         if order is not None and valid.height:
             self._check_order(valid.group_by(PART).agg(pl.col(order).min()), order)
         clocks = self._clocks(valid.schema[PART])
@@ -178,7 +195,7 @@ class PolarsRun:
             .drop("__st0", "__pos0")
         )
         # (rows numbered from the stream's start: the arrival order without ``order_by``)
-        return valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read), prepared.invalid
+        return valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read), invalid
 
     def _clocks(self, dtype: pl.DataType) -> pl.DataFrame:
         """Per partition (``PART``): the stream time (``__st0``) and the next arrival
@@ -253,6 +270,11 @@ class PolarsRun:
             [finish_main(node, emitted, empty), finish_late(node, late, pl.col(ST))]
         )
         self._advance(run, new, late)
+        if self._drops:
+            order = node.source.order_by
+            assert order is not None
+            fresh = new.select(PART, *node.source.schema)
+            self.recent = recent_rows(self.recent, fresh, order)
         return Outputs(
             main=check_ranks(main_df),
             late=late_df,
