@@ -13,7 +13,14 @@ arrival positions from the start of the stream, so ``emit_order`` is the batch r
 
 A record retained across batches is an input of each batch's kernel run, never an output
 of more than one: it is emitted at its own step only. Windows closed before a batch are
-never re-emitted: their closing step was an earlier batch's.
+never re-emitted: their closing step was an earlier batch's (the record that set the
+stream time reached is retained, so a window closed by then is placed at or before it),
+which holds for emission on window close as for suppression.
+
+Session windows retain every accepted record, and a batch's run reads the sessions it can
+reach or that are still open (:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows
+of each partition's last positions to compare re-delivered rows with
+(:mod:`.live_duplicates`).
 """
 
 from __future__ import annotations

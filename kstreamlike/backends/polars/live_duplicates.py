@@ -4,8 +4,8 @@ A batch's rows that repeat a position within the batch are dropped by :func:`pre
 in a batch replay. A row at or before the position its partition reached in earlier batches
 was read already: it goes to the invalid records with reason ``duplicate``, after its row
 is compared with the row first read there. As the reference reader does
-(:class:`~kstreamlike.reference._input.InputReader`), the run keeps the rows of the last
-:data:`~kstreamlike.reference._input.DUPLICATE_HORIZON` positions of each partition (here
+(the reference interpreter's input reader), the run keeps the rows of the last
+:data:`~kstreamlike.plan.validity.DUPLICATE_HORIZON` positions of each partition (here
 the rows themselves, as a frame); a re-delivered position among them whose row differs is an
 error, and so is a position among them that was never read; an older one is dropped
 without comparing.
@@ -17,8 +17,7 @@ import polars as pl
 
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.kernels.columns import PART, REASON, ROW
-from kstreamlike.plan.validity import DUPLICATE
-from kstreamlike.reference._input import DUPLICATE_HORIZON
+from kstreamlike.plan.validity import DUPLICATE, DUPLICATE_HORIZON
 
 __all__ = ["recent_rows", "split_re_delivered"]
 
