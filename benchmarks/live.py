@@ -2,8 +2,7 @@
 
 Usage: python -m benchmarks.live [--events 1000000] [--batches 100]
 
-The cases (:data:`LIVE_CASES`) run on the Polars live path (sessions, which run live on the
-reference interpreter, have none); :func:`fed` gives the run
+The cases (:data:`LIVE_CASES`) run on the Polars live path; :func:`fed` gives the run
 function of a benchmark case (``benchmarks.cases``). Run as a script, each pipeline runs in
 a fresh process, fed the events as ``batches`` batches and then as one: the table gives
 both times, their ratio, the state a checkpoint writes after the last batch (bytes, and
@@ -45,6 +44,12 @@ def _sliding(df: pl.DataFrame) -> Any:
     return table.suppress(ks.Suppressed.until_window_closes())
 
 
+def _sessions(df: pl.DataFrame) -> Any:
+    windows = ks.SessionWindows.with_gap(timedelta(minutes=5)).grace(GRACE_MS)
+    table = _stream(df).windowed_by(windows).aggregate(ks.agg.count(), ks.agg.sum("amount"))
+    return table.suppress(ks.Suppressed.until_window_closes())
+
+
 def _stream(df: pl.DataFrame) -> Any:
     return ks.stream(df, key="key", timestamp="ts", order_by="offset").group_by_key()
 
@@ -53,6 +58,7 @@ LIVE_CASES: dict[str, Callable[[pl.DataFrame], Any]] = {
     "tumbling 1 min, every update": _tumbling,
     "tumbling 1 min, suppressed until close": _tumbling_suppressed,
     "KIP-450 sliding 5 min, suppressed until close": _sliding,
+    "sessions 5 min gap, suppressed until close": _sessions,
 }
 
 

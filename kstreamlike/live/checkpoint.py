@@ -32,8 +32,11 @@ __all__ = ["FORMAT", "VERSION", "CheckpointStore", "Commit"]
 
 FORMAT = "kstreamlike-checkpoint"
 """The ``format`` of every manifest."""
-VERSION = 1
-"""The checkpoint format version this release writes and reads."""
+VERSION = 2
+"""The checkpoint format version this release writes and reads (2: the Polars path's state
+holds the rows of each partition's last positions for ``duplicates="drop"``, and runs
+session windows, emit on window close and ``duplicates="drop"``, whose version 1
+checkpoints hold the reference interpreter's state)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,9 @@ class CheckpointStore:
         if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
             raise CheckpointError(
                 f"checkpoint {path} has format {manifest.get('format')!r} version "
-                f"{manifest.get('version')!r}; this release reads {FORMAT!r} version {VERSION}"
+                f"{manifest.get('version')!r}; this release reads {FORMAT!r} version {VERSION} "
+                "only: finish the job with the release that wrote it, or start it again "
+                "from the start of its input with another checkpoint directory"
             )
         if manifest.get("fingerprint") != self.fingerprint:
             raise CheckpointError(self._foreign(path, str(manifest.get("description", ""))))

@@ -43,6 +43,7 @@ from kstreamlike.plan.windows import (
 __all__ = [
     "BEFORE_MIN",
     "DUPLICATE",
+    "DUPLICATE_HORIZON",
     "EVENT_TIME",
     "NO_WINDOW",
     "PAST_MAX",
@@ -121,6 +122,10 @@ BEFORE_MIN = "window before Long.MIN_VALUE"
 NO_WINDOW = "no window"
 DUPLICATE = "duplicate"
 """The ``reason`` of a re-delivered row dropped by ``ks.stream(..., duplicates="drop")``."""
+DUPLICATE_HORIZON = 1024
+"""How many of a partition's last positions a live job keeps the row of (a digest, or the
+row itself) for ``duplicates="drop"``: a re-delivered position older than that is dropped
+without comparing its row."""
 
 
 def _value_columns(node: WindowedAggregate) -> tuple[str, ...]:

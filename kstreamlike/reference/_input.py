@@ -18,6 +18,7 @@ from kstreamlike.plan.nodes import (
 )
 from kstreamlike.plan.validity import (
     DUPLICATE,
+    DUPLICATE_HORIZON,
     EVENT_TIME,
     SESSION_GAP,
     Above,
@@ -197,11 +198,6 @@ class Cursor:
     position: int = 0
     last_order: Any = None
     recent: dict[Any, bytes] = field(default_factory=dict)
-
-
-DUPLICATE_HORIZON = 1024
-"""How many of a partition's last positions keep a row digest (``duplicates="drop"``): a
-re-delivered position older than that is dropped without comparing its row."""
 
 
 class InputReader:

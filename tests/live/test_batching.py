@@ -233,7 +233,7 @@ def test_flink_processing_time_triggers_in_batches(
     size=st.integers(1, 40),
     advance=st.integers(1, 40),
     grace=st.integers(0, 30),
-    suppressed=st.booleans(),
+    mode=st.sampled_from(MODES),
     partition=st.booleans(),
     aggregations=AGG_LISTS,
     data=st.data(),
@@ -243,16 +243,16 @@ def test_kafka_time_windows_on_the_polars_path(
     size: int,
     advance: int,
     grace: int,
-    suppressed: bool,
+    mode: str,
     partition: bool,
     aggregations: list[ks.agg.AggExpr],
     data: st.DataObject,
 ) -> None:
     frame = in_arrival_order(frame, "o")
     windows = ks.TimeWindows.of_size_and_grace(size, grace).advance_by(min(advance, size))
-    mode = "suppress" if suppressed else "update"
     stream = windowed(frame, windows, mode, "p" if partition else None, backend="polars")
     result = finish(stream.aggregate(*aggregations), mode)
+    assert live_gap(lower(result.plan)) is None
     assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
@@ -262,7 +262,7 @@ def test_kafka_time_windows_on_the_polars_path(
     frame=kafka_frames(),
     size=st.integers(1, 40),
     grace=st.integers(0, 30),
-    suppressed=st.booleans(),
+    mode=st.sampled_from(MODES),
     partition=st.booleans(),
     aggregations=AGG_LISTS,
     data=st.data(),
@@ -271,16 +271,44 @@ def test_kafka_sliding_windows_on_the_polars_path(
     frame: pl.DataFrame,
     size: int,
     grace: int,
-    suppressed: bool,
+    mode: str,
     partition: bool,
     aggregations: list[ks.agg.AggExpr],
     data: st.DataObject,
 ) -> None:
     frame = in_arrival_order(frame, "o")
     windows = ks.SlidingWindows.of_time_difference_and_grace(size, grace)
-    mode = "suppress" if suppressed else "update"
     stream = windowed(frame, windows, mode, "p" if partition else None, backend="polars")
     result = finish(stream.aggregate(*aggregations), mode)
+    assert live_gap(lower(result.plan)) is None
+    assert result.start().engine == "polars"
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=kafka_frames(),
+    gap=st.integers(1, 40),
+    grace=st.integers(0, 30),
+    mode=st.sampled_from(MODES),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_kafka_session_windows_on_the_polars_path(
+    frame: pl.DataFrame,
+    gap: int,
+    grace: int,
+    mode: str,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    windows = ks.SessionWindows.of_inactivity_gap_and_grace(gap, grace)
+    stream = windowed(frame, windows, mode, "p" if partition else None, backend="polars")
+    result = finish(stream.aggregate(*aggregations), mode)
+    assert live_gap(lower(result.plan)) is None
     assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)

@@ -4,6 +4,7 @@ foreign checkpoint is refused; duplicates are dropped across a restart."""
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,22 @@ def _sliding() -> Any:
     return stream.group_by_key().windowed_by(windows).aggregate(ks.agg.sum("v"), ks.agg.count())
 
 
+def _sessions() -> Any:
+    stream = ks.stream(FRAME, key="k", timestamp="ts", order_by="o", partition="p")
+    windows = ks.SessionWindows.of_inactivity_gap_and_grace(6, 3)
+    table = stream.group_by_key().windowed_by(windows).aggregate(ks.agg.sum("v"))
+    return table.suppress(ks.Suppressed.until_window_closes())
+
+
+def _on_close_dropping_duplicates() -> Any:
+    stream = ks.stream(
+        FRAME, key="k", timestamp="ts", order_by="o", partition="p", duplicates="drop"
+    )
+    windowed = stream.group_by_key().windowed_by(ks.SessionWindows.with_gap(8))
+    on_close = windowed.emit_strategy(ks.EmitStrategy.on_window_close())
+    return on_close.aggregate(ks.agg.sum("v"), ks.agg.count())
+
+
 def _flink() -> Any:
     strategy = ks.WatermarkStrategy.for_bounded_out_of_orderness(5)
     stream = ks.stream(FRAME, key="k", value="v", timestamp="ts", order_by="o", watermarks=strategy)
@@ -74,13 +91,16 @@ def _writes(directory: Path, result: Any) -> int:
     return len(calls)
 
 
-@pytest.mark.parametrize("pipeline", [_kafka, _kafka_reference, _sliding, _flink])
+@pytest.mark.parametrize(
+    "pipeline",
+    [_kafka, _kafka_reference, _sliding, _sessions, _on_close_dropping_duplicates, _flink],
+)
 def test_a_crash_anywhere_in_a_commit_loses_or_doubles_nothing(
     pipeline: Any, tmp_path: Path
 ) -> None:
     result = pipeline()
     # the Kafka pipelines on Polars frames run on the vectorized live path
-    polars = pipeline in (_kafka, _sliding)
+    polars = pipeline not in (_kafka_reference, _flink)
     assert result.start().engine == ("polars" if polars else "reference")
     writes = _writes(tmp_path, result)
     # batch i > 0 commits the state after batch i - 1 first
@@ -159,9 +179,11 @@ def test_state_that_cannot_be_pickled_names_the_aggregation(tmp_path: Path) -> N
         job.close()
 
 
-def test_re_delivered_rows_are_dropped_across_a_restart(tmp_path: Path) -> None:
-    result = _kafka(duplicates="drop")
+@pytest.mark.parametrize("backend", ["polars", "reference"])
+def test_re_delivered_rows_are_dropped_across_a_restart(tmp_path: Path, backend: str) -> None:
+    result = _kafka(duplicates="drop", backend=backend)
     job = result.start(checkpoint=tmp_path)
+    assert job.engine == backend
     first = job.process(FRAME[0:6])
     job.close()
     again = result.start(checkpoint=tmp_path).process(FRAME[3:12])
@@ -179,4 +201,16 @@ def test_a_damaged_checkpoint_is_an_error(tmp_path: Path) -> None:
     job.close()
     next(tmp_path.glob("state-*.pickle")).write_bytes(b"damaged")
     with pytest.raises(ks.CheckpointError, match="damaged"):
+        _kafka().start(checkpoint=tmp_path)
+
+
+def test_a_checkpoint_of_an_older_format_version_is_refused(tmp_path: Path) -> None:
+    job = _kafka().start(checkpoint=tmp_path)
+    job.process(BATCHES[0])
+    job.close()
+    manifest = next(tmp_path.glob("manifest-*.json"))
+    data = json.loads(manifest.read_text())
+    assert data["version"] == checkpoint.VERSION == 2
+    manifest.write_text(json.dumps({**data, "version": 1}))
+    with pytest.raises(ks.CheckpointError, match=r"version 1; this release reads .* version 2"):
         _kafka().start(checkpoint=tmp_path)

@@ -13,7 +13,14 @@ arrival positions from the start of the stream, so ``emit_order`` is the batch r
 
 A record retained across batches is an input of each batch's kernel run, never an output
 of more than one: it is emitted at its own step only. Windows closed before a batch are
-never re-emitted: their closing step was an earlier batch's.
+never re-emitted: their closing step was an earlier batch's (the record that set the
+stream time reached is retained, so a window closed by then is placed at or before it),
+which holds for emission on window close as for suppression.
+
+Session windows retain every accepted record, and a batch's run reads the sessions it can
+reach or that are still open (:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows
+of each partition's last positions to compare re-delivered rows with
+(:mod:`.live_duplicates`).
 """
 
 from __future__ import annotations
@@ -34,10 +41,12 @@ from kstreamlike.backends.polars._output import (
     ticks_to_time,
 )
 from kstreamlike.backends.polars._prepare import prepare
+from kstreamlike.backends.polars.live_duplicates import recent_rows, split_re_delivered
+from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.errors import DuplicateArrivalOrderError, KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
 from kstreamlike.kernels.kafka.time import is_late
-from kstreamlike.plan.lower import EmitMode, LoweredPlan
+from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.schema import aggregate_columns, output_schema
@@ -49,6 +58,8 @@ _POSITION = "__ks_live_position"  # arrival position in the partition, from the 
 _NEW = "__ks_live_new"  # whether a record is of the batch being processed
 _FIRST_NEW = "__ks_live_first_new"  # the partition's first new record's SEQ in the run
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition
+_ST0 = "__ks_st0"  # a partition's stream time before the batch
+_LAST = "__ks_live_last"  # a partition's last order_by value read before the batch
 
 
 def live_gap(plan: LoweredPlan) -> str | None:
@@ -61,21 +72,20 @@ def live_gap(plan: LoweredPlan) -> str | None:
         >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
         >>> live_gap(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan)) is None
         True
-        >>> live_gap(lower(t.windowed_by(ks.SessionWindows.with_gap(5)).count().plan))
-        'session windows'
+        >>> live_gap(lower(t.windowed_by(ks.SessionWindows.with_gap(5)).count().plan)) is None
+        True
+        >>> live_gap(lower(t.windowed_by(ks.TimeWindows.of(10)).reduce(max).plan))
+        'Python aggregations'
     """
     node = plan.aggregate
     if not isinstance(node, KafkaWindowedAggregate):
         return "the Flink profile"
-    if isinstance(node.window, KafkaSessionWindow):
-        return "session windows"
-    if plan.emit is EmitMode.ON_WINDOW_CLOSE:
-        return "emit on window close"
     if not isinstance(node.aggregation, DeclarativeAggregation):
         return "Python aggregations"
-    if node.source.duplicates == "drop":
-        return 'duplicates="drop"'
     return None
+
+
+_Window = KafkaTimeWindow | KafkaSlidingWindow | KafkaSessionWindow
 
 
 def _retained(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr) -> pl.Expr:
@@ -88,9 +98,12 @@ def _retained(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr
     return pl.col(TS) >= stream_time - window.grace - 4 * window.size
 
 
-def _held(window: KafkaTimeWindow | KafkaSlidingWindow, stream_time: pl.Expr) -> pl.Expr:
+def _held(window: _Window, stream_time: pl.Expr) -> pl.Expr:
     """Whether the store still holds a window at ``stream_time``: time windows, until they
-    close; sliding windows, while a record can read them (the reference store's pruning)."""
+    close; sliding windows, while a record can read them (the reference store's pruning);
+    sessions, always (the session store keeps every session)."""
+    if isinstance(window, KafkaSessionWindow):
+        return pl.lit(True)
     if isinstance(window, KafkaTimeWindow):
         return pl.col(END) + window.grace > stream_time
     return pl.col(START) >= stream_time - window.grace - 3 * window.size
@@ -128,26 +141,32 @@ class PolarsRun:
         self.plan = plan
         self.node = narrowed(plan.aggregate, KafkaWindowedAggregate)
         window = self.node.window
-        assert isinstance(window, KafkaTimeWindow | KafkaSlidingWindow)
-        self.window = window
+        assert isinstance(window, _Window)
+        self.window: _Window = window
         self.ended = False
         self.rows_read = 0
         self.partitions: dict[Any, _Clock] = {}
         self.retained: pl.DataFrame | None = None
+        # duplicates="drop": the rows of each partition's last positions (live_duplicates)
+        source = self.node.source
+        self._drops = source.duplicates == "drop" and source.order_by is not None
+        self.recent: pl.DataFrame | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        retained = state.pop("retained")
-        buffer = io.BytesIO()
-        if retained is not None:
-            retained.write_ipc(buffer)
-        state["retained_ipc"] = buffer.getvalue()
+        for name in ("retained", "recent"):
+            frame = state.pop(name)
+            buffer = io.BytesIO()
+            if frame is not None:
+                frame.write_ipc(buffer)
+            state[f"{name}_ipc"] = buffer.getvalue()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        data = state.pop("retained_ipc")
+        frames = {name: state.pop(f"{name}_ipc") for name in ("retained", "recent")}
         self.__dict__.update(state)
-        self.retained = pl.read_ipc(io.BytesIO(data)) if data else None
+        for name, data in frames.items():
+            setattr(self, name, pl.read_ipc(io.BytesIO(data)) if data else None)
 
     def _batch(self, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The batch's valid records (with arrival positions and stream times, in
@@ -155,18 +174,22 @@ class PolarsRun:
         node = self.node
         source = dataclasses.replace(node.source, frame=frame)
         prepared = prepare(dataclasses.replace(node, source=source))
-        valid = prepared.valid.drop(SEQ)
+        valid, invalid = prepared.valid.drop(SEQ), prepared.invalid
         order = source.order_by
+        if self.recent is not None and order is not None and valid.height:
+            last = pl.DataFrame(
+                {
+                    PART: [self._part(p) for p in self.partitions],
+                    _LAST: [c.last_order for c in self.partitions.values()],
+                },
+                schema_overrides={PART: valid.schema[PART], _LAST: valid.schema[order]},
+            )
+            columns = list(source.schema)
+            valid, dropped = split_re_delivered(valid, self.recent, last, order, columns)
+            invalid = pl.concat([invalid, dropped.cast(invalid.schema)]).sort(ROW)
         if order is not None and valid.height:
             self._check_order(valid.group_by(PART).agg(pl.col(order).min()), order)
-        clocks = pl.DataFrame(
-            {
-                PART: [self._part(p) for p in self.partitions],
-                "__st0": [c.stream_time for c in self.partitions.values()],
-                "__pos0": [c.position for c in self.partitions.values()],
-            },
-            schema_overrides={PART: valid.schema[PART], "__st0": pl.Int64, "__pos0": pl.Int64},
-        )
+        clocks = self._clocks(valid.schema[PART])
         valid = (
             valid.join(clocks, on=PART, how="left", maintain_order="left")
             .with_columns(
@@ -179,7 +202,19 @@ class PolarsRun:
             .drop("__st0", "__pos0")
         )
         # (rows numbered from the stream's start: the arrival order without ``order_by``)
-        return valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read), prepared.invalid
+        return valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read), invalid
+
+    def _clocks(self, dtype: pl.DataType) -> pl.DataFrame:
+        """Per partition (``PART``): the stream time (``__st0``) and the next arrival
+        position (``__pos0``) before the batch."""
+        return pl.DataFrame(
+            {
+                PART: [self._part(p) for p in self.partitions],
+                "__st0": [c.stream_time for c in self.partitions.values()],
+                "__pos0": [c.position for c in self.partitions.values()],
+            },
+            schema_overrides={PART: dtype, "__st0": pl.Int64, "__pos0": pl.Int64},
+        )
 
     def _part(self, value: Any) -> Any:
         return 0 if self.node.source.partition is None else value
@@ -206,10 +241,14 @@ class PolarsRun:
         self.rows_read += frame.height
         if self.retained is None:
             self.retained = new.clear()
+        fed = self.retained
+        if isinstance(self.window, KafkaSessionWindow):
+            clocks = self._clocks(new.schema[PART]).select(PART, pl.col("__st0").alias(_ST0))
+            fed = session_inputs(fed, new, self.window, list(node.keys), clocks)
         run = (
             pl.concat(
                 [
-                    self.retained.with_columns(pl.lit(False).alias(_NEW)),
+                    fed.with_columns(pl.lit(False).alias(_NEW)),
                     new.with_columns(pl.lit(True).alias(_NEW)),
                 ],
                 how="vertical_relaxed",
@@ -237,7 +276,12 @@ class PolarsRun:
         main_df, late_df = pl.collect_all(
             [finish_main(node, emitted, empty), finish_late(node, late, pl.col(ST))]
         )
-        self._advance(run, new)
+        self._advance(run, new, late)
+        if self._drops:
+            order = node.source.order_by
+            assert order is not None
+            fresh = new.select(PART, *node.source.schema)
+            self.recent = recent_rows(self.recent, fresh, order)
         return Outputs(
             main=check_ranks(main_df),
             late=late_df,
@@ -259,7 +303,7 @@ class PolarsRun:
         step_ = pl.col(step).cast(pl.Int64)
         return rows.filter(step_ >= first).with_columns((step_ + base).alias(step))
 
-    def _advance(self, run: pl.DataFrame, new: pl.DataFrame) -> None:
+    def _advance(self, run: pl.DataFrame, new: pl.DataFrame, late: pl.LazyFrame) -> None:
         """Move each partition's clock past the batch and keep the records whose windows
         can still change."""
         order = self.node.source.order_by or ROW
@@ -271,6 +315,13 @@ class PolarsRun:
             self.partitions[None if partition is None else part] = _Clock(
                 stream_time, position + 1, last
             )
+        if isinstance(self.window, KafkaSessionWindow):
+            # every accepted record (see live_sessions): the retained ones and the batch's
+            dropped = late.select(pl.col(SEQ).cast(pl.Int64)).collect()[SEQ].implode()
+            accepted = run.filter(pl.col(_NEW) & ~pl.col(SEQ).cast(pl.Int64).is_in(dropped))
+            retained = self.retained if self.retained is not None else accepted.clear()
+            self.retained = pl.concat([retained, accepted.drop(SEQ, _NEW)], how="vertical_relaxed")
+            return
         final = pl.col(ST).max().over(PART)
         self.retained = run.filter(_retained(self.window, final)).drop(SEQ, _NEW)
 
