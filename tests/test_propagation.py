@@ -221,3 +221,65 @@ def test_inherited_results_equal_the_reference(backend: str) -> None:
             assert got.equals(want)
 
     check()
+
+
+def _beam_rows(result: Any, columns: list[str]) -> list[tuple[Any, ...]]:
+    return pl.DataFrame(result.collect()).select(columns).rows()
+
+
+def test_beam_window_into_without_a_window_fn_inherits_the_windows() -> None:
+    events = [("a", 1), ("b", 3), ("a", 7), ("b", 12), ("a", 30)]
+    sliding = ks.SlidingEventTimeWindows.of(10, 5)
+    upstream = _flink("reference", events).key_by("k").window(sliding).count()
+    windowed = upstream.map(g=ks.lit("all")).select_key("g").window_into()
+    columns = ["g", "window_start", "window_end", "count", "timestamp", "pane_timing"]
+    assert _beam_rows(windowed.combine_per_key(ks.agg.sum("count")), columns) == [
+        ("all", -5, 5, 2, 4, "ON_TIME"),
+        ("all", 0, 10, 3, 9, "ON_TIME"),
+        ("all", 5, 15, 2, 14, "ON_TIME"),
+        ("all", 10, 20, 1, 19, "ON_TIME"),
+        ("all", 25, 35, 1, 34, "ON_TIME"),
+        ("all", 30, 40, 1, 39, "ON_TIME"),
+    ]
+    sessions = ks.EventTimeSessionWindows.with_gap(5)
+    events = [("a", 1), ("b", 1), ("a", 20), ("b", 22)]
+    upstream = _flink("reference", events).key_by("k").window(sessions).count()
+    windowed = upstream.map(g=ks.lit("all")).select_key("g").window_into()
+    assert _beam_rows(windowed.combine_per_key(ks.agg.sum("count")), columns[:4]) == [
+        ("all", 1, 6, 2),
+        ("all", 20, 25, 1),
+        ("all", 22, 27, 1),
+    ]
+
+
+def test_beam_inherited_windows_drop_the_rows_the_passed_watermark_made_late() -> None:
+    events = [("a", 1), ("a", 12), ("a", 3), ("a", 30)]
+    sliding = ks.SlidingEventTimeWindows.of(10, 5)
+    upstream = _flink("reference", events).key_by("k").window(sliding).allowed_lateness(20)
+    result = upstream.count().as_stream().window_into().combine_per_key(ks.agg.sum("count"))
+    # the LATE panes of [0,10) and [-5,5) arrive after the upstream's watermark 11 passed
+    # their ends: Beam drops them (their windows expired)
+    assert _beam_rows(result, ["window_start", "count"]) == [
+        (-5, 1),
+        (0, 1),
+        (5, 1),
+        (10, 1),
+        (25, 1),
+        (30, 1),
+    ]
+    late = pl.DataFrame(result.late_records())
+    assert late.select("window_start", "count").rows() == [(0, 2), (-5, 2)]
+    assert "__ks_inherited_start" not in late.columns
+
+
+def test_beam_window_into_inherits_only_time_windows_and_only_on_the_reference() -> None:
+    s = _flink("reference", [("a", 1)])
+    with pytest.raises(ks.InvalidSpecError, match=r"window_into\(\) needs a window fn"):
+        s.window_into()
+    counted = s.key_by("k").count_window(2).count()
+    with pytest.raises(ks.InvalidSpecError, match="count or global windows"):
+        counted.as_stream().window_into()
+    tumbling = ks.TumblingEventTimeWindows.of(5)
+    on_polars = _flink("polars", [("a", 1)]).key_by("k").window(tumbling).count()
+    with pytest.raises(ks.UnsupportedPlanError, match="reference backend"):
+        on_polars.as_stream().window_into().combine_per_key(ks.agg.sum("count")).collect()

@@ -127,7 +127,7 @@ class KStream(StatelessStream[FrameT]):
 
     def window_into(
         self,
-        window_fn: WindowFn,
+        window_fn: WindowFn | None = None,
         *,
         trigger: Trigger | None = None,
         accumulation_mode: AccumulationMode | None = None,
@@ -141,7 +141,9 @@ class KStream(StatelessStream[FrameT]):
 
         Args:
             window_fn: ``beam.FixedWindows``, ``beam.SlidingWindows``, ``beam.Sessions`` or
-                ``beam.GlobalWindows``.
+                ``beam.GlobalWindows``; left out on the stream of a Flink window result, each
+                result row falls into exactly its own upstream window again (Apex-style
+                window propagation, see :mod:`kstreamlike.plan.propagation`).
             trigger: when panes fire (default ``beam.DefaultTrigger()``); also an Apex
                 ``beam.TriggerOption``, whose accumulation mode and only-updated-panes
                 setting then apply.

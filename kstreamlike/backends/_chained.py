@@ -32,6 +32,7 @@ from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan, lower
 from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
     ExplicitWatermarks,
     FlinkWindowedAggregate,
     Source,
@@ -100,7 +101,7 @@ def _materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
     source, upstream = _read(agg.source, run, advances)
     if upstream is None:
         return plan
-    if isinstance(agg, FlinkWindowedAggregate):
+    if isinstance(agg, FlinkWindowedAggregate | BeamWindowedAggregate):
         watermarks = agg.watermarks
         if isinstance(watermarks, UpstreamWatermarks):
             watermarks = passed_watermarks(upstream, advances)

@@ -31,6 +31,7 @@ import narwhals as nw
 import polars as pl
 
 from kstreamlike.errors import InvalidSpecError
+from kstreamlike.plan.beam import BeamFixedWindows, BeamInheritedWindows, BeamWindowedAggregate
 from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, Source, Upstream, windowed_aggregate
 from kstreamlike.plan.stateless import Apply, Assign, Expand, op_schema
@@ -45,9 +46,13 @@ HIDDEN = (START, END)
 
 _TIMESTAMP = "timestamp"
 
+Inherited = FlinkInheritedWindow | BeamInheritedWindows
+"""Inherited windows, in the Flink or the Beam profile."""
 
-def inherited_window(source: Source) -> FlinkInheritedWindow:
-    """The windows ``window()`` without an assigner inherits on ``source``.
+
+def inherited_window(source: Source, call: str = "window()") -> FlinkInheritedWindow:
+    """The windows ``call`` (``window()`` without an assigner, or ``window_into()``
+    without a window fn) inherits on ``source``.
 
     Raises:
         InvalidSpecError: ``source`` is not the stream of a Flink window result; the
@@ -65,14 +70,16 @@ def inherited_window(source: Source) -> FlinkInheritedWindow:
     frame = source.frame
     agg = windowed_aggregate(frame.node) if isinstance(frame, Upstream) else None
     if not isinstance(agg, FlinkWindowedAggregate):
+        named = "an assigner (e.g. ks.TumblingEventTimeWindows.of(size))"
+        if call != "window()":
+            named = "a window fn (e.g. beam.FixedWindows(size))"
         raise InvalidSpecError(
-            "window() needs an assigner (e.g. ks.TumblingEventTimeWindows.of(size)); only "
-            "the stream of a Flink window result inherits its windows"
+            f"{call} needs {named}; only the stream of a Flink window result inherits its windows"
         )
     window = agg.window
     if isinstance(window, FlinkGlobalWindow):
         raise InvalidSpecError(
-            "window() without an assigner inherits the upstream's time windows, and the "
+            f"{call} inherits the upstream's time windows, and the "
             "upstream's windows are count or global windows: they have no start and end "
             "(null window bounds) to inherit; name the assigner"
         )
@@ -86,7 +93,7 @@ def inherited_window(source: Source) -> FlinkInheritedWindow:
     if touched or source.timestamp != _TIMESTAMP:
         columns = touched or [source.timestamp]
         raise InvalidSpecError(
-            "window() without an assigner puts each record back into the window it carries "
+            f"{call} puts each record back into the window it carries "
             "(its window_start and window_end, at event time timestamp = window_end - 1), "
             f"and the stream rewrote {', '.join(map(repr, columns))}; keep those columns as "
             "the upstream result has them, or name the assigner"
@@ -100,18 +107,19 @@ def _name(window: object) -> str:
     return type(window).__name__.replace("Flink", "").replace("Window", "EventTimeWindows")
 
 
-def inherits(plan: Lowered) -> FlinkInheritedWindow | None:
-    """The inherited windows ``plan`` runs, or None for any other plan."""
+def inherits(plan: Lowered) -> Inherited | None:
+    """The inherited windows ``plan`` runs (Flink or Beam profile), or None for any other
+    plan."""
     if not isinstance(plan, LoweredPlan):
         return None
     window = plan.aggregate.window
-    return window if isinstance(window, FlinkInheritedWindow) else None
+    return window if isinstance(window, (FlinkInheritedWindow, BeamInheritedWindows)) else None
 
 
 def as_tumbling(plan: Lowered) -> Lowered:
-    """``plan`` as every backend runs it: inherited windows become one-tick tumbling windows
-    keyed by the carried bounds too (see the module docstring); any other plan is returned
-    as is.
+    """``plan`` as every backend runs it: inherited windows become one-tick tumbling (Beam:
+    fixed) windows keyed by the carried bounds too (see the module docstring); any other
+    plan is returned as is.
 
     Example:
         >>> import kstreamlike as ks
@@ -120,15 +128,17 @@ def as_tumbling(plan: Lowered) -> Lowered:
         ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
         >>> r = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5)).count()
         >>> agg = as_tumbling(lower(r.key_by("k").window().count().plan)).aggregate
-        >>> agg.keys, agg.window
-        (('k', '__ks_inherited_start', '__ks_inherited_end'), FlinkTumblingWindow(size=1, offset=0))
+        >>> agg.keys
+        ('k', '__ks_inherited_start', '__ks_inherited_end')
+        >>> agg.window
+        FlinkTumblingWindow(size=1, offset=0)
     """
     window = inherits(plan)
     if window is None:
         return plan
     assert isinstance(plan, LoweredPlan)
     agg = plan.aggregate
-    assert isinstance(agg, FlinkWindowedAggregate)
+    assert isinstance(agg, (FlinkWindowedAggregate, BeamWindowedAggregate))
     source = agg.source
     dtypes: tuple[tuple[str, pl.DataType], ...] = (
         (START, source.schema[window.start]),
@@ -136,12 +146,9 @@ def as_tumbling(plan: Lowered) -> Lowered:
     )
     op = Assign(((START, nw.col(window.start)), (END, nw.col(window.end))), dtypes)
     source = replace(source, ops=(*source.ops, op), schema=op_schema(source.schema, op))
-    return replace(
-        plan,
-        aggregate=replace(
-            agg,
-            source=source,
-            keys=(*agg.keys, *HIDDEN),
-            window=FlinkTumblingWindow(size=1, offset=0),
-        ),
-    )
+    keys = (*agg.keys, *HIDDEN)
+    if isinstance(agg, BeamWindowedAggregate):
+        beam = replace(agg, source=source, keys=keys, window=BeamFixedWindows(size=1, offset=0))
+        return replace(plan, aggregate=beam)
+    flink = replace(agg, source=source, keys=keys, window=FlinkTumblingWindow(size=1, offset=0))
+    return replace(plan, aggregate=flink)
