@@ -8,7 +8,9 @@ and windowed again. The downstream stream's records are the result rows, in emis
 order (``emit_order``), with event time ``timestamp`` (Kafka: the windowed record's
 timestamp; Flink: ``window.maxTimestamp()``), the upstream's keys as key, the aggregate
 columns as value and the window bounds as columns; a Flink result passes its watermarks on
-(see :mod:`kstreamlike.plan.chained`).
+(see :mod:`kstreamlike.plan.chained`). On a Flink result's stream, ``window()`` without an
+assigner (and the Beam profile's ``window_into()`` without a window fn) puts each row back
+into its own upstream window (:mod:`kstreamlike.plan.propagation`).
 
 The downstream's side outputs hold the upstream *result rows* it dropped or could not
 process; the upstream's own late and invalid records stay on the upstream result object.

@@ -180,6 +180,10 @@ class KStream(StatelessStream[FrameT]):
             (3, 'EARLY', 2, False)
             (3, 'EARLY', 2, True)
             (3, 'ON_TIME', 3, False)
+            >>> up = s.key_by("k").window(ks.SlidingEventTimeWindows.of(10, 5)).count()
+            >>> inherited = up.as_stream().window_into().combine_per_key(ks.agg.sum("count"))
+            >>> inherited.collect().select("window_start", "window_end", "count").rows()
+            [(-5, 5, 3), (0, 10, 3)]
         """
         return window_into(
             self._source,
