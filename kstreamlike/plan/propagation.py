@@ -35,9 +35,15 @@ from kstreamlike.plan.beam import BeamFixedWindows, BeamInheritedWindows, BeamWi
 from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, Source, Upstream, windowed_aggregate
 from kstreamlike.plan.stateless import Apply, Assign, Expand, op_schema
-from kstreamlike.plan.windows import FlinkGlobalWindow, FlinkInheritedWindow, FlinkTumblingWindow
+from kstreamlike.plan.windows import (
+    FlinkGlobalWindow,
+    FlinkInheritedWindow,
+    FlinkSessionWindow,
+    FlinkSlidingWindow,
+    FlinkTumblingWindow,
+)
 
-__all__ = ["HIDDEN", "START", "as_tumbling", "inherited_window", "inherits"]
+__all__ = ["END", "HIDDEN", "START", "Inherited", "as_tumbling", "inherited_window", "inherits"]
 
 START = "__ks_inherited_start"
 END = "__ks_inherited_end"
@@ -104,7 +110,11 @@ def inherited_window(source: Source, call: str = "window()") -> FlinkInheritedWi
 
 def _name(window: object) -> str:
     """The assigner of a resolved Flink time window."""
-    return type(window).__name__.replace("Flink", "").replace("Window", "EventTimeWindows")
+    return {
+        FlinkTumblingWindow: "TumblingEventTimeWindows",
+        FlinkSlidingWindow: "SlidingEventTimeWindows",
+        FlinkSessionWindow: "EventTimeSessionWindows",
+    }[type(window)]
 
 
 def inherits(plan: Lowered) -> Inherited | None:
