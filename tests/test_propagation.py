@@ -36,7 +36,6 @@ def _rows(result: Any, columns: list[str] = COLUMNS) -> list[tuple[Any, ...]]:
     return pl.DataFrame(result.to_polars()).select(columns).rows()
 
 
-@pytest.mark.spark_path
 def test_sliding_windows_are_inherited_by_rekeyed_rows(backend: str) -> None:
     events = [("a", 1), ("b", 3), ("a", 7), ("b", 12), ("a", 30)]
     sliding = ks.SlidingEventTimeWindows.of(10, 5)
@@ -199,7 +198,6 @@ def test_inherited_rows_are_accounted_for(backend: str) -> None:
     check()
 
 
-@pytest.mark.spark_path
 def test_inherited_results_equal_the_reference(backend: str) -> None:
     @budget(backend, few=4)
     @given(frame=streams(), up=flink_assigners())
