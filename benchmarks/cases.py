@@ -13,6 +13,7 @@ import polars as pl
 import kstreamlike as ks
 from benchmarks.data import GRACE_MS
 from benchmarks.join_cases import (
+    interval_joined,
     join_cases_input,
     joined,
     polars_join_baseline,
@@ -531,5 +532,22 @@ CASES = [
         joined("outer_join", "spark"),
         spark_join_baseline(outer=True),
         spark_join_input,
+    ),
+    Case(
+        "polars Flink interval join +/- 10 s, out-of-orderness 10 s",
+        10_000_000,
+        interval_joined("polars"),
+        polars_join_baseline(outer=False),
+        join_cases_input,
+        target=2.0,
+        separate=True,
+    ),
+    Case(
+        "spark Flink interval join +/- 10 s, out-of-orderness 10 s",
+        10_000_000,
+        interval_joined("spark"),
+        spark_join_baseline(outer=False),
+        spark_join_input,
+        target=2.0,
     ),
 ]

@@ -18,6 +18,7 @@ from benchmarks.data import GRACE_MS
 
 __all__ = [
     "JOIN_WINDOW_MS",
+    "interval_joined",
     "join_cases_input",
     "joined",
     "polars_join_baseline",
@@ -46,6 +47,29 @@ def joined(kind: str, backend: str) -> Callable[[Any], object]:
         result = getattr(left, kind)(right, ks.JoinColumns(), WINDOWS).collect()
         if backend == "spark":
             result.write.format("noop").mode("overwrite").save()
+        return None
+
+    return run
+
+
+def interval_joined(backend: str) -> Callable[[Any], object]:
+    """A Flink interval join ``between(-10 s, +10 s)`` (watermarks bounded by the grace) that
+    reads its output and both late side outputs."""
+
+    def run(sides: tuple[Any, Any]) -> object:
+        watermarks = ks.WatermarkStrategy.for_bounded_out_of_orderness(GRACE_MS)
+        left, right = (
+            ks.stream(
+                side, value="amount", timestamp="ts", order_by="offset", watermarks=watermarks
+            ).key_by("key")
+            for side in sides
+        )
+        joined = left.interval_join(right).between(-JOIN_WINDOW_MS, JOIN_WINDOW_MS)
+        result = joined.process(ks.JoinColumns())
+        outputs = (result.collect(), result.late_records())
+        if backend == "spark":
+            for output in outputs:
+                output.write.format("noop").mode("overwrite").save()
         return None
 
     return run

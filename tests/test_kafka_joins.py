@@ -160,3 +160,76 @@ def test_a_join_cannot_start_a_live_job() -> None:
     joined = _stream([(1, 5, "A", 0)]).join(_stream([(1, 7, "x", 1)]), _concat, windows)
     with pytest.raises(ks.UnsupportedPlanError, match="live job"):
         joined.start()
+
+
+def test_zero_time_difference_joins_equal_timestamps(backend: str) -> None:
+    """Kafka's stores skip a record exactly ``before + after + grace`` old, so a zero-width
+    window never joins there; kstreamlike keeps it (see the differences page)."""
+    left = _stream([(1, 5, "A", 0), (1, 6, "B", 2)], backend)
+    right = _stream([(1, 5, "a", 1), (1, 6, "b", 3)])
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(0)
+    out = to_polars(left.join(right, _concat, windows).collect())
+    assert out.select("k", "value", "timestamp").rows() == [(1, "A+a", 5), (1, "B+b", 6)]
+
+
+def test_partner_at_the_retention_boundary_joins(backend: str) -> None:
+    """before = 10, after = 0, no grace: the left record at 10 joins right records in
+    [0, 10]. The right record at 0 is exactly ``before + after + grace`` = 10 behind the
+    newest right record, which Kafka's store would skip; it joins."""
+    left = _stream([(1, 10, "L", 2)], backend)
+    right = _stream([(1, 0, "r0", 0), (1, 10, "r1", 1)])
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(10).after(0)
+    out = to_polars(left.join(right, _concat, windows).collect())
+    assert sorted(out.get_column("value").to_list()) == ["L+r0", "L+r1"]
+
+
+def _label(left: str, right: str | None) -> str:
+    return f"{left}+{right}"
+
+
+def _replayed(joined: ks.JoinedStream[Any]) -> ks.KStream[pl.DataFrame]:
+    """The joined records, collected, as a recorded stream of their own."""
+    return ks.stream(
+        joined.to_polars(),
+        key="k",
+        value="value",
+        timestamp="timestamp",
+        order_by="emit_order",
+        backend="reference",
+    )
+
+
+def test_joined_records_are_grouped_and_windowed(backend: str) -> None:
+    """A join's records, windowed again, give what the same records give as a recorded
+    stream (event time ``timestamp``, arrival order ``emit_order``), unmatched left records
+    (``None`` on the right) included."""
+    left = _stream([(1, 0, "A", 0), (2, 3, "B", 2), (1, 12, "C", 4), (1, 40, "D", 6)], backend)
+    right = _stream([(1, 1, "a", 1), (1, 4, "b", 3), (2, 13, "c", 5), (1, 41, "d", 7)])
+    joined = left.left_join(right, _label, ks.JoinWindows.of_time_difference_and_grace(2, 1))
+    assert to_polars(joined.collect()).height > 0
+
+    def per_window(stream: Any) -> pl.DataFrame:
+        windowed = stream.group_by_key().windowed_by(ks.TimeWindows.of(10))
+        return to_polars(windowed.aggregate(ks.agg.count(), ks.agg.max("value")).collect())
+
+    out = per_window(joined)
+    assert out.equals(per_window(_replayed(joined)))
+    assert out.select("k", "window_start", "count").rows()[-1] == (1, 40, 1)
+
+
+def test_joined_records_filtered_and_rekeyed(backend: str) -> None:
+    left = _stream([(1, 0, "A", 0), (2, 3, "B", 2), (1, 12, "C", 4)], backend)
+    right = _stream([(1, 1, "a", 1), (2, 4, "b", 3), (1, 13, "c", 5)])
+    joined = left.join(right, ks.JoinColumns(), ks.JoinWindows.of_time_difference_with_no_grace(2))
+    stream = joined.filter(ks.col("v_left") != "B").map(bucket=ks.lit("all")).select_key("bucket")
+    out = to_polars(stream.group_by_key().windowed_by(ks.TimeWindows.of(100)).count().collect())
+    assert out.select("bucket", "count").rows() == [("all", 1), ("all", 2)]
+
+
+def test_chained_python_joiner_needs_a_return_annotation() -> None:
+    left = _stream([(1, 0, "A", 0)])
+    right = _stream([(1, 1, "a", 1)])
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(2)
+    joined = left.join(right, lambda left, right: left + right, windows)
+    with pytest.raises(ks.InvalidSpecError, match="annotate the return type of the joiner"):
+        joined.group_by_key()

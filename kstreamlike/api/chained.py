@@ -8,9 +8,11 @@ and windowed again. The downstream stream's records are the result rows, in emis
 order (``emit_order``), with event time ``timestamp`` (Kafka: the windowed record's
 timestamp; Flink: ``window.maxTimestamp()``), the upstream's keys as key, the aggregate
 columns as value and the window bounds as columns; a Flink result passes its watermarks on
-(see :mod:`kstreamlike.plan.chained`). On a Flink result's stream, ``window()`` without an
-assigner (and the Beam profile's ``window_into()`` without a window fn) puts each row back
-into its own upstream window (:mod:`kstreamlike.plan.propagation`).
+(see :mod:`kstreamlike.plan.chained`). The records of a Kafka stream-stream join
+(:class:`~kstreamlike.api.join.JoinedStream`) are such a stream too. On a Flink result's
+stream, ``window()`` without an assigner (and the Beam profile's ``window_into()`` without a
+window fn) puts each row back into its own upstream window
+(:mod:`kstreamlike.plan.propagation`).
 
 The downstream's side outputs hold the upstream *result rows* it dropped or could not
 process; the upstream's own late and invalid records stay on the upstream result object.
@@ -25,7 +27,7 @@ import narwhals as nw
 
 from kstreamlike.api.result import FrameT, StreamResult
 from kstreamlike.plan.chained import chained_source
-from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
+from kstreamlike.plan.join import FlinkIntervalJoin
 
 if TYPE_CHECKING:
     from kstreamlike.api.flink import KeyedStream
@@ -63,7 +65,7 @@ class ChainedResult(StreamResult[FrameT]):
         from kstreamlike.api.stream import KStream
 
         node = self._node
-        assert not isinstance(node, KafkaStreamJoin | FlinkIntervalJoin)
+        assert not isinstance(node, FlinkIntervalJoin)
         return KStream(chained_source(node), self._requested)
 
     def group_by_key(self) -> KGroupedStream[FrameT]:

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from kstreamlike.api._source import columns_arg, require_columns
-from kstreamlike.api.result import StreamResult
+from kstreamlike.api.chained import ChainedResult
 from kstreamlike.backends.base import FrameT
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.frames import is_spark_frame, to_polars
@@ -154,9 +154,11 @@ def check_output_names(node: StreamJoin) -> None:
             )
 
 
-class JoinedStream(StreamResult[FrameT]):
+class JoinedStream(ChainedResult[FrameT]):
     """The result of a windowed stream-stream join (Kafka profile): the joined records and
-    the side outputs of both inputs.
+    the side outputs of both inputs. The joined records are a stream again: they can be
+    filtered, re-keyed, grouped and windowed (event time ``timestamp``, arrival order
+    ``emit_order``; a Python joiner's ``value`` needs a return annotation).
 
     ``collect()`` has the key columns (after the partition column, if any), the joiner's
     ``value`` (or, with :class:`~kstreamlike.JoinColumns`, the chosen value columns with

@@ -40,7 +40,7 @@ from kstreamlike.plan.nodes import (
 )
 from kstreamlike.plan.propagation import HIDDEN, as_tumbling, inherits
 
-__all__ = ["finished", "materialized", "passed_watermarks", "upstream_plans"]
+__all__ = ["finished", "materialized", "passed_watermarks", "plan_sources", "upstream_plans"]
 
 Run = Callable[[Lowered], Outputs[Any]]
 """Runs a lowered plan whose sources are frames, on the backend at hand."""
@@ -48,7 +48,14 @@ Advances = Callable[[FlinkWindowedAggregate], pl.DataFrame]
 """The backend's watermark advances of a Flink plan (``Backend.watermark_advances``)."""
 
 
-def upstream_plans(plan: Lowered) -> list[LoweredPlan]:
+def plan_sources(plan: Lowered) -> list[Source]:
+    """The input streams of ``plan``: both inputs of a join, else its one source."""
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
+        return [plan.left, plan.right]
+    return [plan.source]
+
+
+def upstream_plans(plan: Lowered) -> list[Lowered]:
     """The upstream aggregations ``plan`` reads (directly or through other upstreams).
 
     Example:
@@ -60,9 +67,8 @@ def upstream_plans(plan: Lowered) -> list[LoweredPlan]:
         >>> [p.emit.value for p in upstream_plans(plan)]
         ['on_window_update']
     """
-    sources = [plan.left, plan.right] if isinstance(plan, KafkaStreamJoin) else [plan.source]
-    found: list[LoweredPlan] = []
-    for source in sources:
+    found: list[Lowered] = []
+    for source in plan_sources(plan):
         upstream = upstream_of(source)
         if upstream is not None:
             up = lower(upstream.node)
@@ -104,29 +110,27 @@ def _materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
     if isinstance(agg, FlinkWindowedAggregate | BeamWindowedAggregate):
         watermarks = agg.watermarks
         if isinstance(watermarks, UpstreamWatermarks):
+            assert isinstance(upstream, LoweredPlan)
             watermarks = passed_watermarks(upstream, advances)
             source = replace(source, watermarks=watermarks)
         return replace(plan, aggregate=replace(agg, source=source, watermarks=watermarks))
     return replace(plan, aggregate=replace(agg, source=source))
 
 
-def _read(source: Source, run: Run, advances: Advances) -> tuple[Source, LoweredPlan | None]:
+def _read(source: Source, run: Run, advances: Advances) -> tuple[Source, Lowered | None]:
     """``source`` reading its upstream's main output, and the upstream plan as it ran (None
     when ``source`` is a recorded frame)."""
     upstream = upstream_of(source)
     if upstream is None:
         return source, None
     plan = _materialized(lower(upstream.node), run, advances)
-    assert isinstance(plan, LoweredPlan)
     frame = run(plan).main
     if isinstance(frame, pl.DataFrame):
         # a Python aggregation's value: as declared (its dtype inferred from the values
         # may be narrower)
         changed = {c: t for c, t in upstream.schema.items() if frame.schema[c] != t}
         frame = frame.cast(changed) if changed else frame  # type: ignore[arg-type]
-    ran = as_tumbling(plan)
-    assert isinstance(ran, LoweredPlan)
-    return replace(source, frame=frame), ran
+    return replace(source, frame=frame), as_tumbling(plan)
 
 
 def finished(plan: Lowered, outputs: Outputs[Any]) -> Outputs[Any]:

@@ -17,6 +17,11 @@ runs the downstream):
   (:class:`~kstreamlike.plan.nodes.UpstreamWatermarks`); the input ends when the upstream's
   does (``bounded`` as upstream).
 
+The records of a Kafka stream-stream join are a stream in the same way: event time
+``timestamp`` (the later of the pair's timestamps), arrival order ``emit_order``, the
+join's keys as key, the joiner's columns as value (a Python joiner's ``value`` typed by its
+return annotation), no watermarks.
+
 A Kafka changelog's tombstones are records with null aggregates (``KTable#toStream`` turns a
 tombstone into a null value): downstream aggregations treat them as Kafka treats null
 values (time and session windows aggregate them, sliding windows skip them as
@@ -28,6 +33,7 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.errors import InvalidSpecError
+from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, join_output_schema
 from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
     PlanNode,
@@ -36,7 +42,7 @@ from kstreamlike.plan.nodes import (
     UpstreamWatermarks,
     windowed_aggregate,
 )
-from kstreamlike.plan.python_dtype import aggregate_value_dtype
+from kstreamlike.plan.python_dtype import aggregate_value_dtype, return_dtype
 from kstreamlike.plan.schema import aggregate_columns, output_schema
 
 __all__ = ["chained_source", "upstream_of"]
@@ -72,7 +78,48 @@ def _schema(node: PlanNode) -> pl.Schema:
     return pl.Schema(columns)
 
 
-def chained_source(node: PlanNode) -> Source:
+def _joined_schema(node: KafkaStreamJoin) -> pl.Schema:
+    """A join's main output schema, a Python joiner's ``value`` typed by its return
+    annotation."""
+    columns: dict[str, pl.DataType] = {}
+    for name, dtype in join_output_schema(node).items():
+        if dtype is None:
+            assert isinstance(node.joiner, PythonJoiner)
+            dtype = return_dtype(node.joiner.function)
+            if dtype is None:
+                raise InvalidSpecError(
+                    "the dtype of the joined value is unknown before the query runs: annotate "
+                    "the return type of the joiner (e.g. def joiner(left, right) -> str) with "
+                    "int, float, str, bool, bytes or a list of those, or join with "
+                    "ks.JoinColumns(...)"
+                )
+        columns[name] = dtype
+    return pl.Schema(columns)
+
+
+def _joined_source(node: KafkaStreamJoin) -> Source:
+    """The stream of a Kafka join's records (see the module docstring)."""
+    left = node.left
+    schema = _joined_schema(node)
+    others = {*node.keys, left.partition, TIMESTAMP, ORDER}
+    values = tuple(name for name in schema.names() if name not in others)
+    return Source(
+        frame=Upstream(node, schema),
+        schema=schema,
+        timestamp=TIMESTAMP,
+        time_unit=left.time_unit,
+        key=node.keys,
+        value=values,
+        value_is_row=len(values) != 1,
+        order_by=ORDER,
+        partition=left.partition,
+        watermarks=None,
+        bounded=left.bounded,
+        output=left.output,
+    )
+
+
+def chained_source(node: PlanNode | KafkaStreamJoin) -> Source:
     """The stream of ``node``'s main output, for a downstream pipeline.
 
     Raises:
@@ -87,6 +134,8 @@ def chained_source(node: PlanNode) -> Source:
         >>> source.timestamp, source.order_by, source.key, source.value
         ('timestamp', 'emit_order', ('k',), ('count',))
     """
+    if isinstance(node, KafkaStreamJoin):
+        return _joined_source(node)
     agg = windowed_aggregate(node)
     upstream = agg.source
     schema = _schema(node)

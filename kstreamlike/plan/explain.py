@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kstreamlike.plan.firing import trigger_name
+from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.nodes import (
     Aggregation,
     BeamWindowedAggregate,
@@ -60,7 +61,13 @@ def _source(source: Source, indent: str) -> list[str]:
     )
     if isinstance(source.frame, Upstream):
         lines.append(f"{indent}  reads the main output of:")
-        lines.extend(_lines(source.frame.node, indent + "    "))
+        node = source.frame.node
+        if isinstance(node, KafkaStreamJoin):
+            inner = indent + "    "
+            lines.append(f"{inner}KafkaStreamJoin kind={node.kind} keys={list(node.keys)}")
+            lines += [*_source(node.left, inner + "  "), *_source(node.right, inner + "  ")]
+        else:
+            lines.extend(_lines(node, indent + "    "))
     from kstreamlike.plan.merge import Merged
 
     if isinstance(source.frame, Merged):

@@ -73,7 +73,10 @@ class KafkaJoinWindow:
 
     @property
     def retention(self) -> int:
-        """How long each side's window store keeps a record: ``before + after + grace``."""
+        """How long each side's window store keeps a record: a lookup finds records no more
+        than ``before + after + grace`` behind the newest one of that store (Kafka skips
+        records exactly that old, so a zero-width window never joins; see the differences
+        page)."""
         return self.before + self.after + self.grace
 
 

@@ -28,6 +28,7 @@ from kstreamlike.plan.windows import (
 
 if TYPE_CHECKING:
     from kstreamlike.functions import AggregateFunction, ProcessWindowFunction
+    from kstreamlike.plan.join import KafkaStreamJoin
 
 __all__ = [
     "Aggregation",
@@ -90,11 +91,11 @@ class Upstream:
 
     Attributes:
         node: the upstream plan node (a windowed aggregation, possibly wrapped in
-            ``suppress`` and ``to_stream``).
+            ``suppress`` and ``to_stream``, or a Kafka stream-stream join).
         schema: the upstream's main output columns and dtypes.
     """
 
-    node: PlanNode
+    node: PlanNode | KafkaStreamJoin
     schema: pl.Schema
 
 

@@ -32,6 +32,7 @@ import polars as pl
 
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.beam import BeamFixedWindows, BeamInheritedWindows, BeamWindowedAggregate
+from kstreamlike.plan.join import KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, Source, Upstream, windowed_aggregate
 from kstreamlike.plan.stateless import Apply, Assign, Expand, op_schema
@@ -74,7 +75,8 @@ def inherited_window(source: Source, call: str = "window()") -> FlinkInheritedWi
         'SlidingEventTimeWindows'
     """
     frame = source.frame
-    agg = windowed_aggregate(frame.node) if isinstance(frame, Upstream) else None
+    node = frame.node if isinstance(frame, Upstream) else None
+    agg = None if node is None or isinstance(node, KafkaStreamJoin) else windowed_aggregate(node)
     if not isinstance(agg, FlinkWindowedAggregate):
         named = "an assigner (e.g. ks.TumblingEventTimeWindows.of(size))"
         if call != "window()":

@@ -95,7 +95,7 @@ def _matches(node: KafkaStreamJoin, state: _State, record: JoinRecord) -> list[J
     found = [
         r
         for r in other.records
-        if r.key == record.key and lower <= r.ts <= upper and r.ts > retained
+        if r.key == record.key and lower <= r.ts <= upper and r.ts >= retained
     ]
     found.sort(key=lambda r: r.ts)  # stable: arrival order among equal timestamps
     return found

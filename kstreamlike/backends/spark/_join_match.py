@@ -67,12 +67,12 @@ def matched_pairs(node: KafkaStreamJoin, valid: DataFrame, values: list[str]) ->
     seen_from_left = (
         (rt >= _clamped(lt - window.before))
         & (rt <= _clamped(lt + window.after))
-        & (rt > F.col("__ks_lother") - window.retention)
+        & (rt >= F.col("__ks_lother") - window.retention)
     )
     seen_from_right = (
         (lt >= _clamped(rt - window.after))
         & (lt <= _clamped(rt + window.before))
-        & (lt > F.col("__ks_rother") - window.retention)
+        & (lt >= F.col("__ks_rother") - window.retention)
     )
     exact = F.when(later_left, seen_from_left).otherwise(seen_from_right)
     return left.join(right, condition & exact).select(

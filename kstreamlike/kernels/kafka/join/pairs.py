@@ -83,12 +83,12 @@ def matched_pairs(node: KafkaStreamJoin, records: pl.DataFrame) -> pl.DataFrame:
     seen_from_left = (
         (rt >= _clamped(lt - window.before))
         & (rt <= _clamped(lt + window.after))
-        & (rt > pl.col(_LOTHER) - window.retention)
+        & (rt >= pl.col(_LOTHER) - window.retention)
     )
     seen_from_right = (
         (lt >= _clamped(rt - window.after))
         & (lt <= _clamped(rt + window.before))
-        & (lt > pl.col(_ROTHER) - window.retention)
+        & (lt >= pl.col(_ROTHER) - window.retention)
     )
     return (
         pairs.filter(pl.when(later_left).then(seen_from_left).otherwise(seen_from_right))
