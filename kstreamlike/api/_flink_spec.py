@@ -26,7 +26,6 @@ from kstreamlike.assigners import (
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
 from kstreamlike.functions import OutputTag, ProcessWindowFunction
-from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.firing import (
     FlinkEventTimeTrigger,
     FlinkEvictor,
@@ -37,20 +36,19 @@ from kstreamlike.plan.firing import (
     trigger_name,
     uses_processing_time,
 )
-from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.nodes import (
     Aggregation,
+    ElementsAggregation,
     ExplicitWatermarks,
     FlinkAggregateFunction,
-    FlinkWindowedAggregate,
     Source,
     WatermarkPlan,
-    windowed_aggregate,
 )
+from kstreamlike.plan.propagation import inherited_window
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
+    FlinkInheritedWindow,
     FlinkSessionWindow,
-    FlinkTumblingWindow,
     FlinkWindow,
 )
 from kstreamlike.triggers import TRIGGER_TYPES, Trigger
@@ -138,32 +136,14 @@ def time_window_spec(source: Source, assigner: WindowAssigner) -> WindowSpec:
 
 
 def inherited_window_spec(source: Source) -> WindowSpec:
-    """The settings of ``window()`` without an assigner: on the stream of a Flink result
-    with tumbling windows, the same windows (each result row, at its window's
-    ``maxTimestamp``, falls into its own window again: Apex-style window propagation)."""
-    upstream = upstream_of(source)
-    node = None if upstream is None else upstream.node
-    agg = (
-        None
-        if node is None or isinstance(node, KafkaStreamJoin | FlinkIntervalJoin)
-        else windowed_aggregate(node)
-    )
-    if not isinstance(agg, FlinkWindowedAggregate):
-        raise InvalidSpecError(
-            "window() needs an assigner (e.g. ks.TumblingEventTimeWindows.of(size)); only "
-            "the stream of a Flink window result inherits its windows"
-        )
-    if not isinstance(agg.window, FlinkTumblingWindow):
-        raise InvalidSpecError(
-            "window() without an assigner inherits tumbling windows only: the upstream's "
-            f"{type(agg.window).__name__} would put a result row into other windows than "
-            "its own; name the assigner"
-        )
+    """The settings of ``window()`` without an assigner: on the stream of a Flink window
+    result, each result row falls into exactly its own upstream window again (Apex-style
+    window propagation, :mod:`kstreamlike.plan.propagation`), with the default
+    ``EventTimeTrigger``."""
+    window = inherited_window(source)
     if source.watermarks is None:  # pragma: no cover - a Flink result passes its own on
         raise InvalidSpecError("event-time windows need watermarks")
-    return WindowSpec(
-        window=agg.window, assigner="TumblingEventTimeWindows", trigger=FlinkEventTimeTrigger()
-    )
+    return WindowSpec(window=window, assigner="inherited", trigger=FlinkEventTimeTrigger())
 
 
 def resolve_trigger(source: Source, spec: WindowSpec, trigger: Trigger) -> FlinkTrigger:
@@ -250,11 +230,18 @@ def check_window_function(
     aggregation: Aggregation,
     window_function: object,
 ) -> None:
-    """A window function must be a ``ProcessWindowFunction``, and an ``AggregateFunction``
-    on session windows must implement ``merge``."""
+    """A window function must be a ``ProcessWindowFunction`` (not on inherited windows),
+    and an ``AggregateFunction`` on session windows must implement ``merge``."""
     if window_function is not None and not isinstance(window_function, ProcessWindowFunction):
         raise InvalidSpecError(
             f"window_function must be a ks.ProcessWindowFunction, got {window_function!r}"
+        )
+    calls = window_function is not None or isinstance(aggregation, ElementsAggregation)
+    if calls and isinstance(spec.window, FlinkInheritedWindow):
+        raise InvalidSpecError(
+            "a ProcessWindowFunction (process(), window_function=) cannot run on inherited "
+            "windows (window() without an assigner) in this release; aggregate with "
+            "ks.agg, reduce() or aggregate(), or name the assigner"
         )
     if (
         isinstance(spec.window, FlinkSessionWindow)

@@ -27,7 +27,9 @@ from kstreamlike.functions import AggregateFunction
 from kstreamlike.plan.beam import (
     AccumulationMode,
     BeamGlobalWindows,
+    BeamInheritedWindows,
     BeamWindowedAggregate,
+    BeamWindowFn,
     TimestampCombiner,
     uses_processing_time,
 )
@@ -38,6 +40,7 @@ from kstreamlike.plan.nodes import (
     FlinkAggregateFunction,
     Source,
 )
+from kstreamlike.plan.propagation import inherited_window
 
 __all__ = ["BeamWindowedStream", "window_into"]
 
@@ -47,7 +50,7 @@ _WINDOW_FNS = (FixedWindows, SlidingWindows, Sessions, GlobalWindows)
 def window_into(
     source: Source,
     backend: str | None,
-    window_fn: object,
+    window_fn: object | None,
     trigger: object,
     accumulation_mode: object,
     allowed_lateness: Duration,
@@ -66,7 +69,7 @@ def window_into(
         ...     print(str(e)[:53])
         window_into(FixedWindows(size=10 ms, offset=0 ms)) ne
     """
-    if not isinstance(window_fn, _WINDOW_FNS):
+    if window_fn is not None and not isinstance(window_fn, _WINDOW_FNS):
         raise InvalidSpecError(
             "window_fn must be beam.FixedWindows, beam.SlidingWindows, beam.Sessions or "
             f"beam.GlobalWindows, got {window_fn!r}"
@@ -78,7 +81,11 @@ def window_into(
         )
     check_keys(source, source.key, "watermark")
     unit = source.time_unit
-    window = window_fn._resolve(unit)
+    window: BeamWindowFn
+    if window_fn is None:
+        window = BeamInheritedWindows(inherited_window(source, "window_into()").upstream)
+    else:
+        window = window_fn._resolve(unit)
     watermarks = source.watermarks
     if watermarks is None:
         if not isinstance(window, BeamGlobalWindows):

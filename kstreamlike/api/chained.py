@@ -10,7 +10,10 @@ timestamp; Flink: ``window.maxTimestamp()``), the upstream's keys as key, the ag
 columns as value and the window bounds as columns; a Flink result passes its watermarks on
 (see :mod:`kstreamlike.plan.chained`). The records of a join
 (:class:`~kstreamlike.api.join.JoinedStream`,
-:class:`~kstreamlike.api.interval_join.IntervalJoinedStream`) are such a stream too.
+:class:`~kstreamlike.api.interval_join.IntervalJoinedStream`) are such a stream too. On a
+Flink result's stream, ``window()`` without an assigner (and the Beam profile's
+``window_into()`` without a window fn) puts each row back into its own upstream window
+(:mod:`kstreamlike.plan.propagation`).
 
 The downstream's side outputs hold the upstream *result rows* it dropped or could not
 process; the upstream's own late and invalid records stay on the upstream result object.

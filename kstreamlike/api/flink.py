@@ -71,9 +71,14 @@ class KeyedStream(Generic[FrameT]):
 
     def window(self, assigner: WindowAssigner | None = None) -> WindowedStream[FrameT]:
         """Assign elements to windows: event-time windows (which need watermarks) or
-        ``GlobalWindows``. On the stream of a Flink window result with tumbling windows,
-        ``window()`` without an assigner reuses those windows (see
-        :class:`~kstreamlike.api.chained.ChainedResult`).
+        ``GlobalWindows``. On the stream of a Flink window result, ``window()`` without an
+        assigner inherits the upstream's time windows (tumbling, sliding, session or
+        inherited ones): each result row falls into exactly its own window
+        ``[window_start, window_end)`` again, windows of the same bounds from rows of
+        several upstream keys aggregate together under the downstream key, and sessions do
+        not merge downstream (Apex-style window propagation,
+        :mod:`kstreamlike.plan.propagation`). Count and global windows upstream have no
+        bounds to inherit (an :class:`~kstreamlike.errors.InvalidSpecError`).
 
         Example:
             >>> import kstreamlike as ks
@@ -85,6 +90,10 @@ class KeyedStream(Generic[FrameT]):
             >>> w = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
             >>> w.count().collect().select("window_start", "window_end", "count").rows()
             [(1, 6, 1)]
+            >>> sliding = s.key_by("k").window(ks.SlidingEventTimeWindows.of(10, 5)).count()
+            >>> inherited = sliding.map(all=ks.lit(0)).key_by("all").window().sum("count")
+            >>> inherited.collect().select("window_start", "window_end", "count").rows()
+            [(-5, 5, 1), (0, 10, 1)]
         """
         if assigner is None:
             spec = inherited_window_spec(self._source)

@@ -129,7 +129,7 @@ class KStream(StatelessStream[FrameT]):
 
     def window_into(
         self,
-        window_fn: WindowFn,
+        window_fn: WindowFn | None = None,
         *,
         trigger: Trigger | None = None,
         accumulation_mode: AccumulationMode | None = None,
@@ -143,7 +143,9 @@ class KStream(StatelessStream[FrameT]):
 
         Args:
             window_fn: ``beam.FixedWindows``, ``beam.SlidingWindows``, ``beam.Sessions`` or
-                ``beam.GlobalWindows``.
+                ``beam.GlobalWindows``; left out on the stream of a Flink window result, each
+                result row falls into exactly its own upstream window again (Apex-style
+                window propagation, see :mod:`kstreamlike.plan.propagation`).
             trigger: when panes fire (default ``beam.DefaultTrigger()``); also an Apex
                 ``beam.TriggerOption``, whose accumulation mode and only-updated-panes
                 setting then apply.
@@ -180,6 +182,10 @@ class KStream(StatelessStream[FrameT]):
             (3, 'EARLY', 2, False)
             (3, 'EARLY', 2, True)
             (3, 'ON_TIME', 3, False)
+            >>> up = s.key_by("k").window(ks.SlidingEventTimeWindows.of(10, 5)).count()
+            >>> inherited = up.as_stream().window_into().combine_per_key(ks.agg.sum("count"))
+            >>> inherited.collect().select("window_start", "window_end", "count").rows()
+            [(-5, 5, 3), (0, 10, 3)]
         """
         return window_into(
             self._source,

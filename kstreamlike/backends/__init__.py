@@ -22,6 +22,7 @@ from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.lower import AnyNode, Lowered, lower
 from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, Source
+from kstreamlike.plan.propagation import as_tumbling
 
 __all__ = [
     "BACKENDS",
@@ -114,7 +115,7 @@ def _unsupported(backend: str, plan: Lowered) -> str | None:
     from kstreamlike.backends._chained import upstream_plans
 
     for part in (plan, *upstream_plans(plan)):
-        reason = BACKENDS[backend].unsupported(part)
+        reason = BACKENDS[backend].unsupported(as_tumbling(part))
         if reason is not None:
             return reason
     return None
@@ -168,11 +169,11 @@ def run_native(plan: Lowered, backend: str) -> Outputs[Any]:
         ...            "polars").main.height
         1
     """
-    from kstreamlike.backends._chained import materialized
+    from kstreamlike.backends._chained import finished, materialized
 
     engine = BACKENDS[backend]
 
     def run(part: Lowered) -> Outputs[Any]:
-        return engine.execute(materialized(part, run, engine.watermark_advances))
+        return finished(part, engine.execute(materialized(part, run, engine.watermark_advances)))
 
     return run(plan)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import narwhals as nw
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
@@ -31,13 +32,15 @@ from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan, lower
 from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
     ExplicitWatermarks,
     FlinkWindowedAggregate,
     Source,
     UpstreamWatermarks,
 )
+from kstreamlike.plan.propagation import HIDDEN, as_tumbling, inherits
 
-__all__ = ["materialized", "passed_watermarks", "plan_sources", "upstream_plans"]
+__all__ = ["finished", "materialized", "passed_watermarks", "plan_sources", "upstream_plans"]
 
 Run = Callable[[Lowered], Outputs[Any]]
 """Runs a lowered plan whose sources are frames, on the backend at hand."""
@@ -76,7 +79,9 @@ def upstream_plans(plan: Lowered) -> list[Lowered]:
 def materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
     """``plan`` with every :class:`~kstreamlike.plan.nodes.Upstream` source replaced by the
     upstream's main output (``run`` runs the upstream, itself materialized first), and
-    watermarks passed through replaced by the upstream's (``advances``).
+    watermarks passed through replaced by the upstream's (``advances``); inherited windows
+    as the backends run them (:func:`~kstreamlike.plan.propagation.as_tumbling`, whose
+    outputs :func:`finished` completes).
 
     Example:
         >>> import kstreamlike as ks
@@ -90,6 +95,10 @@ def materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
         >>> read.select("k", "count", "timestamp").rows()
         [('a', 1, 1)]
     """
+    return as_tumbling(_materialized(plan, run, advances))
+
+
+def _materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
     if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         left, _ = _read(plan.left, run, advances)
         right, _ = _read(plan.right, run, advances)
@@ -98,7 +107,7 @@ def materialized(plan: Lowered, run: Run, advances: Advances) -> Lowered:
     source, upstream = _read(agg.source, run, advances)
     if upstream is None:
         return plan
-    if isinstance(agg, FlinkWindowedAggregate):
+    if isinstance(agg, FlinkWindowedAggregate | BeamWindowedAggregate):
         watermarks = agg.watermarks
         if isinstance(watermarks, UpstreamWatermarks):
             assert isinstance(upstream, LoweredPlan)
@@ -114,14 +123,47 @@ def _read(source: Source, run: Run, advances: Advances) -> tuple[Source, Lowered
     upstream = upstream_of(source)
     if upstream is None:
         return source, None
-    plan = materialized(lower(upstream.node), run, advances)
+    plan = _materialized(lower(upstream.node), run, advances)
     frame = run(plan).main
     if isinstance(frame, pl.DataFrame):
         # a Python aggregation's value: as declared (its dtype inferred from the values
         # may be narrower)
         changed = {c: t for c, t in upstream.schema.items() if frame.schema[c] != t}
         frame = frame.cast(changed) if changed else frame  # type: ignore[arg-type]
-    return replace(source, frame=frame), plan
+    return replace(source, frame=frame), as_tumbling(plan)
+
+
+def finished(plan: Lowered, outputs: Outputs[Any]) -> Outputs[Any]:
+    """The outputs of ``plan`` (as lowered from the api, before
+    :func:`~kstreamlike.plan.propagation.as_tumbling`) once its backend ran it: for inherited
+    windows, ``window_start`` is the carried start and the hidden columns are gone; the
+    outputs of any other plan are returned as they are.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 3}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> up = s.key_by("k").window(ks.SlidingEventTimeWindows.of(10, 5)).count()
+        >>> down = up.key_by("k").window().sum("count")
+        >>> down.collect().select("k", "window_start", "window_end", "count").rows()
+        [('a', -5, 5, 1), ('a', 0, 10, 1)]
+    """
+    if inherits(plan) is None:
+        return outputs
+
+    def main(frame: Any) -> Any:
+        native = nw.from_native(frame)
+        start = nw.col(HIDDEN[0]).alias("window_start")
+        return native.with_columns(start).drop(*HIDDEN).to_native()
+
+    def side(read: Callable[[], Any]) -> Callable[[], Any]:
+        return lambda: nw.from_native(read()).drop(*HIDDEN).to_native()
+
+    return Outputs(
+        main(outputs.main),
+        late=side(lambda: outputs.late),
+        invalid=side(lambda: outputs.invalid),
+    )
 
 
 def passed_watermarks(plan: LoweredPlan, advances: Advances) -> ExplicitWatermarks:

@@ -113,7 +113,20 @@ class BeamGlobalWindows:
     """``GlobalWindows()``: one window per key; its end is the end of time."""
 
 
-BeamWindowFn = BeamFixedWindows | BeamSlidingWindows | BeamSessions | BeamGlobalWindows
+@dataclass(frozen=True)
+class BeamInheritedWindows:
+    """``window_into()`` without a window fn on the stream of a Flink window result: each
+    element falls into exactly the window it carries, ``[start, end)`` (Apex-style window
+    propagation; see :mod:`kstreamlike.plan.propagation`); the windows never merge."""
+
+    upstream: str
+    start: str = "window_start"
+    end: str = "window_end"
+
+
+BeamWindowFn = (
+    BeamFixedWindows | BeamSlidingWindows | BeamSessions | BeamGlobalWindows | BeamInheritedWindows
+)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.plan.beam import (
     BeamGlobalWindows,
+    BeamInheritedWindows,
     BeamSessions,
     BeamSlidingWindows,
 )
@@ -176,7 +177,10 @@ def _beam_bounds(node: BeamWindowedAggregate) -> list[tuple[str, Condition]]:
     window = node.window
     if isinstance(window, BeamGlobalWindows):
         return [(PAST_MAX, Above(EVENT_TIME, LONG_MAX - 2))]
-    span = window.gap if isinstance(window, BeamSessions) else window.size
+    if isinstance(window, BeamInheritedWindows):
+        span = 1  # run as one-tick fixed windows (kstreamlike.plan.propagation)
+    else:
+        span = window.gap if isinstance(window, BeamSessions) else window.size
     return [
         (BEFORE_MIN, Below(EVENT_TIME, LONG_MIN + span)),
         (PAST_MAX, Above(EVENT_TIME, LONG_MAX - 2 * span - node.allowed_lateness - 2)),

@@ -75,4 +75,26 @@ class FlinkGlobalWindow:
     """
 
 
-FlinkWindow = FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow | FlinkGlobalWindow
+@dataclass(frozen=True)
+class FlinkInheritedWindow:
+    """``window()`` without an assigner on the stream of a Flink window result: each
+    record falls into exactly the window it carries, ``[start, end)`` read from its
+    ``start`` and ``end`` columns (Apex-style window propagation). ``upstream`` names the
+    upstream assigner. The windows are fixed: they never merge.
+
+    Backends never see this kind: :func:`kstreamlike.plan.propagation.as_tumbling` runs it
+    as one-tick tumbling windows keyed by the carried bounds too.
+    """
+
+    upstream: str
+    start: str = "window_start"
+    end: str = "window_end"
+
+
+FlinkWindow = (
+    FlinkTumblingWindow
+    | FlinkSlidingWindow
+    | FlinkSessionWindow
+    | FlinkGlobalWindow
+    | FlinkInheritedWindow
+)
