@@ -17,7 +17,6 @@ from tests.strategies.joins import join_inputs
 
 SCHEMA = {"k": pl.Int64, "ts": pl.Int64, "v": pl.String, "o": pl.Int64}
 MONOTONOUS = ks.WatermarkStrategy.for_monotonous_timestamps()
-BACKENDS = ["reference", "polars"]
 
 
 def _stream(
@@ -39,7 +38,6 @@ def _tumbling(left: Any, right: Any, size: int = 10) -> Any:
     return left.join(right).where("k").equal_to("k").window(ks.TumblingEventTimeWindows.of(size))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_the_watermark_is_the_minimum_of_both_inputs(backend: str) -> None:
     """The left input's watermark passes 19 at once, but the right one has none until its
     first element: the right element at 1 is not late, and joins the left one at 0."""
@@ -49,7 +47,6 @@ def test_the_watermark_is_the_minimum_of_both_inputs(backend: str) -> None:
     assert out.select("value", "timestamp").rows() == [("A+x", 9), ("B+y", 29)]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_late_elements_and_allowed_lateness(backend: str) -> None:
     """The left element at 2 arrives at watermark min(11, 14) = 11, past the cleanup time 9
     of window [0, 10): late. With allowed_lateness(5) (cleanup at 14) it is not, and the
@@ -70,7 +67,6 @@ def test_late_elements_and_allowed_lateness(backend: str) -> None:
     assert lenient.late_records().height == 0
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_each_firing_without_purge_emits_the_whole_product(backend: str) -> None:
     rows = [(1, 0, "A", 0), (1, 1, "B", 2)]
     left = _stream(rows, backend)
@@ -86,7 +82,6 @@ def test_each_firing_without_purge_emits_the_whole_product(backend: str) -> None
     assert evicted["value"].to_list() == ["A+x", "B+x", "B+y"]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_co_group_gets_both_sides_per_window(backend: str) -> None:
     left = _stream([(1, 0, "A", 0), (2, 3, "B", 1), (1, 4, "C", 3)], backend)
     right = _stream([(1, 2, "x", 2), (3, 5, "y", 4)], backend)
@@ -103,7 +98,6 @@ def test_co_group_gets_both_sides_per_window(backend: str) -> None:
         windowed.window(ks.TumblingEventTimeWindows.of(10)).apply(lambda ls, rs: 1).collect()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_declarative_joiner_and_datetime_times(backend: str) -> None:
     start = datetime(2024, 1, 1)
     rows = [{"k": 1, "ts": start + timedelta(seconds=s), "v": s} for s in (1, 3)]
@@ -174,18 +168,15 @@ def test_builders_check_their_arguments() -> None:
         s.co_group(s).where("k").equal_to("k").window(tumbling).apply(3)  # type: ignore[arg-type]
     with pytest.raises(InvalidSpecError, match="joiner and windows"):
         s.join(s, _concat)  # type: ignore[call-overload]
-    with pytest.raises(UnsupportedPlanError, match="spark backend"):
-        _stream([(1, 0, "A", 0)], "spark").join(s).where("k").equal_to("k").window(tumbling).apply(
-            _concat
-        )
     out = eq.window(tumbling).apply(_concat)
     with pytest.raises(UnsupportedPlanError, match="live job"):
         out.start()
 
 
 @pytest.mark.spark
-def test_spark_inputs_are_refused(spark: Any) -> None:
-    frame = spark.createDataFrame([(1, 0, "A")], "k long, ts long, v string")
+def test_spark_inputs_give_spark_outputs(spark: Any) -> None:
+    frame = spark.createDataFrame([(1, 0, "A"), (1, 3, "B")], "k long, ts long, v string")
     s = ks.stream(frame, value="v", timestamp="ts", watermarks=MONOTONOUS)
-    with pytest.raises(UnsupportedPlanError, match="spark backend cannot run a Flink window join"):
-        _tumbling(s, s).apply(_concat)
+    out = _tumbling(s, s).apply(_concat)
+    assert not isinstance(out.collect(), pl.DataFrame)
+    assert out.to_polars()["value"].to_list() == ["A+A", "A+B", "B+A", "B+B"]

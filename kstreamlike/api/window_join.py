@@ -359,11 +359,11 @@ class WindowJoinedStream(StreamResult[FrameT]):
         if backend is None:
             backend = "spark" if is_spark_frame(leaf_frame(node.left)) else "polars"
         if backend == "spark":
-            raise UnsupportedPlanError(
-                "the spark backend cannot run a Flink window join or co-group in this "
-                'release: run it on Polars or pandas frames (backend="polars" or '
-                '"reference")'
-            )
+            from kstreamlike.backends.spark import unsupported
+
+            reason = unsupported(node)
+            if reason is not None:
+                raise UnsupportedPlanError(f"the spark backend cannot run this join: {reason}")
         self._requested = backend
         self._node = node  # type: ignore[assignment]
         self._backend = backend
@@ -386,9 +386,7 @@ class WindowJoinedStream(StreamResult[FrameT]):
 
     def _outputs(self) -> Outputs[FrameT]:
         if self._cache is None:
-            from kstreamlike.backends.polars.join import execute_window_join
-
-            outputs: Outputs[Any] = execute_window_join(self.plan, self._backend)
+            outputs: Outputs[Any] = _execute(self.plan, self._backend)
             kind = self.plan.left.output
             if kind != "native":
                 native = outputs
@@ -474,3 +472,14 @@ class WindowJoinedStream(StreamResult[FrameT]):
         extra = f" evictor={node.evictor}" if node.evictor is not None else ""
         lateness = f" allowed_lateness={node.allowed_lateness}" if node.allowed_lateness else ""
         print(f"  window={node.window} trigger={node.trigger}{extra}{lateness}")
+
+
+def _execute(node: FlinkWindowJoin, backend: str) -> Outputs[Any]:
+    """Run ``node`` on ``backend``: its own frames."""
+    if backend == "spark":
+        from kstreamlike.backends.spark import execute
+
+        return execute(node)
+    from kstreamlike.backends.polars.join import execute_window_join
+
+    return execute_window_join(node, backend)

@@ -1,5 +1,5 @@
 """Every Flink window-join and co-group conformance scenario, on every backend that runs
-them (the Spark backend refuses them, with an error naming it)."""
+them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import polars as pl
 import pytest
 
 import kstreamlike as ks
-from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.frames import to_polars
 from tests.conformance.scenarios import load
 
@@ -73,10 +72,6 @@ def _run(scenario: dict[str, Any], backend: str) -> Any:
     "scenario", [s for _, s in _SCENARIOS], ids=[stem for stem, _ in _SCENARIOS]
 )
 def test_flink_window_join_scenario(scenario: dict[str, Any], backend: str) -> None:
-    if backend == "spark":
-        with pytest.raises(UnsupportedPlanError, match="spark backend"):
-            _run(scenario, backend)
-        return
     result = _run(scenario, backend)
     out = result.to_polars()
     if scenario["function"]["kind"] == "co_group":

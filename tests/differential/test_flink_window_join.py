@@ -1,4 +1,4 @@
-"""The Polars backend equals the reference interpreter on Flink window joins and
+"""The Polars and Spark backends equal the reference interpreter on Flink window joins and
 co-groups: random tumbling, sliding, session and global windows, default, count and purging
 triggers, evictors, allowed lateness, generated or recorded watermarks on each input, one or
 two partitions, late elements, null keys and timestamps, ties in arrival order across the
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -91,8 +92,9 @@ def _frames(result: Any) -> list[pl.DataFrame]:
     ]
 
 
-def test_window_join_matches_reference() -> None:
-    @budget("polars", few=6)
+@pytest.mark.spark_path
+def test_window_join_matches_reference(compiled_backend: str) -> None:
+    @budget(compiled_backend, few=3)
     @given(
         inputs=join_inputs(),
         joined=st.sampled_from(["python", "columns", "co_group"]),
@@ -109,7 +111,7 @@ def test_window_join_matches_reference() -> None:
     ) -> None:
         watermarks = [data.draw(_watermarks(partition)) for _ in inputs]
         outputs = []
-        for backend in ("reference", "polars"):
+        for backend in ("reference", compiled_backend):
             left, right = (
                 ks.stream(
                     frame,
@@ -127,7 +129,7 @@ def test_window_join_matches_reference() -> None:
             else:
                 result = _windowed(settings, left.join(right)).apply(joiner(joined))
             outputs.append(_frames(result))
-        for reference, polars in zip(*outputs, strict=True):
-            assert_frame_equal(polars, reference)
+        for reference, compiled in zip(*outputs, strict=True):
+            assert_frame_equal(compiled, reference)
 
     check()

@@ -22,12 +22,18 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
-from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
+from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError, UserFunctionError
 from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
-from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin, PythonJoiner, joiner_dtype
+from kstreamlike.plan.join import (
+    FlinkIntervalJoin,
+    FlinkWindowJoin,
+    KafkaStreamJoin,
+    PythonJoiner,
+    joiner_dtype,
+)
 from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import (
@@ -58,7 +64,7 @@ __all__ = [
 ]
 
 
-def unsupported(plan: Lowered) -> str | None:
+def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
     """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
     the reference interpreter runs, except Python aggregations and window functions whose
     value dtype is unknown before the query runs (see
@@ -82,7 +88,16 @@ def unsupported(plan: Lowered) -> str | None:
         >>> unsupported(lower(windowed.reduce(lambda a, b: a + b).plan)) is None
         True
     """
-    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
+    if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin | FlinkWindowJoin):
+        if isinstance(plan, FlinkWindowJoin) and plan.co_group:
+            from kstreamlike.backends.spark._co_group import co_group_dtype
+
+            if co_group_dtype(plan) is None and is_spark_frame(leaf_frame(plan.left)):
+                return (
+                    "the dtype of a co-group function's values is unknown before the query "
+                    "runs: annotate its return type (def f(lefts, rights) -> list[str])"
+                )
+            return None
         if isinstance(plan.joiner, PythonJoiner) and joiner_dtype(plan) is None:
             return (
                 "the dtype of a Python joiner's value is unknown before the query runs: "
@@ -167,9 +182,13 @@ def watermark_advances(agg: FlinkWindowedAggregate) -> pl.DataFrame:
     return to_polars(rows).sort("partition", "step", "watermark")
 
 
-def execute(plan: Lowered) -> Outputs[Any]:
+def execute(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
     """Run ``plan`` with Spark: Spark frames for a Spark input, else Polars frames."""
-    from kstreamlike.backends.spark._kernels import KERNEL_FAILED, kernel_message
+    from kstreamlike.backends.spark._kernels import (
+        KERNEL_FAILED,
+        USER_FUNCTION_FAILED,
+        kernel_message,
+    )
 
     try:
         return _run(plan)
@@ -177,10 +196,12 @@ def execute(plan: Lowered) -> Outputs[Any]:
         # A per-key kernel's failure arrives wrapped in Spark's error.
         if KERNEL_FAILED in str(error):
             raise UnsupportedPlanError(kernel_message(str(error))) from error
+        if USER_FUNCTION_FAILED in str(error):
+            raise UserFunctionError(kernel_message(str(error), USER_FUNCTION_FAILED)) from error
         raise
 
 
-def _run(plan: Lowered) -> Outputs[Any]:
+def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
     from kstreamlike.backends.spark._arrivals import bucket_width
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
@@ -198,6 +219,10 @@ def _run(plan: Lowered) -> Outputs[Any]:
         from kstreamlike.backends.spark.interval_join import run_interval_join
 
         return run_interval_join(spark_session(leaf_frame(plan.left)), plan)
+    if isinstance(plan, FlinkWindowJoin):
+        from kstreamlike.backends.spark.window_join import run_window_join
+
+        return run_window_join(spark_session(leaf_frame(plan.left)), plan)
     agg = plan.aggregate
     if isinstance(agg, BeamWindowedAggregate):
         raise UnsupportedPlanError(f"the spark backend cannot run this pipeline: {REFERENCE_ONLY}")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KERNEL_FAILED",
+    "USER_FUNCTION_FAILED",
     "KernelFailed",
     "kernel_message",
     "local_numbers",
@@ -46,12 +47,15 @@ class KernelFailed(Exception):
     """
 
 
-def kernel_message(error: str) -> str:
-    """The message of a :class:`KernelFailed` raised on an executor, from the text of the
-    Spark error that reports it."""
+USER_FUNCTION_FAILED = "UserFunctionError"
+
+
+def kernel_message(error: str, name: str = KERNEL_FAILED) -> str:
+    """The message of a :class:`KernelFailed` (or the exception class ``name``) raised on
+    an executor, from the text of the Spark error that reports it."""
     for line in error.splitlines():
-        if KERNEL_FAILED + ":" in line:
-            return line.split(KERNEL_FAILED + ":", 1)[1].strip()
+        if name + ":" in line:
+            return line.split(name + ":", 1)[1].strip()
     return error
 
 

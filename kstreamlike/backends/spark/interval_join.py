@@ -31,13 +31,19 @@ from kstreamlike.backends.spark.join import (
 from kstreamlike.kernels.flink.interval_join import KEPT_UNTIL, LATE, OP_WM
 from kstreamlike.kernels.kafka.join.pairs import LSTEP, LT, RSTEP, RT
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, STEP
-from kstreamlike.plan.join import SIDE, FlinkIntervalJoin, join_side_schema, side_renames
+from kstreamlike.plan.join import (
+    SIDE,
+    FlinkIntervalJoin,
+    FlinkWindowJoin,
+    join_side_schema,
+    side_renames,
+)
 from kstreamlike.plan.nodes import ExplicitWatermarks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["run_interval_join"]
+__all__ = ["late_rows", "run_interval_join", "with_operator_watermark"]
 
 _OWN, _MAX, _AFTER, _MARK, _MPART = "__ks_own", "__ks_max", "__ks_after", "__ks_mark", "__ks_mp"
 _LWM, _RWM, _LKEPT, _RKEPT = "__ks_lwm", "__ks_rwm", "__ks_lkept", "__ks_rkept"
@@ -57,7 +63,7 @@ def _generated(records: DataFrame, left: bool, delay: int, out: str) -> DataFram
 
 def _recorded(
     spark: SparkSession,
-    node: FlinkIntervalJoin,
+    node: FlinkIntervalJoin | FlinkWindowJoin,
     records: DataFrame,
     plan: ExplicitWatermarks,
     out: str,
@@ -93,27 +99,36 @@ def _recorded(
     )
 
 
+def with_operator_watermark(
+    spark: SparkSession, node: FlinkIntervalJoin | FlinkWindowJoin, records: DataFrame
+) -> DataFrame:
+    """``records`` (both inputs' valid elements as :func:`._join_read.read_join` reads
+    them) with ``OP_WM``: the two-input operator's watermark before each element, the
+    smaller of the inputs' (an input without watermarks stays at ``Long.MIN_VALUE``)."""
+    from pyspark.sql import functions as F
+
+    for left, out in ((True, _LWM), (False, _RWM)):
+        plan = node.watermarks(left)
+        if plan is None:
+            records = records.withColumn(out, F.lit(LONG_MIN))
+        elif isinstance(plan, ExplicitWatermarks):
+            records = _recorded(spark, node, records, plan, out)
+        else:
+            records = _generated(records, left, plan.out_of_orderness, out)
+    return records.withColumn(OP_WM, F.least(_LWM, _RWM)).drop(_LWM, _RWM)
+
+
 def _operator_watermarks(
     spark: SparkSession, node: FlinkIntervalJoin, records: DataFrame
 ) -> DataFrame:
     from pyspark.sql import functions as F
 
-    for left, out in ((True, _LWM), (False, _RWM)):
-        plan = node.watermarks(left)
-        if isinstance(plan, ExplicitWatermarks):
-            records = _recorded(spark, node, records, plan, out)
-        else:
-            records = _generated(records, left, plan.out_of_orderness, out)
     offset = F.when(F.col(IS_LEFT), F.lit(max(node.upper, 0))).otherwise(F.lit(max(-node.lower, 0)))
-    return (
-        records.withColumn(OP_WM, F.least(_LWM, _RWM))
-        .withColumns(
-            {
-                LATE: F.col(TS) < F.col(OP_WM),
-                KEPT_UNTIL: F.greatest(F.col(TS) + offset, F.col(OP_WM) + F.lit(1)),
-            }
-        )
-        .drop(_LWM, _RWM)
+    return with_operator_watermark(spark, node, records).withColumns(
+        {
+            LATE: F.col(TS) < F.col(OP_WM),
+            KEPT_UNTIL: F.greatest(F.col(TS) + offset, F.col(OP_WM) + F.lit(1)),
+        }
     )
 
 
@@ -162,12 +177,12 @@ def _pairs(node: FlinkIntervalJoin, records: DataFrame, values: list[str]) -> Da
     return with_emit_order(pairs, F.col(STEP), [_SUB1, _SUB2], EMIT_ORDER)
 
 
-def _late(node: FlinkIntervalJoin, read: Any, records: DataFrame) -> DataFrame:
-    """The late elements of both inputs, in arrival order, in the side-output schema."""
+def late_rows(node: FlinkIntervalJoin | FlinkWindowJoin, read: Any, late: DataFrame) -> DataFrame:
+    """The side output of the late elements ``late`` (``IS_LEFT``, ``ROW``, ``STEP``,
+    ``OP_WM``: the watermark in ticks, ``REASON``), in arrival order."""
     import polars as pl
     from pyspark.sql import functions as F
 
-    late = records.filter(F.col(LATE)).select(IS_LEFT, ROW, STEP, OP_WM)
     schema = {**join_side_schema(node), REASON: pl.String()}
     frames = []
     for frame, left in ((read.left, True), (read.right, False)):
@@ -177,9 +192,7 @@ def _late(node: FlinkIntervalJoin, read: Any, records: DataFrame) -> DataFrame:
             rows = rows.withColumnsRenamed(side_renames(node))
         columns: list[Column] = [F.lit("left" if left else "right").alias(SIDE)]
         for name, dtype in list(schema.items())[1:]:
-            if name == REASON:
-                columns.append(F.lit("late").alias(REASON))
-            elif name in rows.columns:
+            if name in rows.columns:
                 columns.append(F.col(name))
             else:
                 columns.append(F.lit(None).cast(spark_type(dtype)).alias(name))
@@ -187,6 +200,13 @@ def _late(node: FlinkIntervalJoin, read: Any, records: DataFrame) -> DataFrame:
         frames.append(rows.select(*columns, watermark, PART, STEP))
     out: DataFrame = frames[0].unionByName(frames[1]).orderBy(PART, STEP)
     return out.drop(PART, STEP)
+
+
+def _late(records: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    late = records.filter(F.col(LATE))
+    return late.select(IS_LEFT, ROW, STEP, OP_WM, F.lit("late").alias(REASON))
 
 
 def run_interval_join(spark: SparkSession, node: FlinkIntervalJoin) -> Outputs[Any]:
@@ -197,5 +217,5 @@ def run_interval_join(spark: SparkSession, node: FlinkIntervalJoin) -> Outputs[A
     values = [c for c in read.valid.columns if c.startswith(("__ks_lv_", "__ks_rv_"))]
     main = joined_main(node, _pairs(node, records, values))
     return join_outputs(
-        node, main, lambda: _late(node, read, records), lambda: invalid_rows(node, read)
+        node, main, lambda: late_rows(node, read, _late(records)), lambda: invalid_rows(node, read)
     )

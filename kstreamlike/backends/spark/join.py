@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.spark._co_group import co_group_dtype, unpickled
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, TS
 from kstreamlike.backends.spark._frames import spark_type
 from kstreamlike.backends.spark._join_match import (
@@ -33,6 +34,7 @@ from kstreamlike.kernels.python import python_series
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.join import (
     SIDE,
+    FlinkWindowJoin,
     KafkaStreamJoin,
     PythonJoiner,
     StreamJoin,
@@ -116,6 +118,8 @@ def _joined(node: StreamJoin) -> dict[str, Column]:
     from pyspark.sql import functions as F
 
     joiner = node.joiner
+    if isinstance(node, FlinkWindowJoin) and node.co_group:
+        return {"value": F.col("value")}  # the co-group function's values, computed
     if isinstance(joiner, PythonJoiner):
         function = joiner.function
         dtype = joiner_dtype(node)
@@ -199,13 +203,21 @@ def join_outputs(
     if is_spark_frame(leaf_frame(node.left)):
         return Outputs(main, late, invalid)
     schema = join_output_schema(node)
-    if isinstance(node.joiner, PythonJoiner):
+    pickled = False  # a co-group function's values of no known dtype
+    if isinstance(node, FlinkWindowJoin) and node.co_group:
+        dtype = co_group_dtype(node)
+        pickled = dtype is None
+        schema["value"] = pl.Binary() if pickled else dtype
+    elif isinstance(node.joiner, PythonJoiner):
         schema["value"] = joiner_dtype(node)
     side = {**join_side_schema(node), REASON: pl.String()}
     rows = to_polars(main, schema).sort(output_order(node.left.partition))
     if isinstance(node.joiner, PythonJoiner):
+        values = rows["value"].to_list()
+        if pickled:
+            values = unpickled(values)
         # a Python value's dtype as Polars infers it, as on the other backends
-        rows = rows.with_columns(python_series("value", rows["value"].to_list()))
+        rows = rows.with_columns(python_series("value", values))
     judged = {judged_against(node): event_time_dtype(node.left)}
     return Outputs(
         main=rows,

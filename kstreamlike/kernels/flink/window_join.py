@@ -44,8 +44,11 @@ __all__ = [
     "TAG",
     "co_group_rows",
     "window_join_watermarks",
+    "final_watermarks",
     "firing_elements",
+    "recorded_marks",
     "tagged_aggregate",
+    "union_aggregate",
     "window_pairs",
     "with_firing",
 ]
@@ -55,9 +58,10 @@ FIRING = "__ks_firing"  # the firing's index in emission order
 _LPOS, _RPOS, _INDEX = "__ks_lpos", "__ks_rpos", "__ks_index"
 
 
-def _final(node: FlinkWindowJoin, records: pl.DataFrame) -> pl.DataFrame:
-    """Per partition: the operator's watermark after its last element (``PART``,
-    ``OP_WM``)."""
+def final_watermarks(node: FlinkWindowJoin, records: pl.DataFrame) -> pl.DataFrame:
+    """Per partition: the operator's watermark after its last element (``PART``, ``STEP``:
+    the last step, ``OP_WM``); ``records`` hold (at least) each partition's largest
+    ``STEP`` and each input's largest ``TS`` there, with ``IS_LEFT``."""
     sides = []
     for left in (True, False):
         plan = node.watermarks(left)
@@ -91,7 +95,7 @@ def window_join_watermarks(
     them) with ``OP_WM``, the operator's watermark before each element; and per partition
     the watermark after its last element (``PART``, ``STEP``: the last step, ``OP_WM``)."""
     records = with_operator_watermark(node, valid)
-    return records, _final(node, records)
+    return records, final_watermarks(node, records)
 
 
 def tagged_aggregate(
@@ -101,7 +105,6 @@ def tagged_aggregate(
     elements in arrival order with ``IS_LEFT``, ``ROW``, ``PART``, ``TS``, the keys,
     ``STEP`` and ``OP_WM``); ``final`` holds the watermark after each partition's last
     element (see :func:`window_join_watermarks`)."""
-    partitioned = node.left.partition is not None
     frame = records.select(
         PART,
         *node.keys,
@@ -109,21 +112,42 @@ def tagged_aggregate(
         pl.col(STEP).cast(pl.Int64),
         (pl.col(ROW).cast(pl.Int64) * 2 + (~pl.col(IS_LEFT)).cast(pl.Int64)).alias(TAG),
     )
+    before = records.filter(pl.col(STEP) > 0).select(PART, STEP, OP_WM)
+    if node.left.partition is None:
+        frame = frame.drop(PART)
+    return union_aggregate(node, frame, frame.schema, recorded_marks(node, before, final))
+
+
+def recorded_marks(
+    node: FlinkWindowJoin, before: pl.DataFrame, final: pl.DataFrame
+) -> pl.DataFrame:
+    """The recorded watermarks of the tagged union: ``before`` (``PART``, ``STEP``,
+    ``OP_WM``: the operator's watermark before steps after the first; those that do not
+    raise it may be left out) recorded after the step before, and ``final`` after the last
+    step."""
     # the watermark before step s is recorded after step s - 1; the last after the end
-    before = records.filter(pl.col(STEP) > 0).select(
+    before = before.select(
         PART, (pl.col(STEP) - 1).cast(pl.Int64).alias("after"), pl.col(OP_WM).alias("watermark")
     )
     after = final.select(
         PART, pl.col(STEP).cast(pl.Int64).alias("after"), pl.col(OP_WM).alias("watermark")
     )
     marks = pl.concat([before, after]).sort(PART, "after")
-    if partitioned:
-        marks = marks.rename({PART: "partition"})
-    else:
-        frame, marks = frame.drop(PART), marks.drop(PART)
+    if node.left.partition is not None:
+        return marks.rename({PART: "partition"})
+    return marks.drop(PART)
+
+
+def union_aggregate(
+    node: FlinkWindowJoin, frame: Any, schema: pl.Schema, marks: pl.DataFrame
+) -> FlinkWindowedAggregate:
+    """The windowed aggregation over ``frame``, the tagged union (a frame of any backend,
+    of ``schema``: ``PART`` when partitioned, the keys, ``TS``, ``STEP`` and ``TAG``), with
+    the recorded watermarks ``marks`` (:func:`recorded_marks`)."""
+    partitioned = node.left.partition is not None
     source = Source(
         frame=frame,
-        schema=frame.schema,
+        schema=schema,
         timestamp=TS,
         time_unit=node.left.time_unit,
         key=node.keys,
