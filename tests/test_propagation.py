@@ -172,7 +172,7 @@ def test_a_process_window_function_is_refused_on_inherited_windows() -> None:
 
 
 def test_inherited_rows_are_accounted_for(backend: str) -> None:
-    @budget(backend, few=6)
+    @budget(backend, few=2)
     @given(frame=streams(), up=flink_assigners(), lateness=st.integers(0, 20))
     def check(frame: pl.DataFrame, up: Any, lateness: int) -> None:
         marks = ks.WatermarkStrategy.for_bounded_out_of_orderness(3)
@@ -199,7 +199,7 @@ def test_inherited_rows_are_accounted_for(backend: str) -> None:
 
 
 def test_inherited_results_equal_the_reference(backend: str) -> None:
-    @budget(backend, few=4)
+    @budget(backend, few=2)
     @given(frame=streams(), up=flink_assigners())
     def check(frame: pl.DataFrame, up: Any) -> None:
         def run(name: str) -> list[pl.DataFrame]:
