@@ -32,7 +32,7 @@ settings.register_profile(
     "ci", max_examples=40, deadline=None, suppress_health_check=SUPPRESSED, **_FIXED
 )
 settings.register_profile(
-    "full", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED, **_FIXED
+    "full", max_examples=100, deadline=None, suppress_health_check=SUPPRESSED, **_FIXED
 )
 settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=SUPPRESSED)
 settings.register_profile(
