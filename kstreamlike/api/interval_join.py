@@ -14,17 +14,15 @@ import polars as pl
 
 from kstreamlike._time import Duration, to_micros
 from kstreamlike.api.chained import ChainedResult
-from kstreamlike.api.join import check_join_inputs, check_output_names, joiner_of
+from kstreamlike.api.join import check_join_inputs, check_output_names, joined_polars, joiner_of
 from kstreamlike.api.result import FrameT
 from kstreamlike.errors import InvalidSpecError, SchemaError
-from kstreamlike.frames import is_pandas_frame, is_spark_frame, to_polars
+from kstreamlike.frames import is_pandas_frame, is_spark_frame
 from kstreamlike.functions import OutputTag
-from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.join import (
     SIDE,
     ColumnsJoiner,
     FlinkIntervalJoin,
-    join_output_schema,
     side_renames,
 )
 from kstreamlike.plan.nodes import Source
@@ -305,11 +303,7 @@ class IntervalJoinedStream(ChainedResult[FrameT]):
             >>> s.interval_join(s).between(0, 0).process(lambda l, r: l * r).to_polars().height
             1
         """
-        main: Any = self._outputs().main
-        if isinstance(main, pl.DataFrame):
-            return main
-        schema = join_output_schema(self.plan)
-        return to_polars(main, schema).sort(output_order(self.plan.left.partition))
+        return joined_polars(self._outputs().main, self.plan)
 
     def get_side_output(self, tag: OutputTag) -> FrameT:
         """The late elements of the input whose late data ``tag`` names

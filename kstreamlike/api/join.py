@@ -136,6 +136,14 @@ def build_join(
     return node
 
 
+def joined_polars(main: Any, node: StreamJoin) -> pl.DataFrame:
+    """A join's main output as a ``polars.DataFrame`` in emission order (by partition, then
+    ``emit_order``): a Spark output is converted and sorted, a Polars one is already."""
+    if isinstance(main, pl.DataFrame):
+        return main
+    return to_polars(main, join_output_schema(node)).sort(output_order(node.left.partition))
+
+
 def check_output_names(node: StreamJoin) -> None:
     """Refuse a join whose output columns collide (a joined column named like a key,
     the partition column, ``timestamp`` or ``emit_order``)."""
@@ -206,11 +214,7 @@ class JoinedStream(ChainedResult[FrameT]):
             >>> s.join(s, lambda l, r: l + r, windows).to_polars()["value"].to_list()
             [2]
         """
-        main: Any = self._outputs().main
-        if isinstance(main, pl.DataFrame):
-            return main
-        schema = join_output_schema(self.plan)
-        return to_polars(main, schema).sort(output_order(self.plan.left.partition))
+        return joined_polars(self._outputs().main, self.plan)
 
     def explain(self) -> None:
         """Print the logical plan.

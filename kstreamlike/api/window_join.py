@@ -30,17 +30,22 @@ from kstreamlike.api._flink_spec import (
     window_spec,
 )
 from kstreamlike.api._source import columns_arg, require_columns
-from kstreamlike.api.join import JoinerArg, check_join_inputs, check_output_names, joiner_of
+from kstreamlike.api.join import (
+    JoinerArg,
+    check_join_inputs,
+    check_output_names,
+    joined_polars,
+    joiner_of,
+)
 from kstreamlike.api.result import FrameT, StreamResult
 from kstreamlike.assigners import EventTimeSessionWindows, GlobalWindows
 from kstreamlike.backends import Outputs
 from kstreamlike.errors import InvalidSpecError, SchemaError, UnsupportedPlanError
 from kstreamlike.evictors import Evictor
-from kstreamlike.frames import from_polars_as, is_spark_frame, to_polars
+from kstreamlike.frames import from_polars_as, is_spark_frame
 from kstreamlike.functions import OutputTag
-from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkDeltaEvictor, trigger_name, uses_processing_time
-from kstreamlike.plan.join import ColumnsJoiner, FlinkWindowJoin, PythonJoiner, join_output_schema
+from kstreamlike.plan.join import ColumnsJoiner, FlinkWindowJoin, PythonJoiner
 from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import Source
 from kstreamlike.triggers import Trigger
@@ -409,11 +414,7 @@ class WindowJoinedStream(StreamResult[FrameT]):
             >>> w.trigger(ks.CountTrigger.of(1)).apply(lambda l, r: l * r).to_polars().height
             1
         """
-        main: Any = self._outputs().main
-        if isinstance(main, pl.DataFrame):
-            return main
-        schema = join_output_schema(self.plan)
-        return to_polars(main, schema).sort(output_order(self.plan.left.partition))
+        return joined_polars(self._outputs().main, self.plan)
 
     def get_side_output(self, tag: OutputTag) -> FrameT:
         """The late elements of both inputs, when ``tag`` names them
