@@ -61,6 +61,11 @@ class _Input:
     max_ts: int | None = None
     pending: list[tuple[Any, int]] = field(default_factory=list)
 
+    def generate(self, ts: int, plan: GeneratedWatermarks) -> None:
+        """Advance the generated watermark after an element at ``ts``."""
+        self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+        self.watermark = max(self.watermark, self.max_ts - plan.out_of_orderness - 1)
+
 
 @dataclass
 class _Operator:
@@ -146,9 +151,6 @@ def run_interval_partition(
             out.extend(_process(node, op, record, step))
         plan = node.watermarks(record.left)
         if isinstance(plan, GeneratedWatermarks):
-            state = inputs[record.left]
-            state.max_ts = record.ts if state.max_ts is None else max(state.max_ts, record.ts)
-            generated = state.max_ts - plan.out_of_orderness - 1
-            state.watermark = max(state.watermark, generated)
+            inputs[record.left].generate(record.ts, plan)
             _advance(op, inputs)
     return out, late

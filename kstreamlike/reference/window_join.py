@@ -51,10 +51,7 @@ def _partition(
         before.append(operator)
         plan = node.watermarks(record.left)
         if isinstance(plan, GeneratedWatermarks):
-            state = inputs[record.left]
-            state.max_ts = record.ts if state.max_ts is None else max(state.max_ts, record.ts)
-            generated = state.max_ts - plan.out_of_orderness - 1
-            state.watermark = max(state.watermark, generated)
+            inputs[record.left].generate(record.ts, plan)
     _apply_recorded(inputs, None)
     return before, max(operator, min(inputs[True].watermark, inputs[False].watermark))
 
