@@ -29,7 +29,14 @@ from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import Source
 from kstreamlike.plan.stateless import ARRIVAL
 
-__all__ = ["JoinedStream", "build_join", "check_join_inputs", "check_output_names", "joiner_of"]
+__all__ = [
+    "JoinedStream",
+    "build_join",
+    "check_join_inputs",
+    "check_output_names",
+    "joined_polars",
+    "joiner_of",
+]
 
 _META = ("timestamp", "emit_order")
 _SIDE_OUTPUT = (SIDE, "reason")
@@ -138,7 +145,15 @@ def build_join(
 
 def joined_polars(main: Any, node: StreamJoin) -> pl.DataFrame:
     """A join's main output as a ``polars.DataFrame`` in emission order (by partition, then
-    ``emit_order``): a Spark output is converted and sorted, a Polars one is already."""
+    ``emit_order``): a Spark output is converted and sorted, a Polars one is already.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": 1, "ts": 0, "v": 1}], key="k", value="v", timestamp="ts")
+        >>> j = s.join(s, lambda l, r: l + r, ks.JoinWindows.of_time_difference_with_no_grace(5))
+        >>> joined_polars(j.collect(), j.plan)["value"].to_list()
+        [2]
+    """
     if isinstance(main, pl.DataFrame):
         return main
     return to_polars(main, join_output_schema(node)).sort(output_order(node.left.partition))
