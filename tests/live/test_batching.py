@@ -74,6 +74,10 @@ def test_kafka_python_aggregations_in_batches(
     )
     if "suppress" not in mode:
         result = result.to_stream()
+    # time windows run on the vectorized path; sliding and session windows, whose deletion
+    # by the aggregation changes what later records find, on the reference interpreter
+    polars = isinstance(windows, ks.TimeWindows)
+    assert result.start().engine == ("polars" if polars else "reference")
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs)
 

@@ -15,7 +15,9 @@ A record retained across batches is an input of each batch's kernel run, never a
 of more than one: it is emitted at its own step only. Windows closed before a batch are
 never re-emitted: their closing step was an earlier batch's (the record that set the
 stream time reached is retained, so a window closed by then is placed at or before it),
-which holds for emission on window close as for suppression.
+which holds for emission on window close as for suppression. A Python aggregation over
+time windows is folded again over the retained records at each batch (its accumulators are
+not state).
 
 Session windows retain every accepted record, and a batch's run reads the sessions it can
 reach or that are still open (:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows
@@ -46,6 +48,7 @@ from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.errors import DuplicateArrivalOrderError, KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
 from kstreamlike.kernels.kafka.time import is_late
+from kstreamlike.kernels.python import infer_python_columns
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
@@ -74,14 +77,20 @@ def live_gap(plan: LoweredPlan) -> str | None:
         True
         >>> live_gap(lower(t.windowed_by(ks.SessionWindows.with_gap(5)).count().plan)) is None
         True
-        >>> live_gap(lower(t.windowed_by(ks.TimeWindows.of(10)).reduce(max).plan))
-        'Python aggregations'
+        >>> live_gap(lower(t.windowed_by(ks.TimeWindows.of(10)).reduce(max).plan)) is None
+        True
+        >>> live_gap(lower(t.windowed_by(ks.SessionWindows.with_gap(5)).reduce(max).plan))
+        'Python aggregations on sliding or session windows'
     """
     node = plan.aggregate
     if not isinstance(node, KafkaWindowedAggregate):
         return "the Flink profile"
-    if not isinstance(node.aggregation, DeclarativeAggregation):
-        return "Python aggregations"
+    if not isinstance(node.aggregation, DeclarativeAggregation) and not isinstance(
+        node.window, KafkaTimeWindow
+    ):
+        # a Python aggregation that deletes one of these windows (returns None) changes
+        # what later records find: the batch replay runs it record by record
+        return "Python aggregations on sliding or session windows"
     return None
 
 
@@ -283,7 +292,7 @@ class PolarsRun:
             fresh = new.select(PART, *node.source.schema)
             self.recent = recent_rows(self.recent, fresh, order)
         return Outputs(
-            main=check_ranks(main_df),
+            main=infer_python_columns(node, check_ranks(main_df)),
             late=late_df,
             invalid=finish_invalid(node, invalid.sort(ROW)),
         )
@@ -379,11 +388,13 @@ class PolarsRun:
         columns = [
             ticks_to_time(pl.col(name), node).alias(name)
             if name in (START, END)
+            else pl.col(name)
+            if dtype is None  # a Python aggregation's value: typed from the values below
             else pl.col(name).cast(dtype)
             for name, dtype in output_schema(node).items()
-            if name in held.columns and dtype is not None
+            if name in held.columns
         ]
-        return held.filter(match).select(columns)
+        return infer_python_columns(node, held.filter(match).select(columns))
 
     def clocks(self) -> dict[Any, tuple[int, int]]:
         """Per partition: the stream time now and how many valid records were read."""
