@@ -38,12 +38,23 @@ from kstreamlike.plan.windows import (
     KafkaTimeWindow,
 )
 
-__all__ = ["Progression", "TimelineData", "WindowBar", "describe", "timeline_data"]
+__all__ = [
+    "Progression",
+    "TimelineData",
+    "WindowBar",
+    "describe",
+    "format_value",
+    "key_label",
+    "mark",
+    "timeline_data",
+]
 
 ARRIVAL = "__arrival__"
 TICKS = "__ticks__"
 STATUS = "__status__"
 KEY = "__key__"
+INPUT_SIDE = "__side__"
+"""A join's records' column saying which input a record comes from: ``left`` or ``right``."""
 _ROW = "__row__"
 _HASH = "__hash__"
 _DUP = "__dup__"
@@ -92,6 +103,8 @@ class TimelineData:
         kafka: whether the pipeline uses the Kafka Streams profile.
         tumbling: whether windows tile the time axis (tumbling windows).
         inclusive: whether windows include their end (Kafka sliding and session windows).
+        bound_label: what ``bound`` is, when it is not the grace (Kafka) or the allowed
+            lateness (Flink) of a window.
     """
 
     records: pl.DataFrame
@@ -101,9 +114,10 @@ class TimelineData:
     kafka: bool
     tumbling: bool
     inclusive: bool
+    bound_label: str | None = None
 
 
-def _key_label(keys: tuple[str, ...]) -> pl.Expr:
+def key_label(keys: tuple[str, ...]) -> pl.Expr:
     """The key columns as one label, the same for input rows and result rows."""
     if not keys:
         return pl.lit("").alias(KEY)
@@ -118,27 +132,32 @@ def _row_hash(frame: pl.DataFrame, columns: list[str]) -> pl.Expr:
     return pl.struct(usable).hash(seed=0)
 
 
-def _mark(
-    records: pl.DataFrame, side: pl.DataFrame, columns: list[str], status: str
+def mark(
+    records: pl.DataFrame,
+    side: pl.DataFrame,
+    columns: list[str],
+    status: str,
+    position: str = ARRIVAL,
 ) -> pl.DataFrame:
     """Set ``status`` on the records that appear in ``side`` (a side output holding all input
-    columns).
+    columns); ``position`` is the records' column that orders them by arrival and tells
+    them apart.
 
     Identical rows are matched from the last arrival backwards: stream time and watermarks
     never decrease, so when one of several identical rows is late, the later ones are too.
     """
     if side.height == 0:
         return records
-    keyed = records.sort(ARRIVAL, descending=True).with_columns(
+    keyed = records.sort(position, descending=True).with_columns(
         _row_hash(records, columns).alias(_HASH)
     )
     keyed = keyed.with_columns(pl.int_range(pl.len()).over(_HASH).alias(_DUP))
     flagged = side.select(columns).reverse()
     flagged = flagged.with_columns(_row_hash(flagged, columns).alias(_HASH))
     flagged = flagged.with_columns(pl.int_range(pl.len()).over(_HASH).alias(_DUP))
-    hits = keyed.join(flagged.select(_HASH, _DUP), on=[_HASH, _DUP], how="semi")[ARRIVAL]
+    hits = keyed.join(flagged.select(_HASH, _DUP), on=[_HASH, _DUP], how="semi")[position]
     return records.with_columns(
-        pl.when(pl.col(ARRIVAL).is_in(hits.implode()))
+        pl.when(pl.col(position).is_in(hits.implode()))
         .then(pl.lit(status))
         .otherwise(pl.col(STATUS))
         .alias(STATUS)
@@ -153,11 +172,11 @@ def _records(agg: WindowedAggregate, late: pl.DataFrame, invalid: pl.DataFrame) 
     frame = frame.sort(order, nulls_last=True).with_columns(
         pl.int_range(pl.len()).alias(ARRIVAL),
         pl.col(source.timestamp).cast(pl.Int64).alias(TICKS),
-        _key_label(agg.keys),
+        key_label(agg.keys),
         pl.lit(ACCEPTED).alias(STATUS),
     )
-    frame = _mark(frame, late, columns, LATE)
-    frame = _mark(frame, invalid, columns, INVALID)
+    frame = mark(frame, late, columns, LATE)
+    frame = mark(frame, invalid, columns, INVALID)
     return frame.drop(_ROW).sort(ARRIVAL)
 
 
@@ -217,11 +236,11 @@ def _explicit(
     return points
 
 
-def _format_value(value: Any) -> str:
+def format_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3g}"
     if isinstance(value, list):
-        shown = ", ".join(_format_value(v) for v in value[:4])
+        shown = ", ".join(format_value(v) for v in value[:4])
         return f"[{shown}{', …' if len(value) > 4 else ''}]"
     text = str(value)
     return text if len(text) <= 16 else text[:15] + "…"
@@ -237,7 +256,7 @@ def _windows(node: PlanNode, main: pl.DataFrame) -> list[WindowBar]:
     frame = main.with_columns(
         pl.col("window_start").cast(pl.Int64),
         pl.col("window_end").cast(pl.Int64),
-        _key_label(agg.keys),
+        key_label(agg.keys),
     )
     # emission order: emit_order counts within a partition
     partition = [] if agg.source.partition is None else [agg.source.partition]
@@ -245,7 +264,7 @@ def _windows(node: PlanNode, main: pl.DataFrame) -> list[WindowBar]:
     for _, rows in emitted.group_by(group, maintain_order=True):
         last = rows.row(rows.height - 1, named=True)
         deleted = bool(last.get("is_tombstone", False))
-        label = "  ".join(f"{n} {_format_value(last[n])}" for n in names[:2])
+        label = "  ".join(f"{n} {format_value(last[n])}" for n in names[:2])
         late_panes = 0
         if "pane_timing" in rows.columns:
             late_panes = rows.filter(pl.col("pane_timing") == "LATE").height
@@ -255,7 +274,7 @@ def _windows(node: PlanNode, main: pl.DataFrame) -> list[WindowBar]:
                 start=last["window_start"],
                 end=last["window_end"],
                 label="" if deleted else label,
-                short="" if deleted else " · ".join(_format_value(last[n]) for n in names[:2]),
+                short="" if deleted else " · ".join(format_value(last[n]) for n in names[:2]),
                 emissions=rows.height,
                 late_panes=late_panes,
                 deleted=deleted,

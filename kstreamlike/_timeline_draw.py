@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from kstreamlike._timeline import (
     ACCEPTED,
     ARRIVAL,
+    INPUT_SIDE,
     INVALID,
     KEY,
     LATE,
@@ -55,6 +58,7 @@ _PALETTE = [
     "#64B5CD",
     "#2A9D8F",
 ]
+_RIGHT = "right"
 _LATE = "#C0392B"
 _INVALID = "#7F7F7F"
 _LINE = "#222222"
@@ -228,7 +232,8 @@ def draw_records(
     per_ms: int,
     trailing: bool,
 ) -> list[Artist]:
-    """The records panel: a marker per record, the step line of stream time or the
+    """The records panel: a marker per record (for a join, a circle per left-input record
+    and a triangle per right-input one), the step line of stream time or the
     watermark (and, with ``trailing``, the dashed line trailing it by the grace or allowed
     lateness), and a summary caption; returns the legend's handles."""
     from matplotlib.lines import Line2D
@@ -241,13 +246,20 @@ def draw_records(
         for x in bounds:
             ax.axvline(x, color="#D1D5DB", lw=0.8, ls=":", zorder=0)
 
+    # a join's records: the right input's accepted records are triangles
+    sides = INPUT_SIDE in records.columns
+    right = pl.col(INPUT_SIDE) == "right" if sides else pl.lit(False)
     styles = {
         ACCEPTED: {"marker": "o", "s": 42, "linewidths": 0.8, "edgecolors": "white"},
+        _RIGHT: {"marker": "^", "s": 58, "linewidths": 0.8, "edgecolors": "white"},
         LATE: {"marker": "X", "s": 110, "linewidths": 1.4, "edgecolors": _LATE},
         INVALID: {"marker": "s", "s": 42, "linewidths": 1.2, "edgecolors": _INVALID},
     }
     for status, style in styles.items():
-        rows = placed.filter(placed[STATUS] == status)
+        if status in (ACCEPTED, _RIGHT):
+            rows = placed.filter(pl.col(STATUS) == ACCEPTED, right == (status == _RIGHT))
+        else:
+            rows = placed.filter(pl.col(STATUS) == status)
         if rows.height == 0:
             continue
         faces = (
@@ -264,9 +276,12 @@ def draw_records(
         )
     late = placed.filter(placed[STATUS] == LATE)
     if 0 < late.height <= 12:
-        for ticks, arrival in late.select(TICKS, ARRIVAL).iter_rows():
+        which = late[INPUT_SIDE].to_list() if sides else [None] * late.height
+        for (ticks, arrival), side in zip(
+            late.select(TICKS, ARRIVAL).iter_rows(), which, strict=True
+        ):
             ax.annotate(
-                "late",
+                f"late ({side})" if side else "late",
                 (to_x(ticks), arrival),
                 xytext=(7, 0),
                 textcoords="offset points",
@@ -288,8 +303,9 @@ def draw_records(
             ax.plot(fx, fy, color=_FRONTIER, lw=1.3, ls="--", zorder=3)
 
     counts = {s: records.filter(records[STATUS] == s).height for s in (ACCEPTED, LATE, INVALID)}
+    inputs = " of both inputs" if sides else ""
     summary = (
-        f"{records.height} records in arrival order: {counts[ACCEPTED]} accepted, "
+        f"{records.height} records{inputs} in arrival order: {counts[ACCEPTED]} accepted, "
         f"{counts[LATE]} late, {counts[INVALID]} invalid"
     )
     hidden = records.height - placed.height
@@ -308,14 +324,20 @@ def draw_records(
     keys = sorted(colors)
     if 1 < len(keys) <= 10 or (len(keys) == 1 and keys[0]):
         handles += [_marker_handle("o", 7, colors[key], "white", f"key {key}") for key in keys]
+    if sides:
+        handles += [
+            _marker_handle("o", 7, "#9CA3AF", "white", "left input"),
+            _marker_handle("^", 8, "#9CA3AF", "white", "right input"),
+        ]
+    else:
+        handles.append(_marker_handle("o", 7, "#9CA3AF", "white", "accepted"))
     handles += [
-        _marker_handle("o", 7, "#9CA3AF", "white", "accepted"),
         _marker_handle("X", 9, "#9CA3AF", _LATE, "late (side output)", edge_width=1.4),
         _marker_handle("s", 7, "none", _INVALID, "invalid (side output)", edge_width=1.2),
         Line2D([], [], color=_LINE, lw=1.6, label=name),
     ]
     if trailing:
-        allowance = "grace" if data.kafka else "allowed lateness"
+        allowance = data.bound_label or ("grace" if data.kafka else "allowed lateness")
         handles.append(
             Line2D(
                 [],

@@ -50,7 +50,16 @@ def _includes() -> list[tuple[Path, int, str]]:
 
 def test_the_concept_pages_include_the_code_of_their_diagrams() -> None:
     includes = _includes()
-    concepts = ("index", "event-time", "time", "windows", "lateness", "emission", "side-outputs")
+    concepts = (
+        "index",
+        "event-time",
+        "time",
+        "windows",
+        "lateness",
+        "emission",
+        "side-outputs",
+        "joins",
+    )
     assert {page.relative_to(DOCS).as_posix() for page, _, _ in includes} >= {
         f"concepts/{name}.md" for name in concepts
     }

@@ -229,6 +229,65 @@ def _side_outputs() -> Any:
     return per_10s
 
 
+def _join() -> Any:
+    # --8<-- [start:join]
+    def events(
+        rows: list[tuple[int, str, int, int]], value: str
+    ) -> pl.DataFrame:
+        """Rows of (offset, order id, value, seconds after 09:00:00)."""
+        return pl.DataFrame(
+            {
+                "offset": [offset for offset, _, _, _ in rows],
+                "order_id": [order for _, order, _, _ in rows],
+                value: [amount for _, _, amount, _ in rows],
+                "ts": [T0 + timedelta(seconds=s) for _, _, _, s in rows],
+            },
+            schema_overrides={"ts": pl.Datetime("ms")},
+        )
+
+    orders = events(
+        [
+            (0, "o1", 30, 2),
+            (2, "o2", 12, 6),
+            (3, "o3", 45, 9),
+            (6, "o4", 8, 20),
+            (7, "o5", 21, 3),  # arrives after its window has closed
+        ],
+        "amount",
+    )
+    payments = events(
+        [
+            (1, "o1", 30, 5),
+            (4, "o3", 45, 14),
+            (5, "o1", 30, 16),
+            (8, "o4", 8, 27),
+        ],
+        "paid",
+    )
+    joined = ks.stream(
+        orders,
+        key="order_id",
+        value="amount",
+        timestamp="ts",
+        order_by="offset",
+    ).left_join(
+        ks.stream(
+            payments,
+            key="order_id",
+            value="paid",
+            timestamp="ts",
+            order_by="offset",
+        ),
+        lambda amount, paid: (amount, paid),
+        ks.JoinWindows.of_time_difference_and_grace(10 * SECONDS, 2 * SECONDS),
+    )
+    # o1, o3, o4 with their payment; o2 once stream time passes its window's
+    # close (6 s + 10 s + 2 s), o5 at once: its window closed before it came
+    joined.collect()
+    # --8<-- [end:join]
+    return joined
+
+
 DIAGRAMS: dict[str, tuple[Callable[[], Any], str | None]] = {
     "event-time": (_event_time, "Event time (x) and arrival order (y)"),
     "stream-time": (_stream_time, None),
@@ -244,6 +303,7 @@ DIAGRAMS: dict[str, tuple[Callable[[], Any], str | None]] = {
     "emit-every-update": (_every_update, None),
     "emit-final": (_final, None),
     "side-outputs": (_side_outputs, None),
+    "join": (_join, None),
 }
 
 
