@@ -27,8 +27,6 @@ of each partition's last positions to compare re-delivered rows with
 
 from __future__ import annotations
 
-import dataclasses
-import io
 from typing import Any
 
 import polars as pl
@@ -42,10 +40,9 @@ from kstreamlike.backends.polars._output import (
     finish_main,
     ticks_to_time,
 )
-from kstreamlike.backends.polars._prepare import prepare
-from kstreamlike.backends.polars.live_duplicates import recent_rows, split_re_delivered
+from kstreamlike.backends.polars.live_reading import POSITION, LiveReader
 from kstreamlike.backends.polars.live_sessions import session_inputs
-from kstreamlike.errors import DuplicateArrivalOrderError, KStreamLikeError
+from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
 from kstreamlike.kernels.kafka.time import is_late
 from kstreamlike.kernels.python import infer_python_columns
@@ -57,12 +54,10 @@ from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, Kaf
 
 __all__ = ["PolarsRun", "live_gap"]
 
-_POSITION = "__ks_live_position"  # arrival position in the partition, from the stream's start
 _NEW = "__ks_live_new"  # whether a record is of the batch being processed
 _FIRST_NEW = "__ks_live_first_new"  # the partition's first new record's SEQ in the run
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition
 _ST0 = "__ks_st0"  # a partition's stream time before the batch
-_LAST = "__ks_live_last"  # a partition's last order_by value read before the batch
 
 
 def live_gap(plan: LoweredPlan) -> str | None:
@@ -118,16 +113,7 @@ def _held(window: _Window, stream_time: pl.Expr) -> pl.Expr:
     return pl.col(START) >= stream_time - window.grace - 3 * window.size
 
 
-@dataclasses.dataclass
-class _Clock:
-    """One partition's progress: stream time, next arrival position, last order read."""
-
-    stream_time: int
-    position: int
-    last_order: Any
-
-
-class PolarsRun:
+class PolarsRun(LiveReader):
     """A Kafka-profile plan (see :func:`live_gap`) fed batch by batch, vectorized.
 
     Example:
@@ -143,101 +129,19 @@ class PolarsRun:
         [(10, 1, 16777216)]
     """
 
+    FRAMES = ("retained", "recent")
+
     def __init__(self, plan: LoweredPlan) -> None:
         gap = live_gap(plan)
         if gap is not None:
             raise KStreamLikeError(f"the vectorized live path does not run {gap}")
-        self.plan = plan
-        self.node = narrowed(plan.aggregate, KafkaWindowedAggregate)
-        window = self.node.window
+        node = narrowed(plan.aggregate, KafkaWindowedAggregate)
+        super().__init__(plan, node)
+        self.node = node
+        window = node.window
         assert isinstance(window, _Window)
         self.window: _Window = window
-        self.ended = False
-        self.rows_read = 0
-        self.partitions: dict[Any, _Clock] = {}
         self.retained: pl.DataFrame | None = None
-        # duplicates="drop": the rows of each partition's last positions (live_duplicates)
-        source = self.node.source
-        self._drops = source.duplicates == "drop" and source.order_by is not None
-        self.recent: pl.DataFrame | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        for name in ("retained", "recent"):
-            frame = state.pop(name)
-            buffer = io.BytesIO()
-            if frame is not None:
-                frame.write_ipc(buffer)
-            state[f"{name}_ipc"] = buffer.getvalue()
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        frames = {name: state.pop(f"{name}_ipc") for name in ("retained", "recent")}
-        self.__dict__.update(state)
-        for name, data in frames.items():
-            setattr(self, name, pl.read_ipc(io.BytesIO(data)) if data else None)
-
-    def _batch(self, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The batch's valid records (with arrival positions and stream times, in
-        (partition, arrival) order) and its invalid rows."""
-        node = self.node
-        source = dataclasses.replace(node.source, frame=frame)
-        prepared = prepare(dataclasses.replace(node, source=source))
-        valid, invalid = prepared.valid.drop(SEQ), prepared.invalid
-        order = source.order_by
-        if self.recent is not None and order is not None and valid.height:
-            last = pl.DataFrame(
-                {
-                    PART: [self._part(p) for p in self.partitions],
-                    _LAST: [c.last_order for c in self.partitions.values()],
-                },
-                schema_overrides={PART: valid.schema[PART], _LAST: valid.schema[order]},
-            )
-            columns = list(source.schema)
-            valid, dropped = split_re_delivered(valid, self.recent, last, order, columns)
-            invalid = pl.concat([invalid, dropped.cast(invalid.schema)]).sort(ROW)
-        if order is not None and valid.height:
-            self._check_order(valid.group_by(PART).agg(pl.col(order).min()), order)
-        clocks = self._clocks(valid.schema[PART])
-        valid = (
-            valid.join(clocks, on=PART, how="left", maintain_order="left")
-            .with_columns(
-                pl.max_horizontal("__st0", pl.col(TS).cum_max().over(PART)).alias(ST),
-                (
-                    pl.col("__pos0").fill_null(0)
-                    + pl.int_range(pl.len(), dtype=pl.Int64).over(PART)
-                ).alias(_POSITION),
-            )
-            .drop("__st0", "__pos0")
-        )
-        # (rows numbered from the stream's start: the arrival order without ``order_by``)
-        return valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read), invalid
-
-    def _clocks(self, dtype: pl.DataType) -> pl.DataFrame:
-        """Per partition (``PART``): the stream time (``__st0``) and the next arrival
-        position (``__pos0``) before the batch."""
-        return pl.DataFrame(
-            {
-                PART: [self._part(p) for p in self.partitions],
-                "__st0": [c.stream_time for c in self.partitions.values()],
-                "__pos0": [c.position for c in self.partitions.values()],
-            },
-            schema_overrides={PART: dtype, "__st0": pl.Int64, "__pos0": pl.Int64},
-        )
-
-    def _part(self, value: Any) -> Any:
-        return 0 if self.node.source.partition is None else value
-
-    def _check_order(self, firsts: pl.DataFrame, order: str) -> None:
-        """Refuse a batch whose records do not follow the records read before them."""
-        for part, first in firsts.iter_rows():
-            clock = self.partitions.get(None if self.node.source.partition is None else part)
-            if clock is not None and first <= clock.last_order:
-                raise DuplicateArrivalOrderError(
-                    f"order_by column {order!r} has duplicate value {first!r} (within one "
-                    "partition) (or at or before the position reached): arrival order must "
-                    "be unique"
-                )
 
     def process(self, frame: pl.DataFrame, *, end: bool = False) -> Outputs[pl.DataFrame]:
         """Process the next batch (``end``: and then the end of the input, at which a Kafka
@@ -246,13 +150,12 @@ class PolarsRun:
             raise KStreamLikeError("the input has ended: no batch can follow")
         self.ended = end
         node = self.node
-        new, invalid = self._batch(frame)
-        self.rows_read += frame.height
+        new, invalid = self.read(frame)
         if self.retained is None:
             self.retained = new.clear()
         fed = self.retained
         if isinstance(self.window, KafkaSessionWindow):
-            clocks = self._clocks(new.schema[PART]).select(PART, pl.col("__st0").alias(_ST0))
+            clocks = self.clock_frame(new.schema[PART]).select(PART, pl.col("__st0").alias(_ST0))
             fed = session_inputs(fed, new, self.window, list(node.keys), clocks)
         run = (
             pl.concat(
@@ -262,7 +165,7 @@ class PolarsRun:
                 ],
                 how="vertical_relaxed",
             )
-            .sort(PART, _POSITION)
+            .sort(PART, POSITION)
             .with_row_index(SEQ)
         )
         marks = (
@@ -270,7 +173,7 @@ class PolarsRun:
             .group_by(PART, maintain_order=True)
             .agg(
                 pl.col(SEQ).first().cast(pl.Int64).alias(_FIRST_NEW),
-                (pl.col(_POSITION) - pl.col(SEQ).cast(pl.Int64)).first().alias(_BASE),
+                (pl.col(POSITION) - pl.col(SEQ).cast(pl.Int64)).first().alias(_BASE),
             )
         )
         emitted, late = run_kafka_kernel(node, run.lazy(), self.plan.suppress)
@@ -285,12 +188,8 @@ class PolarsRun:
         main_df, late_df = pl.collect_all(
             [finish_main(node, emitted, empty), finish_late(node, late, pl.col(ST))]
         )
-        self._advance(run, new, late)
-        if self._drops:
-            order = node.source.order_by
-            assert order is not None
-            fresh = new.select(PART, *node.source.schema)
-            self.recent = recent_rows(self.recent, fresh, order)
+        self.move_clocks(new)
+        self._retain(run, late)
         return Outputs(
             main=infer_python_columns(node, check_ranks(main_df)),
             late=late_df,
@@ -312,18 +211,8 @@ class PolarsRun:
         step_ = pl.col(step).cast(pl.Int64)
         return rows.filter(step_ >= first).with_columns((step_ + base).alias(step))
 
-    def _advance(self, run: pl.DataFrame, new: pl.DataFrame, late: pl.LazyFrame) -> None:
-        """Move each partition's clock past the batch and keep the records whose windows
-        can still change."""
-        order = self.node.source.order_by or ROW
-        ends = new.group_by(PART).agg(
-            pl.col(ST).max(), pl.col(_POSITION).max(), pl.col(order).last()
-        )
-        partition = self.node.source.partition
-        for part, stream_time, position, last in ends.iter_rows():
-            self.partitions[None if partition is None else part] = _Clock(
-                stream_time, position + 1, last
-            )
+    def _retain(self, run: pl.DataFrame, late: pl.LazyFrame) -> None:
+        """Keep the records whose windows can still change."""
         if isinstance(self.window, KafkaSessionWindow):
             # every accepted record (see live_sessions): the retained ones and the batch's
             dropped = late.select(pl.col(SEQ).cast(pl.Int64)).collect()[SEQ].implode()
@@ -346,11 +235,11 @@ class PolarsRun:
             names = {*columns, START, END, *aggregates}
             schema = output_schema(node)
             return pl.DataFrame(schema={c: schema[c] or pl.Null for c in schema if c in names})
-        run = retained.sort(PART, _POSITION).with_row_index(SEQ)
+        run = retained.sort(PART, POSITION).with_row_index(SEQ)
         changelog, _ = run_kafka_kernel(node, run.lazy(), None)
         final = pl.DataFrame(
             {
-                PART: [self._part(p) for p in self.partitions],
+                PART: [self.part(p) for p in self.partitions],
                 "__st": [c.stream_time for c in self.partitions.values()],
             },
             schema_overrides={PART: run.schema[PART], "__st": pl.Int64},

@@ -1,0 +1,175 @@
+"""Reading a live job's batches on the Polars path, for both profiles.
+
+A :class:`LiveReader` keeps, per partition, the largest event time read so far (Kafka's
+stream time; what a Flink ``BoundedOutOfOrdernessWatermarks`` generator keeps), the next
+arrival position and the last ``order_by`` value read. It reads each batch as a batch replay
+reads its input (:func:`._prepare.prepare`: validity rules, arrival order), drops
+re-delivered rows with ``duplicates="drop"`` (:mod:`.live_duplicates`), and gives the
+batch's valid records their partition's arrival positions (from the stream's start) and
+running largest event time. The window runs built on it are :class:`.live.PolarsRun`
+(Kafka) and :class:`.live_flink.PolarsFlinkRun` (Flink).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from typing import Any, ClassVar
+
+import polars as pl
+
+from kstreamlike.backends.polars._prepare import prepare
+from kstreamlike.backends.polars.live_duplicates import recent_rows, split_re_delivered
+from kstreamlike.errors import DuplicateArrivalOrderError
+from kstreamlike.kernels.columns import PART, ROW, SEQ, ST, TS
+from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
+
+__all__ = ["POSITION", "Clock", "LiveReader"]
+
+POSITION = "__ks_live_position"
+"""A record's arrival position in its partition, from the stream's start."""
+_LAST = "__ks_live_last"  # a partition's last order_by value read before the batch
+
+
+@dataclasses.dataclass
+class Clock:
+    """One partition's progress: the largest event time read (Kafka: stream time), the
+    next arrival position, the last order value read."""
+
+    stream_time: int
+    position: int
+    last_order: Any
+
+
+class LiveReader:
+    """The batch reading shared by the live runs of both profiles (see the module).
+
+    Frames of the state named in ``FRAMES`` are pickled as Arrow IPC.
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
+        >>> frame = pl.DataFrame({"k": ["a", "a", None], "ts": [5, 3, 9]})
+        >>> t = ks.stream(frame, key="k", timestamp="ts").group_by_key()
+        >>> plan = lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan)
+        >>> reader = LiveReader(plan, plan.aggregate)
+        >>> valid, invalid = reader.read(frame)
+        >>> valid.select(POSITION, "__ks_st").rows(), invalid.height
+        ([(0, 5), (1, 5)], 1)
+    """
+
+    FRAMES: ClassVar[tuple[str, ...]] = ("recent",)
+
+    def __init__(
+        self, plan: LoweredPlan, node: KafkaWindowedAggregate | FlinkWindowedAggregate
+    ) -> None:
+        self.plan = plan
+        self.reading = node
+        self.ended = False
+        self.rows_read = 0
+        self.partitions: dict[Any, Clock] = {}
+        # duplicates="drop": the rows of each partition's last positions (live_duplicates)
+        source = node.source
+        self._drops = source.duplicates == "drop" and source.order_by is not None
+        self.recent: pl.DataFrame | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for name in self.FRAMES:
+            frame = state.pop(name)
+            buffer = io.BytesIO()
+            if frame is not None:
+                frame.write_ipc(buffer)
+            state[f"{name}_ipc"] = buffer.getvalue()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        frames = {name: state.pop(f"{name}_ipc") for name in self.FRAMES}
+        self.__dict__.update(state)
+        for name, data in frames.items():
+            setattr(self, name, pl.read_ipc(io.BytesIO(data)) if data else None)
+
+    def read(self, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The batch's valid records (with arrival positions, ``POSITION``, and the running
+        largest event time, ``ST``, in (partition, arrival) order; ``ROW`` counted from the
+        stream's start) and its invalid rows. Counts the batch's rows as read."""
+        node = self.reading
+        source = dataclasses.replace(node.source, frame=frame)
+        prepared = prepare(dataclasses.replace(node, source=source))
+        valid, invalid = prepared.valid.drop(SEQ), prepared.invalid
+        order = source.order_by
+        if self.recent is not None and order is not None and valid.height:
+            last = pl.DataFrame(
+                {
+                    PART: [self.part(p) for p in self.partitions],
+                    _LAST: [c.last_order for c in self.partitions.values()],
+                },
+                schema_overrides={PART: valid.schema[PART], _LAST: valid.schema[order]},
+            )
+            columns = list(source.schema)
+            valid, dropped = split_re_delivered(valid, self.recent, last, order, columns)
+            invalid = pl.concat([invalid, dropped.cast(invalid.schema)]).sort(ROW)
+        if order is not None and valid.height:
+            self._check_order(valid.group_by(PART).agg(pl.col(order).min()), order)
+        clocks = self.clock_frame(valid.schema[PART])
+        valid = (
+            valid.join(clocks, on=PART, how="left", maintain_order="left")
+            .with_columns(
+                pl.max_horizontal("__st0", pl.col(TS).cum_max().over(PART)).alias(ST),
+                (
+                    pl.col("__pos0").fill_null(0)
+                    + pl.int_range(pl.len(), dtype=pl.Int64).over(PART)
+                ).alias(POSITION),
+            )
+            .drop("__st0", "__pos0")
+        )
+        # (rows numbered from the stream's start: the arrival order without ``order_by``)
+        valid = valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read)
+        self.rows_read += frame.height
+        return valid, invalid
+
+    def clock_frame(self, dtype: pl.DataType) -> pl.DataFrame:
+        """Per partition (``PART``): the largest event time (``__st0``) and the next arrival
+        position (``__pos0``) before the batch."""
+        return pl.DataFrame(
+            {
+                PART: [self.part(p) for p in self.partitions],
+                "__st0": [c.stream_time for c in self.partitions.values()],
+                "__pos0": [c.position for c in self.partitions.values()],
+            },
+            schema_overrides={PART: dtype, "__st0": pl.Int64, "__pos0": pl.Int64},
+        )
+
+    def part(self, value: Any) -> Any:
+        """The ``PART`` value of a partition of :attr:`partitions`."""
+        return 0 if self.reading.source.partition is None else value
+
+    def _check_order(self, firsts: pl.DataFrame, order: str) -> None:
+        """Refuse a batch whose records do not follow the records read before them."""
+        for part, first in firsts.iter_rows():
+            clock = self.partitions.get(None if self.reading.source.partition is None else part)
+            if clock is not None and first <= clock.last_order:
+                raise DuplicateArrivalOrderError(
+                    f"order_by column {order!r} has duplicate value {first!r} (within one "
+                    "partition) (or at or before the position reached): arrival order must "
+                    "be unique"
+                )
+
+    def move_clocks(self, new: pl.DataFrame) -> None:
+        """Move each partition's clock past the batch's records ``new`` (from
+        :meth:`read`), and keep the rows ``duplicates="drop"`` compares with."""
+        source = self.reading.source
+        order = source.order_by or ROW
+        ends = new.group_by(PART).agg(
+            pl.col(ST).max(), pl.col(POSITION).max(), pl.col(order).last()
+        )
+        for part, stream_time, position, last in ends.iter_rows():
+            self.partitions[None if source.partition is None else part] = Clock(
+                stream_time, position + 1, last
+            )
+        if self._drops:
+            assert source.order_by is not None
+            fresh = new.select(PART, *source.schema)
+            self.recent = recent_rows(self.recent, fresh, source.order_by)
