@@ -135,7 +135,9 @@ class TriggerContext(Protocol):
         """The operator's current watermark (``getCurrentWatermark``)."""
 
     def current_processing_time(self) -> int:
-        """The current processing time (``getCurrentProcessingTime``)."""
+        """The current processing time (``getCurrentProcessingTime``): the
+        ``processing_time`` column of the latest record, ``Long.MIN_VALUE`` before the first
+        or without that column."""
 
     def register_event_time_timer(self, time: int) -> None:
         """Call ``on_event_time`` when the watermark reaches ``time``."""

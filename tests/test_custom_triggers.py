@@ -271,6 +271,10 @@ def test_build_time_errors() -> None:
         w.trigger(object())  # type: ignore[arg-type]
     with pytest.raises(ks.InvalidSpecError, match=r"evictor must be .*ks\.Evictor subclass"):
         w.evictor(lambda elements: elements)  # type: ignore[arg-type]
+    with pytest.raises(ks.InvalidSpecError, match=r"pass NoMerge\(\), not the class"):
+        w.trigger(NoMerge)  # type: ignore[arg-type]
+    with pytest.raises(ks.InvalidSpecError, match=r"pass MyCountEvictor\(\), not the class"):
+        w.evictor(MyCountEvictor)  # type: ignore[arg-type]
     with pytest.raises(ks.InvalidSpecError, match="nested must be a trigger"):
         ks.PurgingTrigger.of(42)  # type: ignore[arg-type]
     with pytest.raises(ks.InvalidSpecError, match="Empty must implement on_element"):

@@ -154,6 +154,10 @@ def inherited_window_spec(source: Source) -> WindowSpec:
 def resolve_trigger(source: Source, spec: WindowSpec, trigger: AnyTrigger) -> FlinkTrigger:
     """The plan form of ``trigger``, once it fits the windows of ``spec`` (see
     ``WindowedStream.trigger`` for what does not)."""
+    if isinstance(trigger, type) and issubclass(trigger, Trigger):
+        raise InvalidSpecError(
+            f"trigger must be a trigger instance: pass {trigger.__name__}(), not the class"
+        )
     if not isinstance(trigger, TRIGGER_TYPES):
         raise InvalidSpecError(
             "trigger must be a trigger such as ks.CountTrigger.of(n), or an instance of a "
@@ -217,6 +221,10 @@ def _check_custom(trigger: AnyTrigger) -> None:
 
 def resolve_evictor(source: Source, evictor: AnyEvictor) -> FlinkEvictor:
     """The plan form of ``evictor``, once it is one of the evictors."""
+    if isinstance(evictor, type) and issubclass(evictor, Evictor):
+        raise InvalidSpecError(
+            f"evictor must be an evictor instance: pass {evictor.__name__}(), not the class"
+        )
     if not isinstance(evictor, (CountEvictor, TimeEvictor, DeltaEvictor, Evictor)):
         raise InvalidSpecError(
             "evictor must be ks.CountEvictor, ks.TimeEvictor, ks.DeltaEvictor or an "
