@@ -121,6 +121,20 @@ class MyCountEvictor(ks.Evictor):
         return self._evict(elements) if self.after else elements
 
 
+class MyTimeEvictor(ks.Evictor):
+    """``TimeEvictor.of(size)``: drop what is ``size`` or more older than the newest."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def evict_before(self, elements: Any, size: int, window: Any, ctx: Any) -> Any:
+        assert ctx.current_processing_time is None and window.max_timestamp() >= 0
+        if not elements:
+            return elements
+        cutoff = max(e.timestamp for e in elements) - self.size
+        return (e for e in elements if e.timestamp > cutoff)
+
+
 def _rows(n: int = 120, seed: int = 7) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     rows, ts = [], 0
@@ -206,6 +220,15 @@ def test_custom_evictor_equals_count_evictor(backend: str, windows: str, after: 
 
 def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {name: a[name] + b[name] for name in a}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("windows", ["sliding", "sessions"])
+def test_custom_evictor_equals_time_evictor(backend: str, windows: str) -> None:
+    w = _stream(backend).key_by("k").window(WINDOWS[windows]).side_output_late_data(LATE)
+    custom = w.evictor(MyTimeEvictor(5)).aggregate(ks.agg.collect_list("v"))
+    builtin = w.evictor(ks.TimeEvictor.of(5)).aggregate(ks.agg.collect_list("v"))
+    _same(custom, builtin)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -315,6 +338,17 @@ def test_exception_in_trigger_names_it(backend: str) -> None:
     with pytest.raises(ks.UserFunctionError, match=r"Broken\.on_element raised ValueError") as e:
         w.count().collect()
     assert isinstance(e.value.__cause__, ValueError)
+
+
+class BrokenTimer(MyEventTimeTrigger):
+    def on_event_time(self, time: int, window: Any, ctx: Any) -> Any:
+        raise KeyError(time)
+
+
+def test_exception_in_a_timer_callback_names_it() -> None:
+    w = _stream("polars").key_by("k").window(WINDOWS["tumbling"]).trigger(BrokenTimer())
+    with pytest.raises(ks.UserFunctionError, match=r"BrokenTimer\.on_event_time raised KeyError"):
+        w.count().collect()
 
 
 class WrongResult(ks.Trigger):
