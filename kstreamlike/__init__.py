@@ -46,6 +46,8 @@ from kstreamlike.assigners import (
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
 )
+from kstreamlike.custom_evictors import Evictor, EvictorContext, TimestampedValue
+from kstreamlike.custom_triggers import Trigger, TriggerContext, TriggerResult
 from kstreamlike.emit import EmitStrategy, Suppressed
 from kstreamlike.errors import (
     CheckpointError,
@@ -93,6 +95,8 @@ __all__ = [
     "EmitStrategy",
     "EventTimeSessionWindows",
     "EventTimeTrigger",
+    "Evictor",
+    "EvictorContext",
     "GlobalWindows",
     "InvalidSpecError",
     "JoinColumns",
@@ -128,6 +132,10 @@ __all__ = [
     "TimeEvictor",
     "TimeWindowedKStream",
     "TimeWindows",
+    "TimestampedValue",
+    "Trigger",
+    "TriggerContext",
+    "TriggerResult",
     "TumblingEventTimeWindows",
     "UnsupportedPlanError",
     "UserFunctionError",

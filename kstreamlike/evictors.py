@@ -19,6 +19,7 @@ from typing import Any
 
 from kstreamlike._spec import check_delta, function_name, non_negative_micros, positive_count
 from kstreamlike._time import Duration, EventTimeUnit, format_micros
+from kstreamlike.custom_evictors import Evictor
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
@@ -27,7 +28,7 @@ from kstreamlike.plan.firing import (
     FlinkTimeEvictor,
 )
 
-__all__ = ["CountEvictor", "DeltaEvictor", "Evictor", "TimeEvictor"]
+__all__ = ["AnyEvictor", "CountEvictor", "DeltaEvictor", "TimeEvictor"]
 
 
 def _flag(value: object) -> bool:
@@ -167,5 +168,6 @@ class DeltaEvictor:
         return f"DeltaEvictor.of({self.threshold}, {name}{_when(self.do_evict_after)})"
 
 
-Evictor = CountEvictor | TimeEvictor | DeltaEvictor
-"""Any evictor accepted by :meth:`~kstreamlike.WindowedStream.evictor`."""
+AnyEvictor = CountEvictor | TimeEvictor | DeltaEvictor | Evictor
+"""Any evictor accepted by :meth:`~kstreamlike.WindowedStream.evictor`: a built-in one, or
+a custom :class:`~kstreamlike.Evictor`."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from kstreamlike._spec import check_delta, function_name, positive_count, positive_micros
 from kstreamlike._time import Duration, EventTimeUnit, format_micros
+from kstreamlike.custom_triggers import Trigger
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
@@ -32,6 +33,7 @@ from kstreamlike.plan.firing import (
 )
 
 __all__ = [
+    "AnyTrigger",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountTrigger",
@@ -39,7 +41,6 @@ __all__ = [
     "EventTimeTrigger",
     "ProcessingTimeTrigger",
     "PurgingTrigger",
-    "Trigger",
 ]
 
 
@@ -286,10 +287,10 @@ class PurgingTrigger:
         [2, 2]
     """
 
-    nested: Trigger
+    nested: AnyTrigger
 
     @classmethod
-    def of(cls, nested: Trigger) -> PurgingTrigger:
+    def of(cls, nested: AnyTrigger) -> PurgingTrigger:
         """Purge whenever ``nested`` fires (``PurgingTrigger.of(nestedTrigger)``).
 
         Example:
@@ -299,7 +300,8 @@ class PurgingTrigger:
         """
         if not isinstance(nested, TRIGGER_TYPES):
             raise InvalidSpecError(
-                f"nested must be a trigger, e.g. ks.CountTrigger, got {nested!r}"
+                "nested must be a trigger, e.g. ks.CountTrigger or a ks.Trigger subclass, "
+                f"got {nested!r}"
             )
         return cls(nested)
 
@@ -310,7 +312,7 @@ class PurgingTrigger:
         return f"PurgingTrigger.of({self.nested!r})"
 
 
-Trigger = (
+AnyTrigger = (
     EventTimeTrigger
     | ProcessingTimeTrigger
     | CountTrigger
@@ -318,8 +320,10 @@ Trigger = (
     | ContinuousProcessingTimeTrigger
     | DeltaTrigger
     | PurgingTrigger
+    | Trigger
 )
-"""Any trigger accepted by :meth:`~kstreamlike.WindowedStream.trigger`."""
+"""Any trigger accepted by :meth:`~kstreamlike.WindowedStream.trigger`: a built-in one, or
+a custom :class:`~kstreamlike.Trigger`."""
 
 TRIGGER_TYPES = (
     EventTimeTrigger,
@@ -329,4 +333,5 @@ TRIGGER_TYPES = (
     ContinuousProcessingTimeTrigger,
     DeltaTrigger,
     PurgingTrigger,
+    Trigger,
 )

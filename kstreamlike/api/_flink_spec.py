@@ -23,16 +23,20 @@ from kstreamlike.assigners import (
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
 )
+from kstreamlike.custom_evictors import Evictor
+from kstreamlike.custom_triggers import Trigger
 from kstreamlike.errors import InvalidSpecError, SchemaError
-from kstreamlike.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
+from kstreamlike.evictors import AnyEvictor, CountEvictor, DeltaEvictor, TimeEvictor
 from kstreamlike.functions import OutputTag, ProcessWindowFunction
 from kstreamlike.plan.firing import (
+    FlinkCustomEvictor,
     FlinkEventTimeTrigger,
     FlinkEvictor,
     FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
     FlinkTrigger,
     can_merge,
+    is_custom,
     trigger_name,
     uses_processing_time,
 )
@@ -51,7 +55,7 @@ from kstreamlike.plan.windows import (
     FlinkSessionWindow,
     FlinkWindow,
 )
-from kstreamlike.triggers import TRIGGER_TYPES, Trigger
+from kstreamlike.triggers import TRIGGER_TYPES, AnyTrigger, PurgingTrigger
 
 __all__ = [
     "WindowAssigner",
@@ -61,6 +65,7 @@ __all__ = [
     "inherited_window_spec",
     "lateness_ticks",
     "no_watermarks",
+    "refuse_custom_on_join",
     "resolve_evictor",
     "resolve_trigger",
     "time_window_spec",
@@ -146,13 +151,19 @@ def inherited_window_spec(source: Source) -> WindowSpec:
     return WindowSpec(window=window, assigner="inherited", trigger=FlinkEventTimeTrigger())
 
 
-def resolve_trigger(source: Source, spec: WindowSpec, trigger: Trigger) -> FlinkTrigger:
+def resolve_trigger(source: Source, spec: WindowSpec, trigger: AnyTrigger) -> FlinkTrigger:
     """The plan form of ``trigger``, once it fits the windows of ``spec`` (see
     ``WindowedStream.trigger`` for what does not)."""
+    if isinstance(trigger, type) and issubclass(trigger, Trigger):
+        raise InvalidSpecError(
+            f"trigger must be a trigger instance: pass {trigger.__name__}(), not the class"
+        )
     if not isinstance(trigger, TRIGGER_TYPES):
         raise InvalidSpecError(
-            f"trigger must be a trigger such as ks.CountTrigger.of(n), got {trigger!r}"
+            "trigger must be a trigger such as ks.CountTrigger.of(n), or an instance of a "
+            f"ks.Trigger subclass, got {trigger!r}"
         )
+    _check_custom(trigger)
     resolved = trigger._resolve(source.time_unit)
     name = trigger_name(resolved)
     if isinstance(spec.window, FlinkSessionWindow) and not can_merge(resolved):
@@ -197,13 +208,43 @@ def _check_global_trigger(trigger: FlinkTrigger) -> None:
     )
 
 
-def resolve_evictor(source: Source, evictor: Evictor) -> FlinkEvictor:
-    """The plan form of ``evictor``, once it is one of the evictors."""
-    if not isinstance(evictor, (CountEvictor, TimeEvictor, DeltaEvictor)):
+def _check_custom(trigger: AnyTrigger) -> None:
+    """A custom trigger (or one a ``PurgingTrigger`` wraps) must implement ``on_element``."""
+    while isinstance(trigger, PurgingTrigger):
+        trigger = trigger.nested
+    if isinstance(trigger, Trigger) and type(trigger).on_element is Trigger.on_element:
         raise InvalidSpecError(
-            f"evictor must be ks.CountEvictor, ks.TimeEvictor or ks.DeltaEvictor, got {evictor!r}"
+            f"trigger: {type(trigger).__name__} must implement on_element(element, "
+            "timestamp, window, ctx), which every ks.Trigger subclass overrides"
+        )
+
+
+def resolve_evictor(source: Source, evictor: AnyEvictor) -> FlinkEvictor:
+    """The plan form of ``evictor``, once it is one of the evictors."""
+    if isinstance(evictor, type) and issubclass(evictor, Evictor):
+        raise InvalidSpecError(
+            f"evictor must be an evictor instance: pass {evictor.__name__}(), not the class"
+        )
+    if not isinstance(evictor, (CountEvictor, TimeEvictor, DeltaEvictor, Evictor)):
+        raise InvalidSpecError(
+            "evictor must be ks.CountEvictor, ks.TimeEvictor, ks.DeltaEvictor or an "
+            f"instance of a ks.Evictor subclass, got {evictor!r}"
         )
     return evictor._resolve(source.time_unit)
+
+
+def refuse_custom_on_join(trigger: FlinkTrigger, evictor: FlinkEvictor | None) -> None:
+    """Window joins take built-in triggers and evictors only."""
+    if is_custom(trigger, None):
+        raise InvalidSpecError(
+            f"trigger(): {trigger_name(trigger)} is a custom trigger, which a window join "
+            "does not support in this release (windowed streams do)"
+        )
+    if isinstance(evictor, FlinkCustomEvictor):
+        raise InvalidSpecError(
+            f"evictor(): {evictor.evictor!r} is a custom evictor, which a window join does "
+            "not support in this release (windowed streams do)"
+        )
 
 
 def lateness_ticks(source: Source, spec: WindowSpec, lateness: Duration) -> int:

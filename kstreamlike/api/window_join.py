@@ -25,6 +25,7 @@ from kstreamlike.api._flink_spec import (
     WindowSpec,
     check_late_tag,
     lateness_ticks,
+    refuse_custom_on_join,
     resolve_evictor,
     resolve_trigger,
     window_spec,
@@ -41,14 +42,14 @@ from kstreamlike.api.result import FrameT, StreamResult
 from kstreamlike.assigners import EventTimeSessionWindows, GlobalWindows
 from kstreamlike.backends import Outputs
 from kstreamlike.errors import InvalidSpecError, SchemaError, UnsupportedPlanError
-from kstreamlike.evictors import Evictor
+from kstreamlike.evictors import AnyEvictor
 from kstreamlike.frames import from_polars_as, is_spark_frame
 from kstreamlike.functions import OutputTag
 from kstreamlike.plan.firing import FlinkDeltaEvictor, trigger_name, uses_processing_time
 from kstreamlike.plan.join import ColumnsJoiner, FlinkWindowJoin, PythonJoiner
 from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import Source
-from kstreamlike.triggers import Trigger
+from kstreamlike.triggers import AnyTrigger
 
 __all__ = [
     "CoGroupedStreams",
@@ -209,7 +210,7 @@ class WithWindow(Generic[FrameT]):
     def _with(self, **changes: Any) -> WithWindow[FrameT]:
         return WithWindow(self._streams, self._keys, replace(self._spec, **changes))
 
-    def trigger(self, trigger: Trigger) -> WithWindow[FrameT]:
+    def trigger(self, trigger: AnyTrigger) -> WithWindow[FrameT]:
         """Set when windows fire (Flink ``WithWindow.trigger``), as
         :meth:`WindowedStream.trigger <kstreamlike.api.windowed.WindowedStream.trigger>`;
         processing-time triggers are not supported on a join.
@@ -224,6 +225,7 @@ class WithWindow(Generic[FrameT]):
             ['aa']
         """
         resolved = resolve_trigger(self._streams._left, self._spec, trigger)
+        refuse_custom_on_join(resolved, None)
         if uses_processing_time(resolved):
             raise InvalidSpecError(
                 f"trigger(): {trigger_name(resolved)} uses processing time, which a window "
@@ -231,7 +233,7 @@ class WithWindow(Generic[FrameT]):
             )
         return self._with(trigger=resolved)
 
-    def evictor(self, evictor: Evictor) -> WithWindow[FrameT]:
+    def evictor(self, evictor: AnyEvictor) -> WithWindow[FrameT]:
         """Remove elements of both inputs from each window when it fires (Flink
         ``WithWindow.evictor``): ``ks.CountEvictor`` or ``ks.TimeEvictor``.
 
@@ -245,6 +247,7 @@ class WithWindow(Generic[FrameT]):
             [[2, 2]]
         """
         resolved = resolve_evictor(self._streams._left, evictor)
+        refuse_custom_on_join(self._spec.trigger, resolved)
         if isinstance(resolved, FlinkDeltaEvictor):
             raise InvalidSpecError(
                 "evictor(): a DeltaEvictor compares the values of a window's elements, which "

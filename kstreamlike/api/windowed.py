@@ -36,7 +36,7 @@ from kstreamlike.api._flink_spec import (
 from kstreamlike.api.flink_result import SingleOutputStreamOperator
 from kstreamlike.api.result import FrameT
 from kstreamlike.errors import InvalidSpecError
-from kstreamlike.evictors import Evictor
+from kstreamlike.evictors import AnyEvictor
 from kstreamlike.functions import AggregateFunction, OutputTag, ProcessWindowFunction
 from kstreamlike.plan.firing import FlinkCountEvictor, FlinkCountTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import (
@@ -49,7 +49,7 @@ from kstreamlike.plan.nodes import (
     Source,
 )
 from kstreamlike.plan.windows import FlinkGlobalWindow
-from kstreamlike.triggers import Trigger
+from kstreamlike.triggers import AnyTrigger
 
 __all__ = ["WindowedStream"]
 
@@ -119,7 +119,7 @@ class WindowedStream(Generic[FrameT]):
             self._source, self._keys, replace(self._spec, **changes), self._backend
         )
 
-    def trigger(self, trigger: Trigger) -> WindowedStream[FrameT]:
+    def trigger(self, trigger: AnyTrigger) -> WindowedStream[FrameT]:
         """Set when windows fire (Flink ``trigger``), replacing the assigner's default
         (``EventTimeTrigger`` for event-time windows; for ``GlobalWindows``, never, or at
         the end of the input).
@@ -142,7 +142,7 @@ class WindowedStream(Generic[FrameT]):
         """
         return self._with(trigger=resolve_trigger(self._source, self._spec, trigger))
 
-    def evictor(self, evictor: Evictor) -> WindowedStream[FrameT]:
+    def evictor(self, evictor: AnyEvictor) -> WindowedStream[FrameT]:
         """Remove elements from each window when it fires (Flink ``evictor``): before the
         window function, or after it with ``do_evict_after=True``. The window then keeps
         every element (no pre-aggregation), and evicted elements are gone for good.

@@ -25,7 +25,9 @@ from kstreamlike.errors import KStreamLikeError, SchemaError
 from kstreamlike.frames import native_frame, to_polars
 from kstreamlike.live.checkpoint import CheckpointStore
 from kstreamlike.live.plan_state import describe, dump_state, fingerprint, load_state
+from kstreamlike.plan.firing import FlinkCustomEvictor, is_custom, trigger_name
 from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.reference import Replay
 
 __all__ = ["BatchResult", "Job", "JobMetrics"]
@@ -372,5 +374,12 @@ def _keys(task: Any) -> set[tuple[Any, ...]]:
 
 
 def _aggregation(plan: LoweredPlan) -> str:
-    aggregation = plan.aggregate.aggregation
-    return type(aggregation).__name__ + " " + repr(aggregation)[:200]
+    node = plan.aggregate
+    aggregation = node.aggregation
+    named = type(aggregation).__name__ + " " + repr(aggregation)[:200]
+    if isinstance(node, FlinkWindowedAggregate) and is_custom(node.trigger, node.evictor):
+        # the state of a custom trigger or evictor is in the checkpoint too: name them
+        custom = node.evictor if isinstance(node.evictor, FlinkCustomEvictor) else None
+        evictor = "" if custom is None else f" and evictor {custom.evictor!r}"
+        named += f" with trigger {trigger_name(node.trigger)}{evictor}"
+    return named

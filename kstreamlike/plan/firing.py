@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kstreamlike.errors import KStreamLikeError
+
+if TYPE_CHECKING:
+    from kstreamlike.custom_evictors import Evictor
+    from kstreamlike.custom_triggers import Trigger
 
 __all__ = [
     "FlinkContinuousEventTimeTrigger",
     "FlinkContinuousProcessingTimeTrigger",
     "FlinkCountEvictor",
     "FlinkCountTrigger",
+    "FlinkCustomEvictor",
+    "FlinkCustomTrigger",
     "FlinkDeltaEvictor",
     "FlinkDeltaTrigger",
     "FlinkEndOfStreamTrigger",
@@ -31,6 +37,7 @@ __all__ = [
     "MOST_PERIODIC_FIRINGS",
     "can_merge",
     "endless_firing",
+    "is_custom",
     "nested_trigger",
     "too_many_event_time_firings",
     "trigger_name",
@@ -117,6 +124,14 @@ class FlinkPurgingTrigger:
     nested: FlinkTrigger
 
 
+@dataclass(frozen=True, eq=False)
+class FlinkCustomTrigger:
+    """A user's :class:`~kstreamlike.Trigger` subclass, run record by record (compared by
+    identity: the user's object is the trigger)."""
+
+    trigger: Trigger
+
+
 FlinkTrigger = (
     FlinkEventTimeTrigger
     | FlinkProcessingTimeTrigger
@@ -127,6 +142,7 @@ FlinkTrigger = (
     | FlinkNeverTrigger
     | FlinkEndOfStreamTrigger
     | FlinkPurgingTrigger
+    | FlinkCustomTrigger
 )
 
 
@@ -155,13 +171,30 @@ class FlinkDeltaEvictor:
     do_evict_after: bool
 
 
-FlinkEvictor = FlinkCountEvictor | FlinkTimeEvictor | FlinkDeltaEvictor
+@dataclass(frozen=True, eq=False)
+class FlinkCustomEvictor:
+    """A user's :class:`~kstreamlike.Evictor` subclass (compared by identity)."""
+
+    evictor: Evictor
+
+
+FlinkEvictor = FlinkCountEvictor | FlinkTimeEvictor | FlinkDeltaEvictor | FlinkCustomEvictor
+
+
+def is_custom(trigger: FlinkTrigger, evictor: FlinkEvictor | None) -> bool:
+    """Whether ``trigger`` (or the trigger it purges) or ``evictor`` is the user's Python
+    class: the plan then runs record by record, on the reference interpreter."""
+    return isinstance(nested_trigger(trigger), FlinkCustomTrigger) or isinstance(
+        evictor, FlinkCustomEvictor
+    )
 
 
 def can_merge(trigger: FlinkTrigger) -> bool:
     """Whether ``trigger`` supports merging (session) windows (``Trigger#canMerge``)."""
     if isinstance(trigger, FlinkPurgingTrigger):
         return can_merge(trigger.nested)
+    if isinstance(trigger, FlinkCustomTrigger):
+        return bool(trigger.trigger.can_merge())
     return not isinstance(trigger, (FlinkDeltaTrigger, FlinkEndOfStreamTrigger))
 
 
@@ -187,6 +220,8 @@ def trigger_name(trigger: FlinkTrigger) -> str:
         return f"{type(trigger).__name__[5:]}({trigger.interval})"
     if isinstance(trigger, FlinkDeltaTrigger):
         return f"DeltaTrigger({trigger.threshold})"
+    if isinstance(trigger, FlinkCustomTrigger):
+        return type(trigger.trigger).__name__
     return type(trigger).__name__[5:]
 
 

@@ -13,8 +13,11 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from kstreamlike.custom_evictors import EvictorContext
 from kstreamlike.functions import ProcessWindowContext, ProcessWindowFunction
+from kstreamlike.plan.firing import FlinkCustomEvictor
 from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
+from kstreamlike.reference._custom import CustomEvictor
 from kstreamlike.reference._evictors import Evictor, evictor_for
 from kstreamlike.reference._input import Record
 from kstreamlike.reference._timers import Key
@@ -60,19 +63,22 @@ class WindowContents:
         else:
             merge_namespaces(self.store, key, target, sources, partial(self.folding.merge, key))
 
-    def read_for_firing(self, namespace: tuple[Key, Window]) -> Any:
-        """The accumulator a firing evaluates (the contents must not be empty).
+    def read_for_firing(
+        self, namespace: tuple[Key, Window], window: Window, clocks: EvictorContext
+    ) -> Any:
+        """The accumulator a firing of ``window`` evaluates (the contents must not be
+        empty).
 
         With an evictor this is ``EvictingWindowOperator#emitWindowContents``: evict before,
         fold the survivors (even none), evict after, and rewrite the state to what is left.
         """
         if self.evictor is None:
             return self.store[namespace]
-        survivors = self.evictor.evict_before(list(self.store[namespace]))
+        survivors = self.evictor.evict_before(list(self.store[namespace]), window, clocks)
         accumulator = self.folding.initial()
         for record in survivors:
             accumulator = self.folding.add(namespace[0], record, accumulator)
-        remaining = self.evictor.evict_after(survivors)
+        remaining = self.evictor.evict_after(survivors, window, clocks)
         if remaining:
             self.store[namespace] = tuple(remaining)
         else:
@@ -93,7 +99,12 @@ class WindowFunctionRunner:
 
     def contents(self, node: FlinkWindowedAggregate) -> WindowContents:
         """Empty window contents for this function's aggregation and ``node``'s evictor."""
-        evictor = None if node.evictor is None else evictor_for(node.evictor)
+        spec = node.evictor
+        evictor: Evictor | None = None
+        if isinstance(spec, FlinkCustomEvictor):
+            evictor = CustomEvictor(spec.evictor)
+        elif spec is not None:
+            evictor = evictor_for(spec)
         return WindowContents(self.folding, evictor)
 
     def context(

@@ -11,13 +11,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from kstreamlike.custom_evictors import EvictorContext
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkDeltaEvictor,
-    FlinkEvictor,
     FlinkTimeEvictor,
 )
 from kstreamlike.reference._input import Record
+from kstreamlike.reference._windows import Window
 
 __all__ = ["CountEvictor", "DeltaEvictor", "Evictor", "TimeEvictor", "evictor_for"]
 
@@ -28,11 +29,15 @@ class Evictor(ABC):
     def __init__(self, do_evict_after: bool) -> None:
         self.do_evict_after = do_evict_after
 
-    def evict_before(self, elements: list[Record]) -> list[Record]:
+    def evict_before(
+        self, elements: list[Record], window: Window, ctx: EvictorContext
+    ) -> list[Record]:
         """The survivors before the window function (``Evictor#evictBefore``)."""
         return elements if self.do_evict_after else self.evict(elements)
 
-    def evict_after(self, elements: list[Record]) -> list[Record]:
+    def evict_after(
+        self, elements: list[Record], window: Window, ctx: EvictorContext
+    ) -> list[Record]:
         """The survivors after the window function (``Evictor#evictAfter``)."""
         return self.evict(elements) if self.do_evict_after else elements
 
@@ -89,8 +94,8 @@ class DeltaEvictor(Evictor):
         return [e for e in elements if self.delta_function(e.value, last) < self.threshold]
 
 
-def evictor_for(spec: FlinkEvictor) -> Evictor:
-    """The reference evictor of a plan evictor."""
+def evictor_for(spec: FlinkCountEvictor | FlinkTimeEvictor | FlinkDeltaEvictor) -> Evictor:
+    """The reference evictor of a built-in plan evictor."""
     if isinstance(spec, FlinkCountEvictor):
         return CountEvictor(spec.max_count, spec.do_evict_after)
     if isinstance(spec, FlinkTimeEvictor):

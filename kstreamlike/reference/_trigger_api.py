@@ -1,9 +1,10 @@
 """Flink's trigger API, for the reference window operator: results, context and base class.
 
-:class:`TriggerResult`, :class:`TriggerContext` and :class:`Trigger` mirror Flink's
-``TriggerResult``, ``Trigger.TriggerContext`` / ``OnMergeContext`` and ``Trigger``: what a
-trigger returns, what it may read and change for one key and window (timers, partitioned
-state and its merging, :func:`merge_namespaces`), and the callbacks every trigger has. The
+:class:`TriggerContext` and :class:`Trigger` mirror Flink's ``Trigger.TriggerContext`` /
+``OnMergeContext`` and ``Trigger`` (with ``TriggerResult``, the public
+:class:`kstreamlike.TriggerResult`): what a trigger returns, what it may read and change
+for one key and window (timers, partitioned state and its merging,
+:func:`merge_namespaces`), and the callbacks every trigger has. The
 triggers themselves are in :mod:`._triggers`; the operator that calls them is
 :mod:`kstreamlike.reference.flink`.
 """
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from enum import Enum
 from typing import Any, Protocol
 
+from kstreamlike.custom_triggers import TriggerResult
 from kstreamlike.reference._input import Record
 from kstreamlike.reference._timers import Key, Timer, TimerService
 from kstreamlike.reference._windows import Window
@@ -27,25 +28,6 @@ __all__ = [
     "TriggerResult",
     "merge_namespaces",
 ]
-
-
-class TriggerResult(Enum):
-    """What to do with a window after a trigger call (``TriggerResult``)."""
-
-    CONTINUE = "CONTINUE"
-    FIRE = "FIRE"
-    FIRE_AND_PURGE = "FIRE_AND_PURGE"
-    PURGE = "PURGE"
-
-    @property
-    def is_fire(self) -> bool:
-        """Whether the window is evaluated and emitted."""
-        return self in (TriggerResult.FIRE, TriggerResult.FIRE_AND_PURGE)
-
-    @property
-    def is_purge(self) -> bool:
-        """Whether the window contents are cleared (trigger state and timers are kept)."""
-        return self in (TriggerResult.PURGE, TriggerResult.FIRE_AND_PURGE)
 
 
 StateStore = dict[tuple[Key, Window], Any]
@@ -132,10 +114,10 @@ class TriggerContext:
         """Remove a timer set by :meth:`register_processing_time_timer`."""
         self._operator.processing_timers.delete(Timer(time, self.key, self.window))
 
-    def get_state(self, name: str) -> Any:
-        """The trigger's state ``name`` for this key and window, or None
+    def get_state(self, name: str, default: Any = None) -> Any:
+        """The trigger's state ``name`` for this key and window, or ``default``
         (``Context#getPartitionedState``)."""
-        return self._operator.trigger_state.get(name, {}).get((self.key, self.window))
+        return self._operator.trigger_state.get(name, {}).get((self.key, self.window), default)
 
     def set_state(self, name: str, value: Any) -> None:
         """Set the trigger's state ``name`` for this key and window."""
@@ -145,7 +127,12 @@ class TriggerContext:
         """Drop the trigger's state ``name`` for this key and window."""
         self._operator.trigger_state.get(name, {}).pop((self.key, self.window), None)
 
-    def merge_partitioned_state(self, name: str, merge: Callable[[Any, Any], Any]) -> None:
+    def clear_all_state(self) -> None:
+        """Drop every state of this key and window."""
+        for store in self._operator.trigger_state.values():
+            store.pop((self.key, self.window), None)
+
+    def merge_state(self, name: str, merge: Callable[[Any, Any], Any]) -> None:
         """Fold the merged windows' state ``name`` into this window's
         (``Context#mergePartitionedState``)."""
         store = self._operator.trigger_state.setdefault(name, {})

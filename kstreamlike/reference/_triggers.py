@@ -18,6 +18,7 @@ from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
     FlinkCountTrigger,
+    FlinkCustomTrigger,
     FlinkDeltaTrigger,
     FlinkEndOfStreamTrigger,
     FlinkEventTimeTrigger,
@@ -27,6 +28,7 @@ from kstreamlike.plan.firing import (
     FlinkTrigger,
     too_many_event_time_firings,
 )
+from kstreamlike.reference._custom import CustomTrigger
 from kstreamlike.reference._input import Record
 from kstreamlike.reference._trigger_api import Trigger, TriggerContext, TriggerResult
 from kstreamlike.reference._windows import Window
@@ -135,7 +137,7 @@ class CountTrigger(Trigger):
 
     def on_merge(self, window: Window, ctx: TriggerContext) -> None:
         """Sum the merged windows' counts (a ReducingState with sum)."""
-        ctx.merge_partitioned_state(self.STATE, lambda a, b: a + b)
+        ctx.merge_state(self.STATE, lambda a, b: a + b)
 
     def clear(self, window: Window, ctx: TriggerContext) -> None:
         """Drop the count."""
@@ -173,7 +175,7 @@ class _PeriodicTrigger(Trigger):
 
     def on_merge(self, window: Window, ctx: TriggerContext) -> None:
         """Keep the earliest fire time and set its timer."""
-        ctx.merge_partitioned_state(self.STATE, min)
+        ctx.merge_state(self.STATE, min)
         fire_time = ctx.get_state(self.STATE)
         if fire_time is not None:
             self._set_timer(ctx, fire_time)
@@ -380,5 +382,7 @@ def trigger_for(spec: FlinkTrigger) -> Trigger:
         return DeltaTrigger(spec.threshold, spec.delta_function)
     if isinstance(spec, FlinkEndOfStreamTrigger):
         return EndOfStreamTrigger()
+    if isinstance(spec, FlinkCustomTrigger):
+        return CustomTrigger(spec.trigger)
     assert isinstance(spec, FlinkNeverTrigger)
     return NeverTrigger()

@@ -17,12 +17,15 @@ from collections.abc import Sequence
 from functools import partial
 
 from kstreamlike._time import LONG_MAX
+from kstreamlike.custom_evictors import EvictorContext
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.functions import ProcessWindowContext
 from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,
+    FlinkCustomTrigger,
     endless_firing,
     nested_trigger,
+    trigger_name,
 )
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.reference._contents import WindowFunctionRunner
@@ -238,8 +241,13 @@ class WindowOperator:
         timer = self.processing_timers.poll_due()
         while timer is not None:
             if timer in fired:
-                # set again at the time it fired: only ContinuousProcessingTimeTrigger
-                # does that, at a live window's end, and it would do so for ever
+                # set again at the time it fired: ContinuousProcessingTimeTrigger does that
+                # at a live window's end (so may a custom trigger), and would do so for ever
+                if isinstance(self._periodic, FlinkCustomTrigger):
+                    raise KStreamLikeError(
+                        f"{trigger_name(self._periodic)} fires without end: it sets a "
+                        f"processing-time timer at {timer.timestamp}, the time it fires"
+                    )
                 assert isinstance(self._periodic, FlinkContinuousProcessingTimeTrigger)
                 raise endless_firing(self._periodic.interval)
             fired.add(timer)
@@ -334,9 +342,13 @@ class WindowOperator:
     ) -> TriggerContext:
         return TriggerContext(self, key, window, merged_windows)
 
+    def _processing_time(self) -> int | None:
+        return self.processing_timers.current_time if self.has_processing_time else None
+
     def _function_context(self, key: Key, window: Window) -> ProcessWindowContext:
-        processing_time = self.processing_timers.current_time if self.has_processing_time else None
-        return self.function.context(key, window, self.event_timers.current_time, processing_time)
+        return self.function.context(
+            key, window, self.event_timers.current_time, self._processing_time()
+        )
 
     def _cleanup_time(self, window: Window) -> int:
         # WindowOperator#cleanupTime: where Java's long sum would overflow, Long.MAX_VALUE;
@@ -380,8 +392,9 @@ class WindowOperator:
     ) -> None:
         # WindowOperator#emitWindowContents (EvictingWindowOperator's with an evictor): every
         # result carries window.maxTimestamp()
-        accumulator = self.contents.read_for_firing(namespace)
         watermark = self.event_timers.current_time
+        clocks = EvictorContext(watermark, self._processing_time())
+        accumulator = self.contents.read_for_firing(namespace, window, clocks)
         timing = pane_timing(window, watermark, event_timer)
         pane_index = self._panes_emitted.get((key, window), 0)
         self._panes_emitted[(key, window)] = pane_index + 1

@@ -175,9 +175,9 @@ def kafka_pipeline(scenario: dict[str, Any], backend: str) -> ks.KTable[pl.DataF
     return table
 
 
-def _flink_trigger(spec: dict[str, Any]) -> ks.triggers.Trigger:
+def _flink_trigger(spec: dict[str, Any]) -> ks.triggers.AnyTrigger:
     kind = spec["type"]
-    trigger: ks.triggers.Trigger
+    trigger: ks.triggers.AnyTrigger
     if kind == "event_time":
         trigger = ks.EventTimeTrigger.create()
     elif kind == "count":
@@ -189,7 +189,7 @@ def _flink_trigger(spec: dict[str, Any]) -> ks.triggers.Trigger:
     return ks.PurgingTrigger.of(trigger) if spec.get("purging") else trigger
 
 
-def _flink_evictor(spec: dict[str, Any]) -> ks.evictors.Evictor:
+def _flink_evictor(spec: dict[str, Any]) -> ks.evictors.AnyEvictor:
     kind, after = spec["type"], spec.get("do_evict_after", False)
     if kind == "count_evictor":
         return ks.CountEvictor.of(spec["max_count"], after)

@@ -6,9 +6,10 @@ kernel (:mod:`kstreamlike.kernels`) once over every valid record, and shapes the
 into the output schemas (:mod:`._output`). Kafka stream-stream joins run through
 :mod:`.join`. The kernels are columnar (no Python loop over
 rows, except around calls of the user's Python functions, and one loop following the state
-a count or continuous trigger carries across Flink session merges). One case is replayed
-record by record: a Python aggregation that deletes a session or sliding window (returns
-None), because what later records find then depends on the user's function.
+a count or continuous trigger carries across Flink session merges). Two cases are replayed
+record by record on the reference interpreter: a Python aggregation that deletes a session
+or sliding window (returns None), and a custom Python trigger or evictor, because what later
+records find then depends on the user's code.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
 from kstreamlike.plan.beam import REFERENCE_ONLY
+from kstreamlike.plan.firing import is_custom
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan
 from kstreamlike.plan.nodes import (
@@ -78,9 +80,10 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
             except WindowDeleted:
                 # A Python aggregation deleted a window: what later records find depends on
                 # the user's function, so this plan runs record by record.
-                from kstreamlike.reference import execute as run_reference
-
-                return run_reference(plan)
+                return _record_by_record(plan)
+        case FlinkWindowedAggregate() if is_custom(agg.trigger, agg.evictor):
+            # a custom trigger or evictor: the user's code decides, record by record
+            return _record_by_record(plan)
         case FlinkWindowedAggregate():
             main, late, unassigned = _run_flink(agg, prepared.valid)
     # records no window took (and not late) join the invalid rows, in input order
@@ -93,6 +96,13 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
         late=late_df,
         invalid=finish_invalid(agg, invalid),
     )
+
+
+def _record_by_record(plan: LoweredPlan) -> Outputs[pl.DataFrame]:
+    """Run ``plan`` on the reference interpreter (the slow path), as Polars frames."""
+    from kstreamlike.reference import execute as run_reference
+
+    return run_reference(plan)
 
 
 def _run_kafka(

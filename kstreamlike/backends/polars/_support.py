@@ -1,7 +1,8 @@
 """Which Flink firing models the Polars backend runs.
 
 Every trigger the api accepts on a window type, purging or not, with every evictor and
-every aggregation and window function, on bounded and unbounded replays. The checks below
+every aggregation and window function, on bounded and unbounded replays; custom Python
+triggers and evictors run record by record on the reference interpreter. The checks below
 name the trigger should a plan hold one its window modules do not implement (the reference
 interpreter runs every plan).
 """
@@ -19,6 +20,7 @@ from kstreamlike.plan.firing import (
     FlinkNeverTrigger,
     FlinkProcessingTimeTrigger,
     FlinkTrigger,
+    is_custom,
     nested_trigger,
     trigger_name,
 )
@@ -40,6 +42,8 @@ def polars_gap(agg: WindowedAggregate) -> str | None:
             return None
         case BeamWindowedAggregate():
             return REFERENCE_ONLY
+        case FlinkWindowedAggregate() if is_custom(agg.trigger, agg.evictor):
+            return None  # run record by record on the reference interpreter (see execute)
         case FlinkWindowedAggregate(window=FlinkGlobalWindow()):
             return _global_window_gap(agg)
         case FlinkWindowedAggregate(window=FlinkSessionWindow()):

@@ -26,7 +26,7 @@ from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError, UserFunct
 from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.emit_order import output_order
-from kstreamlike.plan.firing import FlinkEventTimeTrigger
+from kstreamlike.plan.firing import FlinkEventTimeTrigger, is_custom
 from kstreamlike.plan.join import (
     FlinkIntervalJoin,
     FlinkWindowJoin,
@@ -66,9 +66,9 @@ __all__ = [
 
 def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
     """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
-    the reference interpreter runs, except Python aggregations and window functions whose
-    value dtype is unknown before the query runs (see
-    :func:`~kstreamlike.plan.python_dtype.aggregate_value_dtype`).
+    the reference interpreter runs, except custom Python triggers and evictors, and Python
+    aggregations and window functions whose value dtype is unknown before the query runs
+    (see :func:`~kstreamlike.plan.python_dtype.aggregate_value_dtype`).
 
     Example:
         >>> import polars as pl
@@ -106,6 +106,9 @@ def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
         return None
     if isinstance(plan.aggregate, BeamWindowedAggregate):
         return REFERENCE_ONLY
+    agg = plan.aggregate
+    if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
+        return "custom Python triggers and evictors run on the reference and Polars backends"
     if plan.aggregate.source.duplicates == "drop":
         return 'duplicates="drop" (re-delivered rows) runs on the Polars and reference backends'
     try:

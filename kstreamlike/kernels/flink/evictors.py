@@ -61,6 +61,7 @@ from kstreamlike.kernels.columns import (
 from kstreamlike.kernels.python import python_values
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
+    FlinkCustomEvictor,
     FlinkDeltaEvictor,
     FlinkEvictor,
     FlinkTimeEvictor,
@@ -83,6 +84,8 @@ def keep_at_first_firing(evictor: FlinkEvictor | None, group: Sequence[str]) -> 
     that firing would read without evictor, per ``group`` and in arrival order; None when
     every element is read. The same holds for any firing over the elements it finds (what
     a purge or earlier evictions left), with ``group`` identifying the firing."""
+    # custom evictors run on the reference interpreter, never here
+    assert not isinstance(evictor, FlinkCustomEvictor)
     if evictor is None or evictor.do_evict_after:
         return None
     over = list(group)

@@ -28,6 +28,7 @@ from kstreamlike.kernels.columns import FID, FIRED, KEEP, PREV_FIRED, READ, SEQ,
 from kstreamlike.kernels.flink.evictors import firing_reads, keep_at_first_firing
 from kstreamlike.kernels.python import python_values
 from kstreamlike.plan.firing import (
+    FlinkCustomEvictor,
     FlinkDeltaEvictor,
     FlinkEvictor,
     FlinkTimeEvictor,
@@ -78,6 +79,7 @@ def window_reads(
         *over, FID, pl.int_ranges(first, pl.col(FIRED) + 1, dtype=pl.Int64).alias(READ)
     ).explode(READ)
     spans = spans.filter(pl.col(READ).is_not_null())
+    assert not isinstance(evictor, FlinkCustomEvictor)  # run on the reference interpreter
     if evictor is None or evictor.do_evict_after:
         return spans.select(FID, READ, pl.lit(value=True).alias(KEEP)).sort(FID, READ)
     # evicting before the function, over what arrived since the previous firing
