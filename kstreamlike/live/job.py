@@ -20,7 +20,8 @@ from typing import Any, Literal
 import polars as pl
 
 from kstreamlike.backends import Outputs
-from kstreamlike.backends.polars.live import PolarsRun, live_gap
+from kstreamlike.backends.polars.live import PolarsRun, live_gap, polars_run
+from kstreamlike.backends.polars.live_flink import PolarsFlinkRun
 from kstreamlike.errors import KStreamLikeError, SchemaError
 from kstreamlike.frames import native_frame, to_polars
 from kstreamlike.live.checkpoint import CheckpointStore
@@ -168,7 +169,9 @@ class Job:
         self._auto_commit = commit == "batch"
         vectorized = backend == "polars" and live_gap(plan) is None
         self.engine = "polars" if vectorized else "reference"
-        self._replay: Replay | PolarsRun = PolarsRun(plan) if vectorized else Replay(plan)
+        self._replay: Replay | PolarsRun | PolarsFlinkRun = (
+            polars_run(plan) if vectorized else Replay(plan)
+        )
         self._batches = 0
         self._rows = 0
         self._seconds = 0.0
@@ -311,7 +314,7 @@ class Job:
         replay = self._replay
         open_windows = (
             replay.open_windows()
-            if isinstance(replay, PolarsRun)
+            if not isinstance(replay, Replay)
             else sum(
                 len(state.task.windows(key))
                 for state in replay.partitions.values()

@@ -115,6 +115,49 @@ def test_flink_time_windows_in_batches(
     assert_batches_equal_replay(result, outs)
 
 
+def _non_purging(trigger: Any) -> bool:
+    return not isinstance(trigger, ks.PurgingTrigger)
+
+
+@given(
+    frame=fl.frames(),
+    assigner=fl.assigners(),
+    trigger=fl.time_window_triggers().filter(_non_purging),
+    delay=st.integers(0, 25),
+    lateness=st.sampled_from([0, 5, 60]),
+    partition=st.booleans(),
+    bounded=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_flink_vectorized_batches_equal_the_replay(
+    frame: pl.DataFrame,
+    assigner: Any,
+    trigger: Any,
+    delay: int,
+    lateness: int,
+    partition: bool,
+    bounded: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    """The Flink plans the vectorized live path runs (time windows, generated watermarks,
+    triggers that do not purge): any batching, with restarts, gives the replay's outputs."""
+    frame = in_arrival_order(frame, "o")
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
+        bounded=bounded,
+    )
+    result = fl.time_window_firing(stream, ["k"], assigner, lateness, trigger, None, aggregations)
+    assert result.start().engine == "polars"
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
 @given(
     frame=fl.frames(),
     trigger=st.one_of(st.none(), st.just("never"), fl.count_triggers(), fl.delta_triggers()),

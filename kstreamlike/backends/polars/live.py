@@ -38,9 +38,9 @@ from kstreamlike.backends.polars._output import (
     finish_invalid,
     finish_late,
     finish_main,
-    ticks_to_time,
 )
-from kstreamlike.backends.polars.live_reading import POSITION, LiveReader
+from kstreamlike.backends.polars.live_flink import PolarsFlinkRun, flink_live_gap
+from kstreamlike.backends.polars.live_reading import POSITION, LiveReader, fetched
 from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
@@ -48,11 +48,15 @@ from kstreamlike.kernels.kafka.time import is_late
 from kstreamlike.kernels.python import infer_python_columns
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.narrow import narrowed
-from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    FlinkWindowedAggregate,
+    KafkaWindowedAggregate,
+)
 from kstreamlike.plan.schema import aggregate_columns, output_schema
 from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, KafkaTimeWindow
 
-__all__ = ["PolarsRun", "live_gap"]
+__all__ = ["PolarsRun", "live_gap", "polars_run"]
 
 _NEW = "__ks_live_new"  # whether a record is of the batch being processed
 _FIRST_NEW = "__ks_live_first_new"  # the partition's first new record's SEQ in the run
@@ -78,8 +82,10 @@ def live_gap(plan: LoweredPlan) -> str | None:
         'Python aggregations on sliding or session windows'
     """
     node = plan.aggregate
+    if isinstance(node, FlinkWindowedAggregate):
+        return flink_live_gap(node)
     if not isinstance(node, KafkaWindowedAggregate):
-        return "the Flink profile"
+        return "the Beam profile"
     if not isinstance(node.aggregation, DeclarativeAggregation) and not isinstance(
         node.window, KafkaTimeWindow
     ):
@@ -132,10 +138,10 @@ class PolarsRun(LiveReader):
     FRAMES = ("retained", "recent")
 
     def __init__(self, plan: LoweredPlan) -> None:
+        node = narrowed(plan.aggregate, KafkaWindowedAggregate)
         gap = live_gap(plan)
         if gap is not None:
             raise KStreamLikeError(f"the vectorized live path does not run {gap}")
-        node = narrowed(plan.aggregate, KafkaWindowedAggregate)
         super().__init__(plan, node)
         self.node = node
         window = node.window
@@ -265,26 +271,25 @@ class PolarsRun(LiveReader):
     ) -> pl.DataFrame:
         """The windows held now for ``key`` whose start is in ``[time_from, time_to]``
         (see :meth:`kstreamlike.reference.Replay.fetch`)."""
-        node = self.node
-        held = self._held()
-        match = pl.all_horizontal(
-            [pl.col(k).eq_missing(pl.lit(v)) for k, v in zip(node.keys, key, strict=True)]
-        )
-        if time_from is not None:
-            match = match & (pl.col(START) >= time_from)
-        if time_to is not None:
-            match = match & (pl.col(START) <= time_to)
-        columns = [
-            ticks_to_time(pl.col(name), node).alias(name)
-            if name in (START, END)
-            else pl.col(name)
-            if dtype is None  # a Python aggregation's value: typed from the values below
-            else pl.col(name).cast(dtype)
-            for name, dtype in output_schema(node).items()
-            if name in held.columns
-        ]
-        return infer_python_columns(node, held.filter(match).select(columns))
+        return fetched(self.node, self._held(), key, time_from, time_to)
 
     def clocks(self) -> dict[Any, tuple[int, int]]:
         """Per partition: the stream time now and how many valid records were read."""
         return {p: (c.stream_time, c.position) for p, c in self.partitions.items()}
+
+
+def polars_run(plan: LoweredPlan) -> PolarsRun | PolarsFlinkRun:
+    """The vectorized live run of ``plan`` (one :func:`live_gap` accepts).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+        >>> type(polars_run(lower(w.count().plan))).__name__
+        'PolarsFlinkRun'
+    """
+    if isinstance(plan.aggregate, FlinkWindowedAggregate):
+        return PolarsFlinkRun(plan)
+    return PolarsRun(plan)

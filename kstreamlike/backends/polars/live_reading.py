@@ -18,14 +18,17 @@ from typing import Any, ClassVar
 
 import polars as pl
 
+from kstreamlike.backends.polars._output import ticks_to_time
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars.live_duplicates import recent_rows, split_re_delivered
 from kstreamlike.errors import DuplicateArrivalOrderError
-from kstreamlike.kernels.columns import PART, ROW, SEQ, ST, TS
+from kstreamlike.kernels.columns import END, PART, ROW, SEQ, ST, START, TS
+from kstreamlike.kernels.python import infer_python_columns
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
+from kstreamlike.plan.schema import output_schema
 
-__all__ = ["POSITION", "Clock", "LiveReader"]
+__all__ = ["POSITION", "Clock", "LiveReader", "fetched"]
 
 POSITION = "__ks_live_position"
 """A record's arrival position in its partition, from the stream's start."""
@@ -173,3 +176,43 @@ class LiveReader:
             assert source.order_by is not None
             fresh = new.select(PART, *source.schema)
             self.recent = recent_rows(self.recent, fresh, source.order_by)
+
+
+def fetched(
+    node: KafkaWindowedAggregate | FlinkWindowedAggregate,
+    held: pl.DataFrame,
+    key: tuple[Any, ...],
+    time_from: int | None,
+    time_to: int | None,
+) -> pl.DataFrame:
+    """The windows of ``held`` (partition and key columns, bounds in ticks, aggregate
+    columns) for ``key`` whose start is in ``[time_from, time_to]`` (None: unbounded), in
+    the output's column types (see :meth:`kstreamlike.reference.Replay.fetch`).
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> node = t.windowed_by(ks.TimeWindows.of(10)).count().plan
+        >>> held = pl.DataFrame({"k": ["a", "a", "b"], "window_start": [0, 10, 0],
+        ...                      "window_end": [10, 20, 10], "count": [2, 1, 1]})
+        >>> fetched(node, held, ("a",), 5, None).rows()
+        [('a', 10, 20, 1)]
+    """
+    match = pl.all_horizontal(
+        [pl.col(k).eq_missing(pl.lit(v)) for k, v in zip(node.keys, key, strict=True)]
+    )
+    if time_from is not None:
+        match = match & (pl.col(START) >= time_from)
+    if time_to is not None:
+        match = match & (pl.col(START) <= time_to)
+    columns = [
+        ticks_to_time(pl.col(name), node).alias(name)
+        if name in (START, END)
+        else pl.col(name)
+        if dtype is None  # a Python aggregation's value: typed from the values below
+        else pl.col(name).cast(dtype)
+        for name, dtype in output_schema(node).items()
+        if name in held.columns
+    ]
+    return infer_python_columns(node, held.filter(match).select(columns))

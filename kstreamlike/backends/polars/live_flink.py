@@ -1,0 +1,378 @@
+"""The vectorized live path of the Flink profile: a plan run batch by batch with the Polars
+kernels (tumbling and sliding event-time windows, generated watermarks; see
+:func:`flink_live_gap`).
+
+Per partition, a :class:`PolarsFlinkRun` keeps the records from the first one one of whose
+windows is still alive on (a *suffix* of the partition's records, each with the watermark
+it was processed at) and the watermark advances from there on, and per partition the
+largest event time read (the watermark generator's state), the next arrival position, the
+last ``order_by`` value and how many rows were emitted at the step of the advance after
+the partition's last record. A batch's records get their watermarks from the carried
+largest event time, and the Flink window kernel
+(:func:`~kstreamlike.kernels.flink.time.flink_panes`) runs once over the suffix followed by
+the batch, with the carried and the new advances.
+Its firings at the batch's steps are the batch's output.
+
+Why this is exact: a window's state (contents, trigger state, timers) starts with its first
+record and changes only at its records and at watermark advances after them, so a window
+whose records are all in the suffix is rebuilt exactly. A record outside the suffix has
+every window cleaned up (``maxTimestamp + allowedLateness`` at or below the watermark
+before the partition's last record), so every window that fires at the advance after the
+partition's last record, which is the first step of the next batch, is whole in the
+suffix: that step's rows (and their ranks) come out as before, and the end of the input,
+which shares that step when a partition gets no new record, is ranked after them. The
+suffix keeps the run's steps a shift of the stream's, so ``emit_order`` is the batch
+replay's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.polars._output import (
+    check_ranks,
+    finish_invalid,
+    finish_late,
+    finish_main,
+)
+from kstreamlike.backends.polars.live_reading import POSITION, LiveReader, fetched
+from kstreamlike.errors import KStreamLikeError
+from kstreamlike.kernels.aggregates import final_exprs
+from kstreamlike.kernels.columns import (
+    ADVANCE,
+    CLEANUP,
+    EMIT_ORDER,
+    FIRST_ARRIVAL,
+    LAST,
+    PART,
+    POS,
+    ROW,
+    SEQ,
+    SLOT,
+    ST,
+    TS,
+    WM,
+    WM_NEXT,
+    WSTART,
+)
+from kstreamlike.kernels.expr_ops import POLARS
+from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
+from kstreamlike.kernels.flink.time_assignment import assign_windows
+from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order
+from kstreamlike.plan.firing import (
+    FlinkContinuousProcessingTimeTrigger,
+    FlinkCustomTrigger,
+    FlinkProcessingTimeTrigger,
+    FlinkPurgingTrigger,
+)
+from kstreamlike.plan.flink_time import (
+    bounded_out_of_orderness,
+    cleanup_time,
+    last_window_start,
+    time_window,
+)
+from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.narrow import narrowed
+from kstreamlike.plan.nodes import (
+    DeclarativeAggregation,
+    FlinkWindowedAggregate,
+    GeneratedWatermarks,
+)
+from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
+
+__all__ = ["PolarsFlinkRun", "flink_live_gap"]
+
+_NEW = "__ks_live_new"  # whether a record is of the batch being processed
+_BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition's block of the run
+_GSLOT = "__ks_live_slot"  # an advance's step, counted from the partition's first record
+_START = "__ks_live_start"  # a partition's first retained position
+
+
+def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
+    """Why the vectorized live path cannot run the Flink plan ``node`` (it then runs on the
+    reference interpreter), or None when it can.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+        >>> flink_live_gap(w.count().plan) is None
+        True
+        >>> flink_live_gap(w.evictor(ks.CountEvictor.of(2)).count().plan)
+        'Flink evictors and purging triggers'
+    """
+    if not isinstance(node.window, FlinkTumblingWindow | FlinkSlidingWindow):
+        return "Flink session, global and count windows"
+    if not isinstance(node.watermarks, GeneratedWatermarks):
+        return "recorded watermarks"
+    trigger = node.trigger
+    processing = (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
+    if node.source.processing_time is not None or isinstance(trigger, processing):
+        return "processing time"
+    if not isinstance(node.aggregation, DeclarativeAggregation) or node.calls_window_function:
+        return "Flink Python aggregations and window functions"
+    if node.evictor is not None or isinstance(trigger, FlinkPurgingTrigger):
+        return "Flink evictors and purging triggers"
+    if isinstance(trigger, FlinkCustomTrigger):
+        return "custom triggers"
+    return None
+
+
+def _watermark(max_timestamp: pl.Expr, node: FlinkWindowedAggregate) -> pl.Expr:
+    """The generated watermark after a record, the largest timestamp so far being
+    ``max_timestamp`` (null: no record yet, ``Long.MIN_VALUE``)."""
+    assert isinstance(node.watermarks, GeneratedWatermarks)
+    after = bounded_out_of_orderness(max_timestamp, node.watermarks.out_of_orderness, POLARS)
+    return after.fill_null(LONG_MIN)
+
+
+def _alive(node: FlinkWindowedAggregate, watermark: pl.Expr) -> pl.Expr:
+    """Whether one of a record's windows is not cleaned up at ``watermark`` (cleanup times
+    grow with the window start: its latest window is the last cleaned up)."""
+    window = time_window(node)
+    latest_max = last_window_start(pl.col(TS), window, POLARS) + (window.size - 1)
+    return cleanup_time(latest_max, node.allowed_lateness, POLARS) > watermark
+
+
+class PolarsFlinkRun(LiveReader):
+    """A Flink-profile plan (see :func:`flink_live_gap`) fed batch by batch, vectorized.
+
+    Example:
+        >>> import polars as pl
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
+        >>> frame = pl.DataFrame({"k": ["a", "a"], "ts": [1, 12]})
+        >>> s = ks.stream(frame, key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> table = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count()
+        >>> run = PolarsFlinkRun(lower(table.plan))
+        >>> run.process(frame[:1]).main.height
+        0
+        >>> run.process(frame[1:]).main.select("window_start", "count", "emit_order").rows()
+        [(0, 1, 67108864)]
+        >>> run.process(frame[:0], end=True).main.select("window_start", "count").rows()
+        [(10, 1)]
+    """
+
+    FRAMES = ("retained", "advances", "recent")
+
+    def __init__(self, plan: LoweredPlan) -> None:
+        node = narrowed(plan.aggregate, FlinkWindowedAggregate)
+        gap = flink_live_gap(node)
+        if gap is not None:
+            raise KStreamLikeError(f"the vectorized live path does not run {gap}")
+        super().__init__(plan, node)
+        self.node = node
+        self.retained: pl.DataFrame | None = None
+        self.advances: pl.DataFrame | None = None
+        # per partition: the rows emitted at step 2 * next position (the advance after the
+        # partition's last record)
+        self.at_boundary: dict[Any, int] = {}
+
+    def process(self, frame: pl.DataFrame, *, end: bool = False) -> Outputs[pl.DataFrame]:
+        """Process the next batch (``end``: and then the end of the input, which for a
+        bounded source advances the watermark to ``Long.MAX_VALUE``); see
+        :meth:`kstreamlike.reference.Replay.process`."""
+        if self.ended:
+            raise KStreamLikeError("the input has ended: no batch can follow")
+        self.ended = end
+        node = self.node
+        positions = {p: c.position for p, c in self.partitions.items()}
+        offset = self.rows_read
+        new, invalid = self.read(frame)
+        clocks = self.clock_frame(new.schema[PART]).select(PART, "__st0")
+        new = (
+            new.join(clocks, on=PART, how="left", maintain_order="left")
+            .with_columns(_watermark(pl.col(ST), node).alias(WM_NEXT))
+            .with_columns(
+                pl.col(WM_NEXT)
+                .shift(1)
+                .over(PART)
+                .fill_null(_watermark(pl.col("__st0"), node))
+                .alias(WM)
+            )
+            .drop("__st0")
+        )
+        new_advances = new.filter(pl.col(WM_NEXT) > pl.col(WM)).select(
+            PART, (2 * pl.col(POSITION) + 2).alias(_GSLOT), pl.col(WM_NEXT).alias(ADVANCE)
+        )
+        new = new.drop(WM_NEXT)
+        retained = self.retained if self.retained is not None else new.clear()
+        run = (
+            pl.concat(
+                [
+                    retained.with_columns(pl.lit(False).alias(_NEW)),
+                    new.with_columns(pl.lit(True).alias(_NEW)),
+                ],
+                how="vertical_relaxed",
+            )
+            .sort(PART, POSITION)
+            .with_row_index(SEQ)
+            .with_columns(pl.col(SEQ).cast(pl.Int64))
+        )
+        bounds = run.group_by(PART, maintain_order=True).agg(
+            pl.col(SEQ).min().alias(FIRST_ARRIVAL),
+            pl.col(SEQ).max().alias(LAST),
+            (pl.col(POSITION) - pl.col(SEQ)).first().alias(_BASE),
+        )
+        carried = self.advances if self.advances is not None else new_advances.clear()
+        advances = pl.concat([carried, new_advances], how="vertical_relaxed")
+        local = (
+            advances.join(bounds.select(PART, _BASE), on=PART)
+            .select(PART, (pl.col(_GSLOT) - 2 * pl.col(_BASE)).alias(SLOT), ADVANCE)
+            .sort(PART, SLOT, maintain_order=True)
+        )
+        ran = dataclasses.replace(
+            node, source=dataclasses.replace(node.source, bounded=node.source.bounded and end)
+        )
+        panes, late = flink_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
+        main = self._new_rows(panes, bounds, positions)
+        late = late.filter(pl.col(_NEW))
+        unassigned = unassigned_records(node, run.lazy().filter(pl.col(_NEW)))
+        main_df, late_df, *unassigned_df = pl.collect_all(
+            [main, finish_late(node, late, pl.col(WM))]
+            + ([] if unassigned is None else [unassigned])
+        )
+        main_df = check_ranks(main_df)
+        self.move_clocks(new)
+        self._count_boundary(main_df, positions)
+        self._retain(run, advances)
+        # (the batch's rows numbered from the batch's start, as its invalid rows are)
+        outside = [u.with_columns(pl.col(ROW) - offset).cast(invalid.schema) for u in unassigned_df]
+        invalid = pl.concat([invalid, *outside]).sort(ROW)
+        return Outputs(main=main_df, late=late_df, invalid=finish_invalid(node, invalid))
+
+    def _part_expr(self, values: pl.Series, mapped: pl.Series, default: int) -> pl.Expr:
+        """Per output row, ``mapped`` at its partition among ``values``."""
+        partition = self.node.source.partition
+        if partition is None:
+            return pl.lit(mapped[0] if len(mapped) else default, dtype=pl.Int64)
+        return pl.col(partition).replace_strict(
+            values, mapped, default=default, return_dtype=pl.Int64
+        )
+
+    def _new_rows(
+        self, panes: pl.LazyFrame, bounds: pl.DataFrame, positions: dict[Any, int]
+    ) -> pl.LazyFrame:
+        """The main output rows of the batch's steps: the steps after the advance that
+        followed each partition's last record before the batch, and at that advance the
+        rows after those an earlier batch emitted there."""
+        node = self.node
+        base = self._part_expr(bounds[PART], bounds[_BASE], 0)
+        steps = panes.with_columns((pl.col(POS) + 2 * base).alias(POS))
+        main = finish_main(node, steps, pl.DataFrame(schema={PART: bounds.schema[PART]}))
+        known = list(positions)
+        thresholds = pl.Series(
+            [emit_order(2 * positions[p], self.at_boundary.get(p, 0)) for p in known],
+            dtype=pl.Int64,
+        )
+        parts = pl.Series([self.part(p) for p in known], dtype=bounds.schema[PART])
+        return main.filter(pl.col(EMIT_ORDER) >= self._part_expr(parts, thresholds, 0))
+
+    def _count_boundary(self, main: pl.DataFrame, before: dict[Any, int]) -> None:
+        """Count, per partition, the rows emitted at the step of the advance after its last
+        record."""
+        partition = self.node.source.partition
+        steps = main.select(
+            pl.col(partition) if partition else pl.lit(None).alias("__p"),
+            (pl.col(EMIT_ORDER) // RANKS_PER_STEP).alias("__step"),
+        )
+        for p, clock in self.partitions.items():
+            boundary = 2 * clock.position
+            rows = steps.filter(pl.col("__step") == boundary)
+            if partition is not None:
+                rows = rows.filter(pl.col(partition).eq_missing(p))
+            same = before.get(p) == clock.position
+            self.at_boundary[p] = (self.at_boundary.get(p, 0) if same else 0) + rows.height
+
+    def _retain(self, run: pl.DataFrame, advances: pl.DataFrame) -> None:
+        """Keep each partition's records from the first one one of whose windows is alive at
+        the watermark before its last record, and the advances from there on."""
+        node = self.node
+        last = run.filter(pl.col(SEQ) == pl.col(SEQ).max().over(PART)).select(
+            PART, pl.col(WM).alias("__wm")
+        )
+        starts = (
+            run.join(last, on=PART)
+            .filter(_alive(node, pl.col("__wm")))
+            .group_by(PART)
+            .agg(pl.col(POSITION).min().alias(_START))
+        )
+        self.retained = (
+            run.join(starts, on=PART)
+            .filter(pl.col(POSITION) >= pl.col(_START))
+            .drop(SEQ, _NEW, _START)
+        )
+        self.advances = (
+            advances.join(starts, on=PART).filter(pl.col(_GSLOT) >= 2 * pl.col(_START)).drop(_START)
+        )
+
+    def _watermarks(self) -> dict[Any, int]:
+        """The watermark now, per partition."""
+        done = self.ended and self.node.source.bounded
+        return {
+            p: LONG_MAX
+            if done
+            else pl.select(_watermark(pl.lit(c.stream_time, dtype=pl.Int64), self.node)).item()
+            for p, c in self.partitions.items()
+        }
+
+    def _held(self) -> pl.DataFrame:
+        """The windows whose contents are held now, of every key (the partition column, the
+        keys, bounds in ticks, the aggregate over the contents)."""
+        node = self.node
+        retained = self.retained if self.retained is not None else pl.DataFrame()
+        marks = self._watermarks()
+        now = pl.DataFrame(
+            {PART: [self.part(p) for p in marks], "__now": list(marks.values())},
+            schema_overrides={PART: retained.schema.get(PART, pl.Int64), "__now": pl.Int64},
+        )
+        aggregation = node.aggregation
+        assert isinstance(aggregation, DeclarativeAggregation)
+        partition = node.source.partition
+        columns = list(dict.fromkeys([*([partition] if partition else []), *node.keys]))
+        named = [pl.col(PART).alias(partition)] if partition and partition not in node.keys else []
+        size = time_window(node).size
+        if retained.height == 0:
+            records = pl.LazyFrame(schema={**retained.schema, SEQ: pl.Int64})
+        else:
+            records = retained.lazy().with_row_index(SEQ).with_columns(pl.col(SEQ).cast(pl.Int64))
+        pairs = assign_windows(node, records, general=False)
+        return (
+            pairs.filter(pl.col(CLEANUP) > pl.col(WM))  # the record went into the window
+            .join(now.lazy(), on=PART)
+            .filter(pl.col(CLEANUP) > pl.col("__now"))  # not cleaned up yet
+            .group_by(PART, *node.keys, WSTART, maintain_order=True)
+            .agg(final_exprs(aggregation.exprs, node.source.schema))
+            .select(
+                *named,
+                *node.keys,
+                pl.col(WSTART).alias("window_start"),
+                (pl.col(WSTART) + size).alias("window_end"),
+                *(e.name for e in aggregation.exprs),
+            )
+            .sort([*columns, "window_start"], nulls_last=True)
+            .collect()
+        )
+
+    def open_windows(self) -> int:
+        """How many windows are held now."""
+        return self._held().height
+
+    def fetch(
+        self, key: tuple[Any, ...], time_from: int | None, time_to: int | None
+    ) -> pl.DataFrame:
+        """The windows held now for ``key`` whose start is in ``[time_from, time_to]``
+        (see :meth:`kstreamlike.reference.Replay.fetch`)."""
+        return fetched(self.node, self._held(), key, time_from, time_to)
+
+    def clocks(self) -> dict[Any, tuple[int, int]]:
+        """Per partition: the watermark now and how many valid records were read."""
+        marks = self._watermarks()
+        return {p: (marks[p], c.position) for p, c in self.partitions.items()}

@@ -1,0 +1,88 @@
+"""The Flink profile's vectorized live path against the reference interpreter's live jobs:
+the windows held (``fetch``), their count and the clocks after every batch."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kstreamlike as ks
+from tests.live.batches import cuts, in_arrival_order
+from tests.live.test_batching import AGG_LISTS
+from tests.strategies import flink as fl
+
+
+def _table(frame: pl.DataFrame, backend: str, **spec: Any) -> Any:
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if spec["partition"] else None,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(spec["delay"]),
+        backend=backend,
+    )
+    return fl.time_window_firing(
+        stream, ["k"], spec["assigner"], spec["lateness"], spec["trigger"], None, spec["aggs"]
+    )
+
+
+@given(
+    frame=fl.frames(),
+    assigner=fl.assigners(),
+    trigger=st.one_of(st.none(), st.integers(1, 4).map(ks.CountTrigger.of)),
+    delay=st.integers(0, 25),
+    lateness=st.sampled_from([0, 5, 60]),
+    partition=st.booleans(),
+    aggs=AGG_LISTS,
+    data=st.data(),
+)
+def test_held_windows_and_clocks_match_the_reference(
+    frame: pl.DataFrame, data: st.DataObject, **spec: Any
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    fast = _table(frame, "polars", **spec).start()
+    reference = _table(frame, "reference", **spec).start()
+    assert (fast.engine, reference.engine) == ("polars", "reference")
+    bounds = [0, *data.draw(cuts(frame.height)), frame.height]
+    for a, b in itertools.pairwise(bounds):
+        assert fast.process(frame[a:b]).collect().rows() == (
+            reference.process(frame[a:b]).collect().rows()
+        )
+        for key in ("a", "b", "c", None):
+            assert fast.fetch(key).rows() == reference.fetch(key).rows()
+        ours, theirs = fast.metrics(), reference.metrics()
+        assert (ours.clocks, ours.positions, ours.open_windows) == (
+            theirs.clocks,
+            theirs.positions,
+            theirs.open_windows,
+        )
+    fast.finish()
+    reference.finish()
+    assert fast.metrics().clocks == reference.metrics().clocks
+    assert fast.fetch("a").rows() == reference.fetch("a").rows()
+
+
+def test_a_flink_job_restarts_on_the_polars_path(tmp_path: Any) -> None:
+    frame = pl.DataFrame(
+        {"o": range(8), "k": list("abababab"), "ts": [1, 4, 12, 3, 25, 14, 40, 9]}
+    )
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(5),
+    )
+    table = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count()
+    job = table.start(checkpoint=tmp_path)
+    assert job.engine == "polars"
+    outputs = [job.process(frame[:3]).collect()]
+    job.close()
+    job = table.start(checkpoint=tmp_path)
+    assert job.fetch("a").rows() == [("a", 0, 10, 1), ("a", 10, 20, 1)]
+    outputs += [job.process(frame[3:]).collect(), job.finish().collect()]
+    assert pl.concat(outputs).equals(table.collect())
