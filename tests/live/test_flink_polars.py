@@ -67,9 +67,7 @@ def test_held_windows_and_clocks_match_the_reference(
 
 
 def test_a_flink_job_restarts_on_the_polars_path(tmp_path: Any) -> None:
-    frame = pl.DataFrame(
-        {"o": range(8), "k": list("abababab"), "ts": [1, 4, 12, 3, 25, 14, 40, 9]}
-    )
+    frame = pl.DataFrame({"o": range(8), "k": list("abababab"), "ts": [1, 4, 12, 3, 25, 14, 40, 9]})
     stream = ks.stream(
         frame,
         key="k",
