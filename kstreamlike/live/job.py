@@ -311,20 +311,10 @@ class Job:
     def metrics(self) -> JobMetrics:
         """The job's counters now (see :class:`JobMetrics`)."""
         clocks = self._replay.clocks()
-        replay = self._replay
-        open_windows = (
-            replay.open_windows()
-            if not isinstance(replay, Replay)
-            else sum(
-                len(state.task.windows(key))
-                for state in replay.partitions.values()
-                for key in _keys(state.task)
-            )
-        )
         return JobMetrics(
             batches=self._batches,
             rows=self._rows,
-            open_windows=open_windows,
+            open_windows=self._replay.open_windows(),
             state_bytes=len(self._state()),
             clocks={p: time for p, (time, _) in clocks.items()},
             positions={p: position for p, (_, position) in clocks.items()},
@@ -367,13 +357,6 @@ class Job:
             >>> t.windowed_by(ks.TimeWindows.of(10)).count().start().close()
         """
         self.commit()
-
-
-def _keys(task: Any) -> set[tuple[Any, ...]]:
-    processor = getattr(task, "processor", None)
-    if processor is not None:
-        return set(processor.store)
-    return {key for key, _ in task.operator.contents.store}
 
 
 def _aggregation(plan: LoweredPlan) -> str:

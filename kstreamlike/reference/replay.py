@@ -209,6 +209,26 @@ class Replay:
             for start, end, agg in self.partitions[value].task.windows(key)
         ]
 
+    def open_windows(self) -> int:
+        """How many windows are held now, of every key and partition.
+
+        Example:
+            >>> import polars as pl
+            >>> import kstreamlike as ks
+            >>> from kstreamlike.plan.lower import lower
+            >>> frame = pl.DataFrame({"k": ["a", "b"], "ts": [1, 12]})
+            >>> t = ks.stream(frame, key="k", timestamp="ts").group_by_key()
+            >>> replay = Replay(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan))
+            >>> _ = replay.process(frame)
+            >>> replay.open_windows()
+            2
+        """
+        return sum(
+            len(state.task.windows(key))
+            for state in self.partitions.values()
+            for key in _stored_keys(state.task)
+        )
+
     def fetch(
         self, key: tuple[Any, ...], time_from: int | None, time_to: int | None
     ) -> pl.DataFrame:
@@ -264,3 +284,11 @@ class Replay:
             )
             clocks[value] = (time, self.reader.cursors[value].position)
         return clocks
+
+
+def _stored_keys(task: Any) -> set[tuple[Any, ...]]:
+    """The keys a task's store holds windows of."""
+    processor = getattr(task, "processor", None)
+    if processor is not None:
+        return set(processor.store)
+    return {key for key, _ in task.operator.contents.store}

@@ -75,6 +75,15 @@ def _flink() -> Any:
     return windowed.reduce(lambda a, b: a + b)
 
 
+def _flink_tumbling() -> Any:
+    strategy = ks.WatermarkStrategy.for_bounded_out_of_orderness(5)
+    stream = ks.stream(
+        FRAME, key="k", timestamp="ts", order_by="o", partition="p", watermarks=strategy
+    )
+    windowed = stream.key_by("k").window(ks.SlidingEventTimeWindows.of(20, 10))
+    return windowed.trigger(ks.CountTrigger.of(2)).aggregate(ks.agg.sum("v"), ks.agg.count())
+
+
 class Crash(Exception):
     pass
 
@@ -93,13 +102,21 @@ def _writes(directory: Path, result: Any) -> int:
 
 @pytest.mark.parametrize(
     "pipeline",
-    [_kafka, _kafka_reference, _sliding, _sessions, _on_close_dropping_duplicates, _flink],
+    [
+        _kafka,
+        _kafka_reference,
+        _sliding,
+        _sessions,
+        _on_close_dropping_duplicates,
+        _flink,
+        _flink_tumbling,
+    ],
 )
 def test_a_crash_anywhere_in_a_commit_loses_or_doubles_nothing(
     pipeline: Any, tmp_path: Path
 ) -> None:
     result = pipeline()
-    # the Kafka pipelines on Polars frames run on the vectorized live path
+    # the pipelines on Polars frames run on the vectorized live path, but Flink sessions
     polars = pipeline not in (_kafka_reference, _flink)
     assert result.start().engine == ("polars" if polars else "reference")
     writes = _writes(tmp_path, result)

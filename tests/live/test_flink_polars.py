@@ -26,14 +26,21 @@ def _table(frame: pl.DataFrame, backend: str, **spec: Any) -> Any:
         backend=backend,
     )
     return fl.time_window_firing(
-        stream, ["k"], spec["assigner"], spec["lateness"], spec["trigger"], None, spec["aggs"]
+        stream,
+        ["k"],
+        spec["assigner"],
+        spec["lateness"],
+        spec["trigger"],
+        spec["evictor"],
+        spec["aggs"],
     )
 
 
 @given(
     frame=fl.frames(),
     assigner=fl.assigners(),
-    trigger=st.one_of(st.none(), st.integers(1, 4).map(ks.CountTrigger.of)),
+    trigger=fl.time_window_triggers(),
+    evictor=st.one_of(st.none(), fl.evictors()),
     delay=st.integers(0, 25),
     lateness=st.sampled_from([0, 5, 60]),
     partition=st.booleans(),
@@ -84,3 +91,66 @@ def test_a_flink_job_restarts_on_the_polars_path(tmp_path: Any) -> None:
     assert job.fetch("a").rows() == [("a", 0, 10, 1), ("a", 10, 20, 1)]
     outputs += [job.process(frame[3:]).collect(), job.finish().collect()]
     assert pl.concat(outputs).equals(table.collect())
+
+
+def _flink_stream(frame: pl.DataFrame, backend: str | None = None) -> Any:
+    return ks.stream(
+        frame,
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        partition="p",
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(3),
+        backend=backend,
+    )
+
+
+FRAME = pl.DataFrame(
+    {
+        "o": range(10),
+        "k": list("abababaabb"),
+        "ts": [1, 4, 12, 3, 25, 14, 40, 9, 33, 22],
+        "v": range(10),
+        "p": [0, 1] * 5,
+    }
+)
+
+
+def test_a_python_reduce_is_fetched_as_the_reference_holds_it() -> None:
+    def table(backend: str) -> Any:
+        windows = ks.SlidingEventTimeWindows.of(10, 5)
+        windowed = _flink_stream(FRAME, backend).key_by("k").window(windows)
+        return windowed.trigger(ks.PurgingTrigger.of(ks.CountTrigger.of(2))).reduce(
+            lambda a, b: a * 10 + b
+        )
+
+    fast, reference = table("polars").start(), table("reference").start()
+    assert fast.engine == "polars"
+    for a, b in ((0, 4), (4, 7), (7, 10)):
+        assert fast.process(FRAME[a:b]).collect().rows() == (
+            reference.process(FRAME[a:b]).collect().rows()
+        )
+        for key in "ab":
+            assert fast.fetch(key).rows() == reference.fetch(key).rows()
+        assert fast.metrics().open_windows == reference.metrics().open_windows
+
+
+def test_what_the_flink_live_path_leaves_to_the_reference() -> None:
+    stream = _flink_stream(FRAME)
+    tumbling = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+    sessions = stream.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
+
+    class Numbered(ks.ProcessWindowFunction[Any, int]):
+        def process(
+            self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]
+        ) -> list[int]:
+            return [len(elements)]
+
+    assert tumbling.sum("v").start().engine == "polars"
+    assert tumbling.process(Numbered()).start().engine == "reference"
+    assert sessions.sum("v").start().engine == "reference"
+    recorded = ks.WatermarkStrategy.explicit(pl.DataFrame({"after": [3], "watermark": [10]}))
+    explicit = ks.stream(FRAME, key="k", timestamp="ts", order_by="o", watermarks=recorded)
+    window = ks.TumblingEventTimeWindows.of(10)
+    assert explicit.key_by("k").window(window).count().start().engine == "reference"

@@ -66,9 +66,9 @@ from kstreamlike.kernels.flink.time_assignment import assign_windows
 from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order
 from kstreamlike.plan.firing import (
     FlinkContinuousProcessingTimeTrigger,
-    FlinkCustomTrigger,
     FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
+    is_custom,
 )
 from kstreamlike.plan.flink_time import (
     bounded_out_of_orderness,
@@ -80,10 +80,12 @@ from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
+    ExplicitWatermarks,
     FlinkWindowedAggregate,
     GeneratedWatermarks,
 )
 from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.reference import Replay
 
 __all__ = ["PolarsFlinkRun", "flink_live_gap"]
 
@@ -104,8 +106,11 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
         >>> w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
         >>> flink_live_gap(w.count().plan) is None
         True
-        >>> flink_live_gap(w.evictor(ks.CountEvictor.of(2)).count().plan)
-        'Flink evictors and purging triggers'
+        >>> flink_live_gap(w.evictor(ks.CountEvictor.of(2)).count().plan) is None
+        True
+        >>> sessions = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
+        >>> flink_live_gap(sessions.count().plan)
+        'Flink session, global and count windows'
     """
     if not isinstance(node.window, FlinkTumblingWindow | FlinkSlidingWindow):
         return "Flink session, global and count windows"
@@ -115,13 +120,25 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
     processing = (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
     if node.source.processing_time is not None or isinstance(trigger, processing):
         return "processing time"
-    if not isinstance(node.aggregation, DeclarativeAggregation) or node.calls_window_function:
-        return "Flink Python aggregations and window functions"
-    if node.evictor is not None or isinstance(trigger, FlinkPurgingTrigger):
-        return "Flink evictors and purging triggers"
-    if isinstance(trigger, FlinkCustomTrigger):
-        return "custom triggers"
+    if is_custom(trigger, node.evictor):
+        return "custom triggers and evictors"
+    if node.calls_window_function:
+        # a key's state spans its windows: the re-run over the retained records cannot
+        # rebuild it
+        return "ProcessWindowFunctions"
     return None
+
+
+def _summed(node: FlinkWindowedAggregate) -> bool:
+    """Whether the contents a window holds are every record it took, aggregated by
+    ``ks.agg`` expressions (then :meth:`PolarsFlinkRun.fetch` reads them from the retained
+    records; else it replays them with the reference interpreter)."""
+    nested = node.trigger
+    return (
+        isinstance(node.aggregation, DeclarativeAggregation)
+        and node.evictor is None
+        and not isinstance(nested, FlinkPurgingTrigger)
+    )
 
 
 def _watermark(max_timestamp: pl.Expr, node: FlinkWindowedAggregate) -> pl.Expr:
@@ -361,16 +378,63 @@ class PolarsFlinkRun(LiveReader):
             .collect()
         )
 
+    def _replayed(self) -> Replay:
+        """The retained records replayed by the reference interpreter, with their
+        watermarks recorded: it holds the windows this run holds, with their contents after
+        purges and evictions."""
+        node, source = self.node, self.node.source
+        retained = self.retained
+        if retained is None:
+            retained = pl.DataFrame(schema={**source.schema, PART: pl.Int64, POSITION: pl.Int64})
+        records = retained.sort(PART, POSITION).with_row_index("__row")
+        advances = (
+            self.advances
+            if self.advances is not None
+            else pl.DataFrame(schema={PART: pl.Int64, _GSLOT: pl.Int64, ADVANCE: pl.Int64})
+        )
+        # an advance follows the record before its step (-1: before the partition's first)
+        marks = (
+            advances.with_columns((pl.col(_GSLOT) // 2 - 1).alias(POSITION))
+            .join(records.select(PART, POSITION, "__row"), on=[PART, POSITION], how="left")
+            .sort(PART, _GSLOT, maintain_order=True)
+            .select(
+                pl.col("__row").cast(pl.Int64).fill_null(-1).alias("after"),
+                pl.col(ADVANCE).alias("watermark"),
+                *([pl.col(PART).alias("partition")] if source.partition else []),
+            )
+        )
+        # the records as read (after the stateless operations); the end of the replay
+        # applies the advances after the last records, and the end of a bounded input if
+        # it has come
+        frame = records.select(list(source.schema))
+        bounded = source.bounded and self.ended
+        replayed = dataclasses.replace(
+            source, frame=frame, order_by=None, duplicates="error", ops=(), bounded=bounded
+        )
+        plan = dataclasses.replace(
+            self.plan,
+            aggregate=dataclasses.replace(
+                node, source=replayed, watermarks=ExplicitWatermarks(marks)
+            ),
+        )
+        replay = Replay(plan)
+        replay.process(frame, end=True)
+        return replay
+
     def open_windows(self) -> int:
         """How many windows are held now."""
-        return self._held().height
+        if _summed(self.node):
+            return self._held().height
+        return self._replayed().open_windows()
 
     def fetch(
         self, key: tuple[Any, ...], time_from: int | None, time_to: int | None
     ) -> pl.DataFrame:
         """The windows held now for ``key`` whose start is in ``[time_from, time_to]``
         (see :meth:`kstreamlike.reference.Replay.fetch`)."""
-        return fetched(self.node, self._held(), key, time_from, time_to)
+        if _summed(self.node):
+            return fetched(self.node, self._held(), key, time_from, time_to)
+        return self._replayed().fetch(key, time_from, time_to)
 
     def clocks(self) -> dict[Any, tuple[int, int]]:
         """Per partition: the watermark now and how many valid records were read."""
