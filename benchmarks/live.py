@@ -57,6 +57,13 @@ def _sessions(df: pl.DataFrame) -> Any:
     return table.suppress(ks.Suppressed.until_window_closes())
 
 
+def _flink_count(df: pl.DataFrame) -> Any:
+    watermarks = ks.WatermarkStrategy.for_bounded_out_of_orderness(GRACE_MS)
+    stream = ks.stream(df, key="key", timestamp="ts", order_by="offset", watermarks=watermarks)
+    windowed = stream.key_by("key").window(ks.TumblingEventTimeWindows.of(timedelta(minutes=1)))
+    return windowed.trigger(ks.CountTrigger.of(100)).aggregate(ks.agg.count(), ks.agg.sum("amount"))
+
+
 def _stream(df: pl.DataFrame) -> Any:
     return ks.stream(df, key="key", timestamp="ts", order_by="offset").group_by_key()
 
@@ -67,6 +74,7 @@ LIVE_CASES: dict[str, Callable[[pl.DataFrame], Any]] = {
     "tumbling 1 min, Python reduce, suppressed until close": _tumbling_python,
     "KIP-450 sliding 5 min, suppressed until close": _sliding,
     "sessions 5 min gap, suppressed until close": _sessions,
+    "Flink tumbling 1 min, CountTrigger.of(100)": _flink_count,
 }
 
 
