@@ -218,7 +218,8 @@ class Replay:
             >>> from kstreamlike.plan.lower import lower
             >>> frame = pl.DataFrame({"k": ["a", "b"], "ts": [1, 12]})
             >>> t = ks.stream(frame, key="k", timestamp="ts").group_by_key()
-            >>> replay = Replay(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan))
+            >>> windows = ks.TimeWindows.of_size_and_grace(10, 5)
+            >>> replay = Replay(lower(t.windowed_by(windows).count().plan))
             >>> _ = replay.process(frame)
             >>> replay.open_windows()
             2
