@@ -42,6 +42,7 @@ __all__ = [
     "Progression",
     "TimelineData",
     "WindowBar",
+    "check_small",
     "describe",
     "format_value",
     "key_label",
@@ -283,6 +284,16 @@ def _windows(node: PlanNode, main: pl.DataFrame) -> list[WindowBar]:
     return sorted(bars, key=lambda b: (b.key, b.start, b.end))
 
 
+def check_small(height: int, max_records: int, has: str, inputs: str) -> None:
+    """Refuse to draw more than ``max_records`` input rows (``has``: "the input has";
+    ``inputs``: what to filter)."""
+    if height > max_records:
+        raise InvalidSpecError(
+            f"timeline draws small streams: {has} {height} rows, more than "
+            f"max_records={max_records}; filter {inputs} first, or raise max_records"
+        )
+
+
 def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
     """Gather what a timeline draws from a result (runs the pipeline if needed)."""
     node = result.plan
@@ -294,12 +305,7 @@ def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
             "rows (ks.stream(upstream.collect(), timestamp='timestamp', order_by='emit_order'"
             ", ...))"
         )
-    height = row_count(agg.source)
-    if height > max_records:
-        raise InvalidSpecError(
-            f"timeline draws small streams: the input has {height} rows, more than "
-            f"max_records={max_records}; filter the input first, or raise max_records"
-        )
+    check_small(row_count(agg.source), max_records, "the input has", "the input")
     late = to_polars(result.late_records())
     invalid = to_polars(result.invalid_records())
     records = _records(agg, late, invalid)

@@ -27,13 +27,14 @@ from kstreamlike._timeline import (
     TICKS,
     Progression,
     TimelineData,
+    check_small,
     format_ticks,
     format_value,
     key_label,
     mark,
 )
 from kstreamlike.api.result import StreamResult
-from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
+from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.frames import to_polars
 from kstreamlike.kernels.stateless import source_rows
 from kstreamlike.plan.chained import upstream_of
@@ -264,11 +265,7 @@ def join_data(result: StreamResult[Any], max_records: int) -> JoinTimeline:
                 "build the join on the upstream result's collected rows"
             )
     height = row_count(node.left) + row_count(node.right)
-    if height > max_records:
-        raise InvalidSpecError(
-            f"timeline draws small streams: the join inputs have {height} rows, more than "
-            f"max_records={max_records}; filter the inputs first, or raise max_records"
-        )
+    check_small(height, max_records, "the join inputs have", "the inputs")
     late = to_polars(result.late_records())
     invalid = to_polars(result.invalid_records())
     records = _records(node, late, invalid)

@@ -84,30 +84,18 @@ def draw_pairs(
         if not labelled or not label:
             continue
         # beside the pair: right of it if the label fits before the edge, else left of it
-        if (xlim[1] - high) * points_per_x >= _label_width(label) + 8:
-            ax.annotate(
-                label,
-                (high, row),
-                xytext=(8, 0),
-                textcoords="offset points",
-                ha="left",
-                va="center",
-                fontsize=_FONT,
-                color=_TEXT,
-                zorder=5,
-            )
-        else:
-            ax.annotate(
-                label,
-                (low, row),
-                xytext=(-8, 0),
-                textcoords="offset points",
-                ha="right",
-                va="center",
-                fontsize=_FONT,
-                color=_TEXT,
-                zorder=5,
-            )
+        right = (xlim[1] - high) * points_per_x >= _label_width(label) + 8
+        ax.annotate(
+            label,
+            (high if right else low, row),
+            xytext=(8 if right else -8, 0),
+            textcoords="offset points",
+            ha="left" if right else "right",
+            va="center",
+            fontsize=_FONT,
+            color=_TEXT,
+            zorder=5,
+        )
     ax.add_collection(
         LineCollection(segments, colors=segment_colors, linewidths=2.4, zorder=2, gid=PAIRS)
     )

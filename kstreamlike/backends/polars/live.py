@@ -40,7 +40,13 @@ from kstreamlike.backends.polars._output import (
     finish_main,
 )
 from kstreamlike.backends.polars.live_flink import PolarsFlinkRun, flink_live_gap
-from kstreamlike.backends.polars.live_reading import POSITION, LiveReader, fetched
+from kstreamlike.backends.polars.live_reading import (
+    NEW,
+    POSITION,
+    LiveReader,
+    fetched,
+    kernel_run,
+)
 from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
@@ -58,7 +64,6 @@ from kstreamlike.plan.windows import KafkaSessionWindow, KafkaSlidingWindow, Kaf
 
 __all__ = ["PolarsRun", "live_gap", "polars_run"]
 
-_NEW = "__ks_live_new"  # whether a record is of the batch being processed
 _FIRST_NEW = "__ks_live_first_new"  # the partition's first new record's SEQ in the run
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition
 _ST0 = "__ks_st0"  # a partition's stream time before the batch
@@ -163,19 +168,9 @@ class PolarsRun(LiveReader):
         if isinstance(self.window, KafkaSessionWindow):
             clocks = self.clock_frame(new.schema[PART]).select(PART, pl.col("__st0").alias(_ST0))
             fed = session_inputs(fed, new, self.window, list(node.keys), clocks)
-        run = (
-            pl.concat(
-                [
-                    fed.with_columns(pl.lit(False).alias(_NEW)),
-                    new.with_columns(pl.lit(True).alias(_NEW)),
-                ],
-                how="vertical_relaxed",
-            )
-            .sort(PART, POSITION)
-            .with_row_index(SEQ)
-        )
+        run = kernel_run(fed, new)
         marks = (
-            run.filter(pl.col(_NEW))
+            run.filter(pl.col(NEW))
             .group_by(PART, maintain_order=True)
             .agg(
                 pl.col(SEQ).first().cast(pl.Int64).alias(_FIRST_NEW),
@@ -222,12 +217,12 @@ class PolarsRun(LiveReader):
         if isinstance(self.window, KafkaSessionWindow):
             # every accepted record (see live_sessions): the retained ones and the batch's
             dropped = late.select(pl.col(SEQ).cast(pl.Int64)).collect()[SEQ].implode()
-            accepted = run.filter(pl.col(_NEW) & ~pl.col(SEQ).cast(pl.Int64).is_in(dropped))
+            accepted = run.filter(pl.col(NEW) & ~pl.col(SEQ).cast(pl.Int64).is_in(dropped))
             retained = self.retained if self.retained is not None else accepted.clear()
-            self.retained = pl.concat([retained, accepted.drop(SEQ, _NEW)], how="vertical_relaxed")
+            self.retained = pl.concat([retained, accepted.drop(SEQ, NEW)], how="vertical_relaxed")
             return
         final = pl.col(ST).max().over(PART)
-        self.retained = run.filter(_retained(self.window, final)).drop(SEQ, _NEW)
+        self.retained = run.filter(_retained(self.window, final)).drop(SEQ, NEW)
 
     def _held(self) -> pl.DataFrame:
         """The windows held now: the last update of every window still open, of every key

@@ -40,7 +40,13 @@ from kstreamlike.backends.polars._output import (
     finish_late,
     finish_main,
 )
-from kstreamlike.backends.polars.live_reading import POSITION, LiveReader, fetched
+from kstreamlike.backends.polars.live_reading import (
+    NEW,
+    POSITION,
+    LiveReader,
+    fetched,
+    kernel_run,
+)
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.aggregates import final_exprs
 from kstreamlike.kernels.columns import (
@@ -89,7 +95,6 @@ from kstreamlike.reference import Replay
 
 __all__ = ["PolarsFlinkRun", "flink_live_gap"]
 
-_NEW = "__ks_live_new"  # whether a record is of the batch being processed
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition's block of the run
 _GSLOT = "__ks_live_slot"  # an advance's step, counted from the partition's first record
 _START = "__ks_live_start"  # a partition's first retained position
@@ -221,18 +226,7 @@ class PolarsFlinkRun(LiveReader):
         )
         new = new.drop(WM_NEXT)
         retained = self.retained if self.retained is not None else new.clear()
-        run = (
-            pl.concat(
-                [
-                    retained.with_columns(pl.lit(False).alias(_NEW)),
-                    new.with_columns(pl.lit(True).alias(_NEW)),
-                ],
-                how="vertical_relaxed",
-            )
-            .sort(PART, POSITION)
-            .with_row_index(SEQ)
-            .with_columns(pl.col(SEQ).cast(pl.Int64))
-        )
+        run = kernel_run(retained, new).with_columns(pl.col(SEQ).cast(pl.Int64))
         bounds = run.group_by(PART, maintain_order=True).agg(
             pl.col(SEQ).min().alias(FIRST_ARRIVAL),
             pl.col(SEQ).max().alias(LAST),
@@ -250,8 +244,8 @@ class PolarsFlinkRun(LiveReader):
         )
         panes, late = flink_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
         main = self._new_rows(panes, bounds, positions)
-        late = late.filter(pl.col(_NEW))
-        unassigned = unassigned_records(node, run.lazy().filter(pl.col(_NEW)))
+        late = late.filter(pl.col(NEW))
+        unassigned = unassigned_records(node, run.lazy().filter(pl.col(NEW)))
         main_df, late_df, *unassigned_df = pl.collect_all(
             [main, finish_late(node, late, pl.col(WM))]
             + ([] if unassigned is None else [unassigned])
@@ -324,7 +318,7 @@ class PolarsFlinkRun(LiveReader):
         self.retained = (
             run.join(starts, on=PART)
             .filter(pl.col(POSITION) >= pl.col(_START))
-            .drop(SEQ, _NEW, _START)
+            .drop(SEQ, NEW, _START)
         )
         self.advances = (
             advances.join(starts, on=PART).filter(pl.col(_GSLOT) >= 2 * pl.col(_START)).drop(_START)

@@ -28,10 +28,12 @@ from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.schema import output_schema
 
-__all__ = ["POSITION", "Clock", "LiveReader", "fetched"]
+__all__ = ["NEW", "POSITION", "Clock", "LiveReader", "fetched", "kernel_run"]
 
 POSITION = "__ks_live_position"
 """A record's arrival position in its partition, from the stream's start."""
+NEW = "__ks_live_new"
+"""Whether a record of a kernel run is of the batch being processed."""
 _LAST = "__ks_live_last"  # a partition's last order_by value read before the batch
 
 
@@ -216,3 +218,27 @@ def fetched(
         if name in held.columns
     ]
     return infer_python_columns(node, held.filter(match).select(columns))
+
+
+def kernel_run(retained: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
+    """The records a batch's kernel run reads: the retained ones, then the batch's
+    (``NEW``), in (partition, arrival) order, numbered (``SEQ``).
+
+    Example:
+        >>> import polars as pl
+        >>> old = pl.DataFrame({PART: [0], POSITION: [4]})
+        >>> batch = pl.DataFrame({PART: [0, 0], POSITION: [5, 6]})
+        >>> kernel_run(old, batch)[NEW].to_list()
+        [False, True, True]
+    """
+    return (
+        pl.concat(
+            [
+                retained.with_columns(pl.lit(False).alias(NEW)),
+                new.with_columns(pl.lit(True).alias(NEW)),
+            ],
+            how="vertical_relaxed",
+        )
+        .sort(PART, POSITION)
+        .with_row_index(SEQ)
+    )
