@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Generic, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
 import polars as pl
 
+from kstreamlike.api.stream_writer import streaming_frame
 from kstreamlike.backends import Outputs, check_supported, execute, resolve_backend
 from kstreamlike.backends.base import FrameT
-from kstreamlike.errors import UnsupportedPlanError
+from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import to_polars
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.emit_order import output_order
@@ -22,9 +24,17 @@ from kstreamlike.plan.schema import output_schema
 from kstreamlike.plan.stateless import ARRIVAL
 
 if TYPE_CHECKING:
+    from pyspark.sql.streaming.query import StreamingQuery
+
+    from kstreamlike.api.stream_writer import StreamWriter
     from kstreamlike.live import Job
 
 __all__ = ["FrameT", "StreamResult"]
+
+
+def _input_frame(node: AnyNode) -> object:
+    """The frame a single-input pipeline reads (None for a join)."""
+    return getattr(getattr(node, "source", None), "frame", None)
 
 
 class StreamResult(Generic[FrameT]):
@@ -72,6 +82,11 @@ class StreamResult(Generic[FrameT]):
 
     def _outputs(self) -> Outputs[FrameT]:
         if self._cache is None:
+            if streaming_frame(_input_frame(self._node)) is not None:
+                raise UnsupportedPlanError(
+                    "a pipeline on a streaming Spark DataFrame has no outputs to collect: "
+                    "start it with write_stream(...) or stream_writer()"
+                )
             self._cache = execute(self._node, self._backend)
         return self._cache
 
@@ -174,8 +189,13 @@ class StreamResult(Generic[FrameT]):
         if self._backend == "spark":
             raise UnsupportedPlanError(
                 "a pipeline on a Spark DataFrame cannot start a live job here: run it live "
-                "with Spark Structured Streaming, or build it on a Polars frame"
+                "with Spark Structured Streaming (write_stream), or build it on a Polars frame"
             )
+        plan = self._live_plan()
+        return Job(plan, checkpoint, commit=commit, backend=self._backend)
+
+    def _live_plan(self) -> LoweredPlan:
+        """The lowered plan, when a live run (a job or a streaming query) can run it."""
         plan = lower(self._node)
         if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
             raise UnsupportedPlanError(
@@ -197,7 +217,88 @@ class StreamResult(Generic[FrameT]):
                 "release: the expanded records' arrival positions are numbered over the "
                 "whole input"
             )
-        return Job(plan, checkpoint, commit=commit, backend=self._backend)
+        return plan
+
+    def stream_writer(self) -> StreamWriter:
+        """A writer that starts this pipeline, built on a streaming Spark DataFrame
+        (``df.isStreaming``), as a Structured Streaming query (see
+        :class:`~kstreamlike.api.stream_writer.StreamWriter`).
+
+        Raises:
+            UnsupportedPlanError: the pipeline cannot run live (a join, a chained or merged
+                pipeline, ``flat_map``).
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> rows = [{"k": "a", "ts": 1, "o": 0}]
+            >>> t = ks.stream(rows, key="k", timestamp="ts", order_by="o").group_by_key()
+            >>> t.windowed_by(ks.TimeWindows.of(10)).count().stream_writer()
+            Traceback (most recent call last):
+            ...
+            kstreamlike.errors.InvalidSpecError: write_stream runs a pipeline built on a \
+streaming Spark DataFrame (df.isStreaming); this one reads a recorded frame: use collect(), or \
+start() for a live job
+        """
+        from kstreamlike.api.stream_writer import StreamWriter
+
+        plan = self._live_plan()
+        source = plan.aggregate.source
+        if streaming_frame(source.frame) is None:
+            raise InvalidSpecError(
+                "write_stream runs a pipeline built on a streaming Spark DataFrame "
+                "(df.isStreaming); this one reads a recorded frame: use collect(), or "
+                "start() for a live job"
+            )
+        if source.order_by is None:
+            raise InvalidSpecError(
+                "order_by: a pipeline on a streaming Spark DataFrame needs an arrival-order "
+                "column (a Kafka source's offset): Spark hands a micro-batch's rows over "
+                "in no set order"
+            )
+        return StreamWriter(plan, source.frame, self._backend)
+
+    def write_stream(
+        self,
+        checkpoint_location: str,
+        main: str | None = None,
+        late: str | None = None,
+        invalid: str | None = None,
+        *,
+        format: str = "parquet",  # noqa: A002 (Spark's DataStreamWriter name)
+        options: Mapping[str, Any] | None = None,
+        trigger: Mapping[str, Any] | None = None,
+        query_name: str | None = None,
+    ) -> StreamingQuery:
+        """Start this pipeline, built on a streaming Spark DataFrame, as a Structured
+        Streaming query writing its main output, late and invalid records to the given
+        paths (Parquet unless ``format`` says otherwise), each micro-batch under
+        ``batch_id=<n>``, exactly once across restarts. ``checkpoint_location`` holds the
+        query's progress and the windows' state: a query started again on it resumes.
+        ``options`` go to the sinks' writer, ``trigger`` to ``DataStreamWriter.trigger``
+        (for example ``{"availableNow": True}``). The short form of
+        ``stream_writer().format(...).option("checkpointLocation", ...).start(...)``.
+
+        Returns:
+            The running ``StreamingQuery``.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+            >>> t.windowed_by(ks.TimeWindows.of(10)).count().write_stream("/tmp/c", "/tmp/o")
+            Traceback (most recent call last):
+            ...
+            kstreamlike.errors.InvalidSpecError: write_stream runs a pipeline built on a \
+streaming Spark DataFrame (df.isStreaming); this one reads a recorded frame: use collect(), or \
+start() for a live job
+        """
+        writer = self.stream_writer().format(format)
+        writer = writer.option("checkpointLocation", checkpoint_location)
+        writer = writer.options(**dict(options or {}))
+        if trigger:
+            writer = writer.trigger(**dict(trigger))
+        if query_name is not None:
+            writer = writer.query_name(query_name)
+        return writer.start(main=main, late=late, invalid=invalid)
 
     def explain(self) -> None:
         """Print the logical plan.

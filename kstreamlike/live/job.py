@@ -22,7 +22,7 @@ import polars as pl
 from kstreamlike.backends import Outputs
 from kstreamlike.backends.polars.live import PolarsRun, live_gap, polars_run
 from kstreamlike.backends.polars.live_flink import PolarsFlinkRun
-from kstreamlike.errors import KStreamLikeError, SchemaError
+from kstreamlike.errors import CheckpointError, KStreamLikeError, SchemaError
 from kstreamlike.frames import native_frame, to_polars
 from kstreamlike.live.checkpoint import CheckpointStore
 from kstreamlike.live.plan_state import describe, dump_state, fingerprint, load_state
@@ -320,6 +320,46 @@ class Job:
             positions={p: position for p, (_, position) in clocks.items()},
             last_batch_seconds=self._seconds,
         )
+
+    def snapshot(self) -> bytes:
+        """The job's whole state as bytes, for a state store other than a checkpoint
+        directory (Spark's, for a streaming query): :meth:`resume` continues from it.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> from kstreamlike.plan.lower import lower
+            >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+            >>> table = t.windowed_by(ks.TimeWindows.of(10)).count()
+            >>> job = table.start()
+            >>> _ = job.process([{"k": "a", "ts": 3}])
+            >>> again = Job.resume(lower(table.plan), job.snapshot(), backend="polars")
+            >>> again.batch_id, again.process([{"k": "a", "ts": 4}]).collect()["count"].to_list()
+            (1, [2])
+        """
+        return dump_state(
+            (self.engine, self._replay, self._rows, self._batches),
+            self._plan,
+            _aggregation(self._plan),
+        )
+
+    @classmethod
+    def resume(cls, plan: LoweredPlan, data: bytes, *, backend: str = "reference") -> Job:
+        """The job whose state :meth:`snapshot` gave as ``data``, for an equal pipeline
+        (``plan``) on the same backend, without a checkpoint directory (see
+        :meth:`snapshot` for an example).
+
+        Raises:
+            CheckpointError: ``data`` was written by a job on another engine.
+        """
+        job = cls(plan, backend=backend)
+        engine, job._replay, job._rows, job._batches = load_state(data, plan)
+        if engine != job.engine:
+            raise CheckpointError(
+                f"the state was written by a job on the {engine} engine; this pipeline "
+                f"runs on the {job.engine} engine"
+            )
+        job._committed = job._batches
+        return job
 
     def _state(self) -> bytes:
         return dump_state((self._replay, self._rows), self._plan, _aggregation(self._plan))

@@ -1,0 +1,195 @@
+"""A pipeline on a streaming Spark DataFrame, run as a Structured Streaming query.
+
+Each input ``partition`` (a Kafka task, a Flink source subtask) is one group of Spark's
+``applyInPandasWithState``: at every micro-batch, the rows of a partition that the batch
+holds are fed to that partition's live job (:class:`~kstreamlike.live.Job`, on the Polars
+kernels where they run it, else on the reference interpreter), whose state is kept between
+micro-batches in Spark's state store, as bytes. So stream time and watermarks stay per
+partition, as in the batch replay, and processing is driven by records only: a partition
+without rows in a micro-batch is not called, and no wall clock enters.
+
+The jobs' outputs leave the stateful step as Arrow IPC payloads, one row per partition and
+output (``main``, ``late``, ``invalid``), and ``foreachBatch`` writes each output to its
+sink, decoded back into rows on the executors. A sink writes each micro-batch under its
+batch id, replacing what a failed attempt of the same batch wrote, so that every output
+reaches its sink exactly once across restarts (:mod:`.stream_sinks`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import pyarrow as pa
+
+from kstreamlike.backends.spark._frames import spark_type
+from kstreamlike.backends.spark.stream_sinks import Sink
+from kstreamlike.live.job import Job
+from kstreamlike.plan.lower import LoweredPlan
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
+    from pyspark.sql.streaming.state import GroupState
+    from pyspark.sql.types import StructType
+
+__all__ = ["OUTPUTS", "StreamingRun", "detached"]
+
+OUTPUTS = ("main", "late", "invalid")
+"""The outputs of a streamed pipeline, in the order of :class:`~kstreamlike.live.BatchResult`."""
+_GROUP = "__ks_partition"
+_OUT_SCHEMA = "kind string, payload binary"
+_STATE_SCHEMA = "job binary, batches long"
+
+
+def detached(plan: LoweredPlan) -> LoweredPlan:
+    """``plan`` with its source's Spark frame replaced by an empty Polars frame of the same
+    columns, so that it can be shipped to executors (the frame gives only the schema)."""
+    source = plan.aggregate.source
+    empty = pl.DataFrame(schema=source.input_schema())
+    aggregate = dataclasses.replace(plan.aggregate, source=dataclasses.replace(source, frame=empty))
+    return dataclasses.replace(plan, aggregate=aggregate)
+
+
+def _schema(frame: pl.DataFrame) -> StructType:
+    from pyspark.sql.types import StructField, StructType
+
+    return StructType([StructField(n, spark_type(d), True) for n, d in frame.schema.items()])
+
+
+def _ipc(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.write_ipc(buffer)
+    return buffer.getvalue()
+
+
+class StreamingRun:
+    """The parts of a streaming query: the per-partition step and the outputs' schemas.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
+        >>> t = ks.stream([{"k": "a", "ts": 1, "o": 0}], key="k", timestamp="ts",
+        ...               order_by="o").group_by_key()
+        >>> run = StreamingRun(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan))
+        >>> run.engine, list(run.schemas["late"].columns)
+        ('polars', ['k', 'ts', 'o', 'reason', 'stream_time'])
+    """
+
+    def __init__(self, plan: LoweredPlan, backend: str = "polars") -> None:
+        self.plan = detached(plan)
+        self.backend = backend
+        probe = Job(self.plan, backend=backend)
+        self.engine = probe.engine
+        empty = probe.process(pl.DataFrame(schema=self.plan.aggregate.source.input_schema()))
+        self.schemas: dict[str, pl.DataFrame] = {
+            "main": empty.collect(),
+            "late": empty.late_records(),
+            "invalid": empty.invalid_records(),
+        }
+
+    def step(self) -> Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
+        """The function ``applyInPandasWithState`` calls per partition and micro-batch."""
+        plan, backend = self.plan, self.backend
+        input_schema = plan.aggregate.source.input_schema()
+
+        def run(
+            key: Any, frames: Iterator[pd.DataFrame], state: GroupState
+        ) -> Iterator[pd.DataFrame]:
+            import pandas as pd
+
+            if state.exists:
+                job = Job.resume(plan, bytes(state.get[0]), backend=backend)
+            else:
+                job = Job(plan, backend=backend)
+            result = job.process(_polars_batch(frames, input_schema))
+            state.update((job.snapshot(), job.batch_id))
+            outputs = (result.collect(), result.late_records(), result.invalid_records())
+            kinds = [k for k, frame in zip(OUTPUTS, outputs, strict=True) if frame.height]
+            payloads = [_ipc(f) for f in outputs if f.height]
+            yield pd.DataFrame({"kind": kinds, "payload": payloads})
+
+        return run
+
+    def transform(self, frame: DataFrame) -> DataFrame:
+        """The stateful step over the streaming input: a frame of ``kind`` and ``payload``."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.streaming.state import GroupStateTimeout
+
+        partition = self.plan.aggregate.source.partition
+        group = F.lit(None).cast("int") if partition is None else F.col(partition)
+        return (
+            frame.withColumn(_GROUP, group)
+            .groupBy(_GROUP)
+            .applyInPandasWithState(
+                _dropping_group(self.step()),
+                outputStructType=_OUT_SCHEMA,
+                stateStructType=_STATE_SCHEMA,
+                outputMode="append",
+                timeoutConf=GroupStateTimeout.NoTimeout,
+            )
+        )
+
+    def rows(self, payloads: DataFrame, kind: str) -> DataFrame:
+        """The rows of output ``kind`` in a micro-batch's payloads, decoded on the
+        executors."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        schema = _schema(self.schemas[kind])
+        arrow = to_arrow_schema(schema)
+        polars_schema = self.schemas[kind].schema
+
+        def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                for payload in batch.column(0).to_pylist():
+                    frame = pl.read_ipc(io.BytesIO(payload)).cast(polars_schema)
+                    yield from frame.to_arrow().cast(arrow).to_batches()
+
+        selected = payloads.where(F.col("kind") == kind).select("payload")
+        return selected.mapInArrow(decode, schema)
+
+    def start(
+        self,
+        frame: DataFrame,
+        sinks: dict[str, Sink],
+        configure: Callable[[DataStreamWriter], DataStreamWriter],
+    ) -> StreamingQuery:
+        """Start the query: the stateful step, then ``foreachBatch`` writing each output
+        to its sink."""
+        run = self
+
+        def write(payloads: DataFrame, batch_id: int) -> None:
+            payloads.persist()
+            try:
+                for kind, sink in sinks.items():
+                    sink.write(run.rows(payloads, kind), batch_id)
+            finally:
+                payloads.unpersist()
+
+        writer = self.transform(frame).writeStream.outputMode("append").foreachBatch(write)
+        return configure(writer).start()
+
+
+def _dropping_group(
+    step: Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]],
+) -> Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
+    def run(key: Any, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
+        return step(key, (f.drop(columns=[_GROUP]) for f in frames), state)
+
+    return run
+
+
+def _polars_batch(frames: Iterator[pd.DataFrame], schema: pl.Schema) -> pl.DataFrame:
+    """A micro-batch's rows of one partition as a Polars frame with the pipeline's dtypes
+    (pandas holds an integer column with nulls as floats)."""
+    parts = [pl.from_pandas(f) for f in frames if len(f)]
+    if not parts:
+        return pl.DataFrame(schema=schema)
+    frame = pl.concat(parts, how="vertical_relaxed")
+    return frame.select(pl.col(n).cast(d) for n, d in schema.items())
