@@ -119,7 +119,8 @@ def schema_of(frame: object) -> pl.Schema:
         return frame.schema
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    arrow = to_arrow_schema(frame.schema)  # type: ignore[attr-defined]
+    # (a TIMESTAMP column holds instants: Polars shows them in UTC)
+    arrow = to_arrow_schema(frame.schema, timezone="UTC")  # type: ignore[attr-defined]
     return _from_arrow(arrow.empty_table()).schema
 
 

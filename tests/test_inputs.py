@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pandas as pd
@@ -57,3 +58,23 @@ def test_arrow_pycapsule_in_polars_out(backend: str) -> None:
 def test_unsupported_inputs_name_what_is_accepted() -> None:
     with pytest.raises(ks.SchemaError, match=r"pandas DataFrame.*__arrow_c_stream__"):
         ks.stream(42, timestamp="ts")  # type: ignore[call-overload]
+
+
+@pytest.mark.spark
+def test_a_spark_timestamp_column_is_read_as_instants_in_utc(spark: Any) -> None:
+    """A Spark TIMESTAMP holds instants: read as Datetime in UTC, whatever the session's
+    time zone (a regression: its schema could not be read)."""
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Europe/Paris")
+    try:
+        frame = spark.sql(
+            "SELECT 'a' AS k, TIMESTAMP'2024-01-01 10:00:30' AS ts, 0 AS o UNION ALL "
+            "SELECT 'a', TIMESTAMP'2024-01-01 10:01:10', 1"
+        )
+        stream = ks.stream(frame, key="k", timestamp="ts", order_by="o")
+        table = stream.group_by_key().windowed_by(ks.TimeWindows.of(timedelta(minutes=1))).count()
+        starts = table.to_polars()["window_start"]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    assert starts.dtype == pl.Datetime("us", "UTC")
+    assert [(t.hour, t.minute) for t in starts] == [(9, 0), (9, 1)]  # 10:00 Paris: 09:00 UTC

@@ -61,7 +61,10 @@ class StreamResult(Generic[FrameT]):
     def __init__(self, node: AnyNode, backend: str | None) -> None:
         self._requested = backend  # the user's choice, which a chained stream keeps
         backend = resolve_backend(backend, node)
-        check_supported(node, backend)
+        # (a streaming query runs each partition's live job, on the Polars kernels or the
+        # reference interpreter: whatever the reference runs, it runs)
+        streaming = streaming_frame(_input_frame(node)) is not None
+        check_supported(node, "reference" if streaming else backend)
         self._node = node
         self._backend = backend
         self._cache: Outputs[FrameT] | None = None

@@ -130,7 +130,9 @@ class StreamWriter:
                 "a streaming query needs a checkpoint location (option('checkpointLocation', "
                 "path)): it holds the query's progress and the windows' state"
             )
-        run = StreamingRun(self._plan, "polars" if self._backend == "spark" else self._backend)
+        backend = "polars" if self._backend == "spark" else self._backend
+        zone = self._frame.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
+        run = StreamingRun(self._plan, backend, zone)
         return run.start(self._frame, sinks, self._configure(checkpoint))
 
     def _configure(self, checkpoint: str) -> Callable[[DataStreamWriter], DataStreamWriter]:

@@ -54,7 +54,9 @@ class PathSink:
 
 @dataclass(frozen=True)
 class TableSink:
-    """A table partitioned by ``batch_id``, created by the first micro-batch.
+    """A table partitioned by ``batch_id``, created by the first micro-batch (with a
+    ``path`` option, an external table in ``<path>/<name>``: the outputs' tables share the
+    option).
 
     Example:
         >>> TableSink("clicks_late").name
@@ -69,12 +71,23 @@ class TableSink:
         """Write (or write again) micro-batch ``batch_id``'s partition of the table."""
         from pyspark.sql import functions as F
 
-        rows = rows.withColumn(BATCH_ID, F.lit(batch_id).cast("long"))
-        if rows.sparkSession.catalog.tableExists(self.name):
-            writer = rows.write.options(**self.options).option("partitionOverwriteMode", "dynamic")
-            writer.mode("overwrite").insertInto(self.name)
+        spark = rows.sparkSession
+        if spark.catalog.tableExists(self.name):
+            # a static partition: only this micro-batch's rows are replaced
+            view = f"__ks_batch_{abs(hash((self.name, batch_id)))}"
+            rows.createOrReplaceTempView(view)
+            columns = ", ".join(f"`{c}`" for c in rows.columns)
+            spark.sql(
+                f"INSERT OVERWRITE TABLE {self.name} PARTITION ({BATCH_ID} = {batch_id}) "
+                f"SELECT {columns} FROM {view}"
+            )
+            spark.catalog.dropTempView(view)
             return
-        writer = rows.write.options(**self.options).partitionBy(BATCH_ID)
+        options = dict(self.options)
+        if "path" in options:
+            options["path"] = f"{options['path'].rstrip('/')}/{self.name}"
+        rows = rows.withColumn(BATCH_ID, F.lit(batch_id).cast("long"))
+        writer = rows.write.options(**options).partitionBy(BATCH_ID)
         if self.format is not None:
             writer = writer.format(self.format)
         writer.saveAsTable(self.name)

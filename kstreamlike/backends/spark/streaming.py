@@ -81,9 +81,12 @@ class StreamingRun:
         ('polars', ['k', 'ts', 'o', 'reason', 'stream_time'])
     """
 
-    def __init__(self, plan: LoweredPlan, backend: str = "polars") -> None:
+    def __init__(
+        self, plan: LoweredPlan, backend: str = "polars", session_time_zone: str = "UTC"
+    ) -> None:
         self.plan = detached(plan)
         self.backend = backend
+        self.session_time_zone = session_time_zone
         probe = Job(self.plan, backend=backend)
         self.engine = probe.engine
         empty = probe.process(pl.DataFrame(schema=self.plan.aggregate.source.input_schema()))
@@ -95,7 +98,7 @@ class StreamingRun:
 
     def step(self) -> Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
         """The function ``applyInPandasWithState`` calls per partition and micro-batch."""
-        plan, backend = self.plan, self.backend
+        plan, backend, zone = self.plan, self.backend, self.session_time_zone
         input_schema = plan.aggregate.source.input_schema()
 
         def run(
@@ -107,7 +110,7 @@ class StreamingRun:
                 job = Job.resume(plan, bytes(state.get[0]), backend=backend)
             else:
                 job = Job(plan, backend=backend)
-            result = job.process(_polars_batch(frames, input_schema))
+            result = job.process(_polars_batch(frames, input_schema, zone))
             state.update((job.snapshot(), job.batch_id))
             outputs = (result.collect(), result.late_records(), result.invalid_records())
             kinds = [k for k, frame in zip(OUTPUTS, outputs, strict=True) if frame.height]
@@ -142,7 +145,7 @@ class StreamingRun:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         schema = _schema(self.schemas[kind])
-        arrow = to_arrow_schema(schema)
+        arrow = to_arrow_schema(schema, timezone="UTC")
         polars_schema = self.schemas[kind].schema
 
         def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -167,8 +170,11 @@ class StreamingRun:
         def write(payloads: DataFrame, batch_id: int) -> None:
             payloads.persist()
             try:
+                # (an output without rows in the micro-batch is not written: no Python step)
+                present = {row[0] for row in payloads.select("kind").distinct().collect()}
                 for kind, sink in sinks.items():
-                    sink.write(run.rows(payloads, kind), batch_id)
+                    if kind in present:
+                        sink.write(run.rows(payloads, kind), batch_id)
             finally:
                 payloads.unpersist()
 
@@ -185,11 +191,21 @@ def _dropping_group(
     return run
 
 
-def _polars_batch(frames: Iterator[pd.DataFrame], schema: pl.Schema) -> pl.DataFrame:
-    """A micro-batch's rows of one partition as a Polars frame with the pipeline's dtypes
-    (pandas holds an integer column with nulls as floats)."""
+def _polars_batch(frames: Iterator[pd.DataFrame], schema: pl.Schema, zone: str) -> pl.DataFrame:
+    """A micro-batch's rows of one partition as a Polars frame with the pipeline's dtypes.
+
+    pandas holds an integer column with nulls as floats, and Spark hands timestamps over as
+    local date-times of the session's time zone (``zone``)."""
     parts = [pl.from_pandas(f) for f in frames if len(f)]
     if not parts:
         return pl.DataFrame(schema=schema)
     frame = pl.concat(parts, how="vertical_relaxed")
-    return frame.select(pl.col(n).cast(d) for n, d in schema.items())
+    columns = []
+    for name, dtype in schema.items():
+        column = pl.col(name)
+        if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
+            if getattr(frame.schema[name], "time_zone", None) is None:
+                column = column.dt.replace_time_zone(zone)
+            column = column.dt.convert_time_zone(dtype.time_zone)
+        columns.append(column.cast(dtype))
+    return frame.select(columns)
