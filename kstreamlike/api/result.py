@@ -271,6 +271,7 @@ start() for a live job
         options: Mapping[str, Any] | None = None,
         trigger: Mapping[str, Any] | None = None,
         query_name: str | None = None,
+        value_type: pl.DataType | None = None,
     ) -> StreamingQuery:
         """Start this pipeline, built on a streaming Spark DataFrame, as a Structured
         Streaming query writing its main output, late and invalid records to the given
@@ -278,7 +279,8 @@ start() for a live job
         ``batch_id=<n>``, exactly once across restarts. ``checkpoint_location`` holds the
         query's progress and the windows' state: a query started again on it resumes.
         ``options`` go to the sinks' writer, ``trigger`` to ``DataStreamWriter.trigger``
-        (for example ``{"availableNow": True}``). The short form of
+        (for example ``{"availableNow": True}``); ``value_type`` is the dtype of a Python
+        aggregation's ``value`` column (see ``StreamWriter.value_type``). The short form of
         ``stream_writer().format(...).option("checkpointLocation", ...).start(...)``.
 
         Returns:
@@ -301,6 +303,8 @@ start() for a live job
             writer = writer.trigger(**dict(trigger))
         if query_name is not None:
             writer = writer.query_name(query_name)
+        if value_type is not None:
+            writer = writer.value_type(value_type)
         return writer.start(main=main, late=late, invalid=invalid)
 
     def explain(self) -> None:

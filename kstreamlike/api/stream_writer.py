@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.lower import LoweredPlan
 
@@ -32,13 +34,20 @@ class StreamWriter:
     :mod:`kstreamlike.backends.spark.stream_sinks`).
 
     Example:
+        A pipeline on a streaming frame gives its writer with ``stream_writer()``; here,
+        one made from a plan shows the builder:
+
         >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
         >>> rows = [{"k": "a", "ts": 1, "o": 0}]
         >>> t = ks.stream(rows, key="k", timestamp="ts", order_by="o").group_by_key()
-        >>> writer = t.windowed_by(ks.TimeWindows.of(10)).count().stream_writer()
-        >>> writer.format("json").option("checkpointLocation", "/tmp/c").trigger(once=True)
-        ... # doctest: +ELLIPSIS
-        <kstreamlike.api.stream_writer.StreamWriter object at ...>
+        >>> writer = StreamWriter(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan),
+        ...                       None, "spark")
+        >>> writer = writer.format("json").option("checkpointLocation", "/tmp/c")
+        >>> writer.trigger(availableNow=True).query_name("clicks").start()
+        Traceback (most recent call last):
+        ...
+        kstreamlike.errors.InvalidSpecError: name at least one output to write: main, late or invalid
     """
 
     def __init__(self, plan: LoweredPlan, frame: Any, backend: str) -> None:
@@ -49,6 +58,7 @@ class StreamWriter:
         self._options: dict[str, str] = {}
         self._trigger: dict[str, Any] = {}
         self._name: str | None = None
+        self._value_type: pl.DataType | None = None
 
     def format(self, source: str) -> StreamWriter:
         """The sinks' format (``"parquet"`` unless set; for tables: the table's, when the
@@ -79,6 +89,17 @@ class StreamWriter:
     def query_name(self, name: str) -> StreamWriter:
         """The query's name (as in ``spark.streams.active`` and its progress)."""
         self._name = name
+        return self
+
+    def value_type(self, dtype: pl.DataType) -> StreamWriter:
+        """The Polars dtype of a Python aggregation's ``value`` column (a streaming query's
+        output types are set when it starts; a ``reduce`` over one value column keeps that
+        column's type without it)."""
+        if not isinstance(dtype, pl.DataType) and not (
+            isinstance(dtype, type) and issubclass(dtype, pl.DataType)
+        ):
+            raise InvalidSpecError(f"value_type must be a Polars dtype, got {dtype!r}")
+        self._value_type = dtype if isinstance(dtype, pl.DataType) else dtype()
         return self
 
     def start(
@@ -132,7 +153,7 @@ class StreamWriter:
             )
         backend = "polars" if self._backend == "spark" else self._backend
         zone = self._frame.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
-        run = StreamingRun(self._plan, backend, zone)
+        run = StreamingRun(self._plan, backend, zone, self._value_type)
         return run.start(self._frame, sinks, self._configure(checkpoint))
 
     def _configure(self, checkpoint: str) -> Callable[[DataStreamWriter], DataStreamWriter]:

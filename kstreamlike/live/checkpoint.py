@@ -28,7 +28,7 @@ import polars as pl
 
 from kstreamlike.errors import CheckpointError
 
-__all__ = ["FORMAT", "VERSION", "CheckpointStore", "Commit"]
+__all__ = ["FORMAT", "VERSION", "CheckpointStore", "Commit", "foreign"]
 
 FORMAT = "kstreamlike-checkpoint"
 """The ``format`` of every manifest."""
@@ -62,6 +62,32 @@ def _write_file(path: Path, data: bytes) -> None:
         file.flush()
         os.fsync(file.fileno())
     os.replace(temporary, path)
+
+
+def foreign(where: str, theirs: str, ours: str) -> str:
+    """The error message for state (``where``) written by another pipeline: the first line
+    of the pipelines' descriptions that differs.
+
+    Example:
+        >>> print(foreign("state", "window 10", "window 20"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        state was written by a different pipeline (other windows, columns, aggregation or
+        emission); start this one with another checkpoint directory.
+          checkpoint: window 10
+          pipeline:   window 20
+    """
+    differs = next(
+        (
+            f"\n  checkpoint: {a}\n  pipeline:   {b}"
+            for a, b in zip(theirs.splitlines(), ours.splitlines(), strict=False)
+            if a != b
+        ),
+        "",
+    )
+    return (
+        f"{where} was written by a different pipeline (other windows, columns, aggregation "
+        f"or emission); start this one with another checkpoint directory.{differs}"
+    )
 
 
 class CheckpointStore:
@@ -111,20 +137,7 @@ class CheckpointStore:
         return Commit(int(manifest["batches"]), bool(manifest["ended"]), state)
 
     def _foreign(self, path: Path, theirs: str) -> str:
-        ours_lines, their_lines = self.description.splitlines(), theirs.splitlines()
-        differs = next(
-            (
-                f"\n  checkpoint: {a}\n  pipeline:   {b}"
-                for a, b in zip(their_lines, ours_lines, strict=False)
-                if a != b
-            ),
-            "",
-        )
-        return (
-            f"checkpoint {path} was written by a different pipeline (other windows, "
-            f"columns, aggregation or emission); start this one with another checkpoint "
-            f"directory.{differs}"
-        )
+        return foreign(f"checkpoint {path}", theirs, self.description)
 
     def latest(self) -> Commit | None:
         """The newest complete commit, or None when the directory holds none.

@@ -12,6 +12,7 @@ reference interpreter, record by record.
 from __future__ import annotations
 
 import os
+import pickle
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from kstreamlike.backends.polars.live import PolarsRun, live_gap, polars_run
 from kstreamlike.backends.polars.live_flink import PolarsFlinkRun
 from kstreamlike.errors import CheckpointError, KStreamLikeError, SchemaError
 from kstreamlike.frames import native_frame, to_polars
-from kstreamlike.live.checkpoint import CheckpointStore
+from kstreamlike.live.checkpoint import CheckpointStore, foreign
 from kstreamlike.live.plan_state import describe, dump_state, fingerprint, load_state
 from kstreamlike.plan.firing import FlinkCustomEvictor, is_custom, trigger_name
 from kstreamlike.plan.lower import LoweredPlan
@@ -336,11 +337,10 @@ class Job:
             >>> again.batch_id, again.process([{"k": "a", "ts": 4}]).collect()["count"].to_list()
             (1, [2])
         """
-        return dump_state(
-            (self.engine, self._replay, self._rows, self._batches),
-            self._plan,
-            _aggregation(self._plan),
+        state = dump_state(
+            (self._replay, self._rows, self._batches), self._plan, _aggregation(self._plan)
         )
+        return pickle.dumps((describe(self._plan, self.engine), state))
 
     @classmethod
     def resume(cls, plan: LoweredPlan, data: bytes, *, backend: str = "reference") -> Job:
@@ -349,15 +349,15 @@ class Job:
         :meth:`snapshot` for an example).
 
         Raises:
-            CheckpointError: ``data`` was written by a job on another engine.
+            CheckpointError: ``data`` was written by another pipeline (other windows,
+                columns, aggregation, emission or engine).
         """
         job = cls(plan, backend=backend)
-        engine, job._replay, job._rows, job._batches = load_state(data, plan)
-        if engine != job.engine:
-            raise CheckpointError(
-                f"the state was written by a job on the {engine} engine; this pipeline "
-                f"runs on the {job.engine} engine"
-            )
+        ours = describe(plan, job.engine)
+        theirs, state = pickle.loads(data)
+        if theirs != ours:
+            raise CheckpointError(foreign("the state", theirs, ours))
+        job._replay, job._rows, job._batches = load_state(state, plan)
         job._committed = job._batches
         return job
 

@@ -146,3 +146,21 @@ def test_an_expansion_cannot_start_a_live_job() -> None:
     table = stream.flat_map_values(lambda v: [v, v]).group_by_key()
     with pytest.raises(ks.UnsupportedPlanError, match="flat_map"):
         table.windowed_by(ks.TimeWindows.of(10)).count().start()
+
+
+def test_a_snapshot_resumes_the_same_pipeline_only() -> None:
+    from kstreamlike.errors import CheckpointError
+    from kstreamlike.live import Job
+    from kstreamlike.plan.lower import lower
+
+    def table(size: int) -> ks.KTable[pl.DataFrame]:
+        stream = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        return stream.windowed_by(ks.TimeWindows.of(size)).count()
+
+    job = table(10).start()
+    job.process([{"k": "a", "ts": 3}, {"k": "a", "ts": 12}])
+    again = Job.resume(lower(table(10).plan), job.snapshot(), backend="polars")
+    assert again.batch_id == 1 and again.metrics().rows == 2
+    assert again.process([{"k": "a", "ts": 14}]).collect()["count"].to_list() == [2]
+    with pytest.raises(CheckpointError, match=r"different pipeline(.|\n)*size=20"):
+        Job.resume(lower(table(20).plan), job.snapshot(), backend="polars")

@@ -334,3 +334,40 @@ def test_outputs_can_go_to_tables(spark: Any, tmp_path: Path) -> None:
     finally:
         for name in names.values():
             spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def _kafka_aggregate(data: Any) -> Any:
+    stream = ks.stream(data, key="k", value="v", timestamp="ts", order_by="o", partition="p")
+    windows = ks.TimeWindows.of_size_and_grace(50, 20)
+    return stream.group_by_key().windowed_by(windows).aggregate(lambda: 0, lambda k, v, a: a + v)
+
+
+def test_a_python_aggregation_is_written_with_its_value_type(spark: Any, tmp_path: Path) -> None:
+    frame = _rows()
+    _write_files(frame, tmp_path / "in", 2)
+    table = _kafka_aggregate(_source(spark, tmp_path / "in", 1))
+    with pytest.raises(UnsupportedPlanError, match="value_type"):
+        table.write_stream(str(tmp_path / "c"), main=str(tmp_path / "main"))
+    query = table.write_stream(
+        str(tmp_path / "checkpoint"),
+        main=str(tmp_path / "main"),
+        late=str(tmp_path / "late"),
+        invalid=str(tmp_path / "invalid"),
+        trigger={"availableNow": True},
+        value_type=pl.Int64,
+    )
+    query.awaitTermination()
+    _check_equal(tmp_path, _kafka_aggregate(frame), batches=2)
+
+
+def test_a_changed_pipeline_is_refused_on_restart(spark: Any, tmp_path: Path) -> None:
+    frame = _rows()
+    _write_files(frame.slice(0, 120), tmp_path / "in", 1)
+    _run(_kafka_tumbling(_source(spark, tmp_path / "in", 1)), tmp_path)
+    _write_files(frame.slice(120), tmp_path / "in", 1, first=1)
+    stream = ks.stream(
+        _source(spark, tmp_path / "in", 1), key="k", timestamp="ts", order_by="o", partition="p"
+    )
+    changed = stream.group_by_key().windowed_by(ks.TimeWindows.of_size_and_grace(60, 20)).count()
+    with pytest.raises(Exception, match="different pipeline"):
+        _run(changed, tmp_path)

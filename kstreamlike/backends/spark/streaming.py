@@ -27,8 +27,10 @@ import pyarrow as pa
 
 from kstreamlike.backends.spark._frames import spark_type
 from kstreamlike.backends.spark.stream_sinks import Sink
+from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.live.job import Job
 from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.nodes import ReduceAggregation
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,7 +84,11 @@ class StreamingRun:
     """
 
     def __init__(
-        self, plan: LoweredPlan, backend: str = "polars", session_time_zone: str = "UTC"
+        self,
+        plan: LoweredPlan,
+        backend: str = "polars",
+        session_time_zone: str = "UTC",
+        value_type: pl.DataType | None = None,
     ) -> None:
         self.plan = detached(plan)
         self.backend = backend
@@ -91,7 +97,7 @@ class StreamingRun:
         self.engine = probe.engine
         empty = probe.process(pl.DataFrame(schema=self.plan.aggregate.source.input_schema()))
         self.schemas: dict[str, pl.DataFrame] = {
-            "main": empty.collect(),
+            "main": _typed(empty.collect(), self.plan, value_type),
             "late": empty.late_records(),
             "invalid": empty.invalid_records(),
         }
@@ -180,6 +186,24 @@ class StreamingRun:
 
         writer = self.transform(frame).writeStream.outputMode("append").foreachBatch(write)
         return configure(writer).start()
+
+
+def _typed(main: pl.DataFrame, plan: LoweredPlan, value_type: pl.DataType | None) -> pl.DataFrame:
+    """The main output's columns with the ``value`` column of a Python aggregation typed:
+    ``value_type``, else a ``reduce`` over one value column keeps that column's type."""
+    if "value" not in main.columns or main.schema["value"] != pl.Null:
+        return main
+    source = plan.aggregate.source
+    if value_type is None and isinstance(plan.aggregate.aggregation, ReduceAggregation):
+        if not source.value_is_row:
+            value_type = source.schema[source.value[0]]
+    if value_type is None:
+        raise UnsupportedPlanError(
+            "value_type: a streaming query writes rows of a type set when it starts, and "
+            f"the value of {type(plan.aggregate.aggregation).__name__} is known only from "
+            "the values; give its Polars dtype (write_stream(..., value_type=pl.Int64))"
+        )
+    return main.with_columns(pl.col("value").cast(value_type))
 
 
 def _dropping_group(
