@@ -69,6 +69,8 @@ def _run(table: Any, out: Path) -> Any:
 
 
 def _read(out: Path, kind: str) -> pl.DataFrame:
+    if not (out / kind).exists():  # no micro-batch had rows of this output
+        return pl.DataFrame()
     return pl.read_parquet(f"{out / kind}/**/*.parquet", hive_partitioning=True)
 
 
@@ -80,11 +82,13 @@ def _check_equal(out: Path, expected: Any, batches: int | None = None) -> None:
         "invalid": expected.invalid_records(),
     }
     for kind in OUTPUTS:
-        got = _read(out, kind)
+        got, frame = _read(out, kind), wanted[kind]
+        if got.is_empty():
+            assert frame.is_empty(), kind
+            continue
         if batches is not None:  # (a micro-batch without rows of an output writes none)
             assert set(got["batch_id"]) <= set(range(batches))
             assert kind != "main" or set(got["batch_id"]) == set(range(batches))
-        frame = wanted[kind]
         got = got.select(frame.columns)
         assert got.sort(frame.columns).equals(frame.sort(frame.columns)), kind
 
@@ -123,18 +127,32 @@ def _kafka_sliding_python(data: Any) -> Any:
 
 
 def _flink_tumbling_late(data: Any) -> Any:
+    # (a stream has no end: its replay is of an unbounded source)
     strategy = ks.WatermarkStrategy.for_bounded_out_of_orderness(20)
     stream = ks.stream(
-        data, key="k", timestamp="ts", order_by="o", partition="p", watermarks=strategy
+        data,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        partition="p",
+        watermarks=strategy,
+        bounded=False,
     )
     window = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(50))
     return window.allowed_lateness(10).aggregate(ks.agg.sum("v"))
 
 
 def _flink_count_evictor(data: Any) -> Any:
+    # (a stream has no end: its replay is of an unbounded source)
     strategy = ks.WatermarkStrategy.for_bounded_out_of_orderness(20)
     stream = ks.stream(
-        data, key="k", timestamp="ts", order_by="o", partition="p", watermarks=strategy
+        data,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        partition="p",
+        watermarks=strategy,
+        bounded=False,
     )
     window = stream.key_by("k").window(ks.SlidingEventTimeWindows.of(60, 20))
     window = window.trigger(ks.CountTrigger.of(3)).evictor(ks.CountEvictor.of(2))
