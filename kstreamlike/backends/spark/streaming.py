@@ -51,7 +51,16 @@ _STATE_SCHEMA = "job binary, batches long"
 
 def detached(plan: LoweredPlan) -> LoweredPlan:
     """``plan`` with its source's Spark frame replaced by an empty Polars frame of the same
-    columns, so that it can be shipped to executors (the frame gives only the schema)."""
+    columns, so that it can be shipped to executors (the frame gives only the schema).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
+        >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> plan = detached(lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan))
+        >>> plan.source.frame.height, plan.source.frame.columns
+        (0, ['k', 'ts'])
+    """
     source = plan.aggregate.source
     empty = pl.DataFrame(schema=source.input_schema())
     aggregate = dataclasses.replace(plan.aggregate, source=dataclasses.replace(source, frame=empty))
