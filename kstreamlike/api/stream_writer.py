@@ -47,7 +47,8 @@ class StreamWriter:
         >>> writer.trigger(availableNow=True).query_name("clicks").start()
         Traceback (most recent call last):
         ...
-        kstreamlike.errors.InvalidSpecError: name at least one output to write: main, late or invalid
+        kstreamlike.errors.InvalidSpecError: name at least one output to write: main, late \
+or invalid
     """
 
     def __init__(self, plan: LoweredPlan, frame: Any, backend: str) -> None:

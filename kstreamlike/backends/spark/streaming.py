@@ -47,6 +47,7 @@ OUTPUTS = ("main", "late", "invalid")
 _GROUP = "__ks_partition"
 _OUT_SCHEMA = "kind string, payload binary"
 _STATE_SCHEMA = "job binary, batches long"
+_ARROW_BATCH = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
 def detached(plan: LoweredPlan) -> LoweredPlan:
@@ -194,7 +195,19 @@ class StreamingRun:
                 payloads.unpersist()
 
         writer = self.transform(frame).writeStream.outputMode("append").foreachBatch(write)
-        return configure(writer).start()
+        # ``applyInPandasWithState`` hands a group's state over again with every Arrow batch
+        # of its rows: one batch per partition and micro-batch. A query runs on a copy of
+        # the session's configuration made when it starts, so the session keeps its own.
+        conf = frame.sparkSession.conf
+        before = conf.get(_ARROW_BATCH, None)
+        conf.set(_ARROW_BATCH, "-1")
+        try:
+            return configure(writer).start()
+        finally:
+            if before is None:
+                conf.unset(_ARROW_BATCH)
+            else:
+                conf.set(_ARROW_BATCH, before)
 
 
 def _typed(main: pl.DataFrame, plan: LoweredPlan, value_type: pl.DataType | None) -> pl.DataFrame:
