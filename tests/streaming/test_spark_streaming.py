@@ -389,3 +389,17 @@ def test_a_changed_pipeline_is_refused_on_restart(spark: Any, tmp_path: Path) ->
     changed = stream.group_by_key().windowed_by(ks.TimeWindows.of_size_and_grace(60, 20)).count()
     with pytest.raises(Exception, match="different pipeline"):
         _run(changed, tmp_path)
+
+
+def test_a_stream_without_partitions_runs_as_one_group(spark: Any, tmp_path: Path) -> None:
+    frame = _rows().drop("p")
+
+    def build(data: Any) -> Any:
+        stream = ks.stream(data, key="k", timestamp="ts", order_by="o")
+        windows = ks.TimeWindows.of_size_and_grace(50, 20)
+        return stream.group_by_key().windowed_by(windows).count()
+
+    _write_files(frame, tmp_path / "in", 2)
+    query = _run(build(_source(spark, tmp_path / "in", 1)), tmp_path)
+    _check_equal(tmp_path, build(frame), batches=2)
+    assert query.lastProgress["stateOperators"][0]["numRowsTotal"] == 1
