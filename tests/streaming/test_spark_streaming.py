@@ -126,8 +126,8 @@ def _kafka_sliding_python(data: Any) -> Any:
     return stream.group_by_key().windowed_by(windows).reduce(lambda a, b: a + b)
 
 
-def _flink_tumbling_late(data: Any) -> Any:
-    # (a stream has no end: its replay is of an unbounded source)
+def _flink_stream(data: Any) -> Any:
+    """A Flink keyed stream; a stream has no end, so its replay is of an unbounded source."""
     strategy = ks.WatermarkStrategy.for_bounded_out_of_orderness(20)
     stream = ks.stream(
         data,
@@ -138,23 +138,16 @@ def _flink_tumbling_late(data: Any) -> Any:
         watermarks=strategy,
         bounded=False,
     )
-    window = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(50))
+    return stream.key_by("k")
+
+
+def _flink_tumbling_late(data: Any) -> Any:
+    window = _flink_stream(data).window(ks.TumblingEventTimeWindows.of(50))
     return window.allowed_lateness(10).aggregate(ks.agg.sum("v"))
 
 
 def _flink_count_evictor(data: Any) -> Any:
-    # (a stream has no end: its replay is of an unbounded source)
-    strategy = ks.WatermarkStrategy.for_bounded_out_of_orderness(20)
-    stream = ks.stream(
-        data,
-        key="k",
-        timestamp="ts",
-        order_by="o",
-        partition="p",
-        watermarks=strategy,
-        bounded=False,
-    )
-    window = stream.key_by("k").window(ks.SlidingEventTimeWindows.of(60, 20))
+    window = _flink_stream(data).window(ks.SlidingEventTimeWindows.of(60, 20))
     window = window.trigger(ks.CountTrigger.of(3)).evictor(ks.CountEvictor.of(2))
     return window.aggregate(ks.agg.sum("v"))
 
@@ -260,11 +253,11 @@ def test_the_rate_source_streams_every_row_once(spark: Any, tmp_path: Path) -> N
     )
     stream = ks.stream(rate, key="k", timestamp="ts", order_by="value")
     table = stream.group_by_key().windowed_by(ks.TimeWindows.of(timedelta(hours=1))).count()
-    query = table.stream_writer().option("checkpointLocation", str(tmp_path / "c"))
-    query = query.trigger(processingTime="200 milliseconds").start(main=str(tmp_path / "main"))
+    writer = table.stream_writer().option("checkpointLocation", str(tmp_path / "c"))
+    query = writer.trigger(processingTime="200 milliseconds").start(main=str(tmp_path / "main"))
     try:
         while len([p for p in query.recentProgress if p["numInputRows"]]) < 3:
-            query.awaitTermination(0.5)
+            query.awaitTermination(1)
     finally:
         query.stop()
     main = _read(tmp_path, "main")
