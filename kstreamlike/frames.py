@@ -23,6 +23,7 @@ __all__ = [
     "from_polars_as",
     "is_pandas_frame",
     "is_spark_frame",
+    "is_streaming_frame",
     "native_frame",
     "output_kind",
     "schema_of",
@@ -51,6 +52,17 @@ def is_pandas_frame(data: object) -> bool:
         False
     """
     return type(data).__module__.startswith("pandas.") and type(data).__name__ == "DataFrame"
+
+
+def is_streaming_frame(data: object) -> bool:
+    """Whether ``data`` is a streaming Spark DataFrame (``df.isStreaming``).
+
+    Example:
+        >>> import polars as pl
+        >>> is_streaming_frame(pl.DataFrame())
+        False
+    """
+    return is_spark_frame(data) and bool(data.isStreaming)  # type: ignore[attr-defined]
 
 
 def output_kind(data: object) -> str:

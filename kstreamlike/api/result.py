@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 
 import polars as pl
 
-from kstreamlike.api.stream_writer import streaming_frame
 from kstreamlike.backends import Outputs, check_supported, execute, resolve_backend
 from kstreamlike.backends.base import FrameT
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
-from kstreamlike.frames import to_polars
+from kstreamlike.frames import is_streaming_frame, to_polars
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.explain import explain
@@ -63,7 +62,7 @@ class StreamResult(Generic[FrameT]):
         backend = resolve_backend(backend, node)
         # (a streaming query runs each partition's live job, on the Polars kernels or the
         # reference interpreter: whatever the reference runs, it runs)
-        streaming = streaming_frame(_input_frame(node)) is not None
+        streaming = is_streaming_frame(_input_frame(node))
         check_supported(node, "reference" if streaming else backend)
         self._node = node
         self._backend = backend
@@ -85,7 +84,7 @@ class StreamResult(Generic[FrameT]):
 
     def _outputs(self) -> Outputs[FrameT]:
         if self._cache is None:
-            if streaming_frame(_input_frame(self._node)) is not None:
+            if is_streaming_frame(_input_frame(self._node)):
                 raise UnsupportedPlanError(
                     "a pipeline on a streaming Spark DataFrame has no outputs to collect: "
                     "start it with write_stream(...) or stream_writer()"
@@ -246,7 +245,7 @@ start() for a live job
 
         plan = self._live_plan()
         source = plan.aggregate.source
-        if streaming_frame(source.frame) is None:
+        if not is_streaming_frame(source.frame):
             raise InvalidSpecError(
                 "write_stream runs a pipeline built on a streaming Spark DataFrame "
                 "(df.isStreaming); this one reads a recorded frame: use collect(), or "

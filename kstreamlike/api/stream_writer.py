@@ -12,7 +12,6 @@ from kstreamlike.errors import InvalidSpecError
 from kstreamlike.plan.lower import LoweredPlan
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
 
@@ -169,12 +168,3 @@ or invalid
             return writer
 
         return configure
-
-
-def streaming_frame(frame: Any) -> DataFrame | None:
-    """``frame`` when it is a streaming Spark DataFrame, else None."""
-    from kstreamlike.frames import is_spark_frame
-
-    if is_spark_frame(frame) and frame.isStreaming:
-        return frame  # type: ignore[no-any-return]
-    return None

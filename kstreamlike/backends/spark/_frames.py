@@ -7,6 +7,7 @@ frame or ``backend="spark"`` is used.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -14,10 +15,11 @@ import pyarrow as pa
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
-    from pyspark.sql.types import DataType
+    from pyspark.sql.types import DataType, StructType
 
 __all__ = [
     "from_polars",
+    "spark_schema",
     "local_epoch",
     "local_from_micros",
     "local_micros",
@@ -34,6 +36,19 @@ def spark_type(dtype: pl.DataType) -> DataType:
         return LongType()
     arrow: pa.DataType = pl.Series([], dtype=dtype).to_arrow().type
     return from_arrow_type(arrow)
+
+
+def spark_schema(columns: Mapping[str, pl.DataType]) -> StructType:
+    """The Spark schema of Polars columns (each nullable, typed by :func:`spark_type`).
+
+    Example:
+        >>> import polars as pl
+        >>> spark_schema({"k": pl.String(), "n": pl.UInt8()}).simpleString()
+        'struct<k:string,n:bigint>'
+    """
+    from pyspark.sql.types import StructField, StructType
+
+    return StructType([StructField(n, spark_type(t), True) for n, t in columns.items()])
 
 
 def local_epoch() -> Column:
@@ -69,10 +84,7 @@ def from_polars(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
     unsigned = [n for n, t in frame.schema.items() if t.is_unsigned_integer()]
     frame = frame.with_columns(pl.col(unsigned).cast(pl.Int64))
     if frame.is_empty():
-        from pyspark.sql.types import StructField, StructType
-
-        fields = [StructField(n, spark_type(t), True) for n, t in frame.schema.items()]
-        return spark.createDataFrame([], StructType(fields))
+        return spark.createDataFrame([], spark_schema(frame.schema))
     # Spark would read local date-times in the session's time zone: they travel as
     # microseconds and become local date-times again (``TIMESTAMP_NTZ``) on arrival.
     local = [n for n, t in frame.schema.items() if isinstance(t, pl.Datetime) and not t.time_zone]

@@ -120,14 +120,13 @@ def per_key(
     import pyarrow as pa
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructField, StructType
 
-    from kstreamlike.backends.spark._frames import spark_type
+    from kstreamlike.backends.spark._frames import spark_schema
 
-    spark_schema = StructType([StructField(n, spark_type(t), True) for n, t in schema.items()])
+    columns = spark_schema(schema)
     # Arrow reads the instants of a time zone's timestamps alike in any zone: the session's
     zone = frame.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
-    arrow_schema = to_arrow_schema(spark_schema, timezone=zone)
+    arrow_schema = to_arrow_schema(columns, timezone=zone)
     casts = dict(schema)
 
     def run(table: pa.Table) -> pa.Table:
@@ -139,5 +138,5 @@ def per_key(
     buckets = int(frame.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     bucket = F.pmod(F.xxhash64(*keys), F.lit(buckets)) if keys else F.lit(0)
     grouped = frame.withColumn(_BUCKET, bucket).groupBy(partition, _BUCKET)
-    result: DataFrame = grouped.applyInArrow(lambda table: run(table.drop([_BUCKET])), spark_schema)
+    result: DataFrame = grouped.applyInArrow(lambda table: run(table.drop([_BUCKET])), columns)
     return result

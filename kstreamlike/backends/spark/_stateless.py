@@ -16,7 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from kstreamlike.backends.spark._columns import ROW
-from kstreamlike.backends.spark._frames import spark_type
+from kstreamlike.backends.spark._frames import spark_schema
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.frames import schema_of
 from kstreamlike.kernels.stateless import apply_ops
@@ -36,9 +36,8 @@ def _batches(
     """``frame`` after ``ops`` (none a ``Renumber``), batch by batch; ``columns``: the
     columns (and their dtypes) it then has."""
     from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructField, StructType
 
-    schema = StructType([StructField(n, spark_type(t), True) for n, t in columns.items()])
+    schema = spark_schema(columns)
     arrow_schema = to_arrow_schema(schema)
     names = list(columns)
     kept = tuple(ops)

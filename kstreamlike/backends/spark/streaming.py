@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from kstreamlike.backends.spark._frames import spark_type
+from kstreamlike.backends.spark._frames import spark_schema
 from kstreamlike.backends.spark.stream_sinks import Sink
 from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.live.job import Job
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.streaming.state import GroupState
-    from pyspark.sql.types import StructType
 
 __all__ = ["OUTPUTS", "StreamingRun", "detached"]
 
@@ -66,18 +65,6 @@ def detached(plan: LoweredPlan) -> LoweredPlan:
     empty = pl.DataFrame(schema=source.input_schema())
     aggregate = dataclasses.replace(plan.aggregate, source=dataclasses.replace(source, frame=empty))
     return dataclasses.replace(plan, aggregate=aggregate)
-
-
-def _schema(frame: pl.DataFrame) -> StructType:
-    from pyspark.sql.types import StructField, StructType
-
-    return StructType([StructField(n, spark_type(d), True) for n, d in frame.schema.items()])
-
-
-def _ipc(frame: pl.DataFrame) -> bytes:
-    buffer = io.BytesIO()
-    frame.write_ipc(buffer)
-    return buffer.getvalue()
 
 
 class StreamingRun:
@@ -130,7 +117,7 @@ class StreamingRun:
             state.update((job.snapshot(), job.batch_id))
             outputs = (result.collect(), result.late_records(), result.invalid_records())
             kinds = [k for k, frame in zip(OUTPUTS, outputs, strict=True) if frame.height]
-            payloads = [_ipc(f) for f in outputs if f.height]
+            payloads = [f.write_ipc(None).getvalue() for f in outputs if f.height]
             yield pd.DataFrame({"kind": kinds, "payload": payloads})
 
         return run
@@ -146,7 +133,7 @@ class StreamingRun:
             frame.withColumn(_GROUP, group)
             .groupBy(_GROUP)
             .applyInPandasWithState(
-                _dropping_group(self.step()),
+                self.step(),
                 outputStructType=_OUT_SCHEMA,
                 stateStructType=_STATE_SCHEMA,
                 outputMode="append",
@@ -160,7 +147,7 @@ class StreamingRun:
         from pyspark.sql import functions as F
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        schema = _schema(self.schemas[kind])
+        schema = spark_schema(self.schemas[kind].schema)
         arrow = to_arrow_schema(schema, timezone="UTC")
         polars_schema = self.schemas[kind].schema
 
@@ -228,17 +215,9 @@ def _typed(main: pl.DataFrame, plan: LoweredPlan, value_type: pl.DataType | None
     return main.with_columns(pl.col("value").cast(value_type))
 
 
-def _dropping_group(
-    step: Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]],
-) -> Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
-    def run(key: Any, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
-        return step(key, (f.drop(columns=[_GROUP]) for f in frames), state)
-
-    return run
-
-
 def _polars_batch(frames: Iterator[pd.DataFrame], schema: pl.Schema, zone: str) -> pl.DataFrame:
-    """A micro-batch's rows of one partition as a Polars frame with the pipeline's dtypes.
+    """A micro-batch's rows of one partition as a Polars frame with the pipeline's columns
+    (the group's column is left out) and dtypes.
 
     pandas holds an integer column with nulls as floats, and Spark hands timestamps over as
     local date-times of the session's time zone (``zone``)."""
