@@ -233,3 +233,26 @@ def test_chained_python_joiner_needs_a_return_annotation() -> None:
     joined = left.join(right, lambda left, right: left + right, windows)
     with pytest.raises(ks.InvalidSpecError, match="annotate the return type of the joiner"):
         joined.group_by_key()
+
+
+def test_a_repeated_arrival_order_in_a_join_input_is_an_error(backend: str) -> None:
+    """Two records of one side and partition with the same ``order_by`` have no arrival
+    order; the same value on the other side, or in another partition, is fine."""
+    schema = {**SCHEMA, "p": pl.Int64}
+
+    def side(rows: list[tuple[Any, ...]]) -> ks.KStream[pl.DataFrame]:
+        frame = pl.DataFrame(rows, schema=schema, orient="row")
+        return ks.stream(
+            frame, key="k", value="v", timestamp="ts", order_by="o", partition="p", backend=backend
+        )
+
+    windows = ks.JoinWindows.of_time_difference_with_no_grace(3)
+    left = side([(1, 5, "A", 0, 0), (1, 6, "B", 0, 1), (1, 7, "C", 2, 0)])
+    fine = side([(1, 5, "a", 2, 0), (None, 6, "b", 3, 0)])
+    assert to_polars(left.join(fine, _concat, windows).collect()).height == 2
+    repeated = side([(1, 5, "a", 1, 0), (None, 6, "b", 1, 0)])  # a null key takes part too
+    with pytest.raises(
+        ks.DuplicateArrivalOrderError,
+        match="order_by column 'o' of the right join input has duplicate value 1",
+    ):
+        to_polars(left.join(repeated, _concat, windows).collect())

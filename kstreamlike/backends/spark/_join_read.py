@@ -2,10 +2,9 @@
 
 The rules of :mod:`kstreamlike.kernels.kafka.join.records`: each input is classified by
 the shared rules; the rows that take part (valid ones, and those with a null key or value,
-which only raise stream time) are sorted by (partition, ``order_by``, left first) and
-numbered (:func:`._scan.numbered`); the stream time is a running maximum over them, a valid
-record's step its dense position among the valid ones, and the other side's largest stored
-timestamp a running maximum too, all prefix scans that stay distributed (:mod:`._scan`).
+which only raise stream time) are sorted by (partition, ``order_by``, left first) once,
+and scanned where they lie (:mod:`._join_scan`): the stream time, a valid record's step (its
+dense position among the valid ones) and each side's largest stored timestamp before it.
 The value columns the joiner reads travel with the records, prefixed by side.
 """
 
@@ -14,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kstreamlike.backends.spark._columns import CHUNK, PART, REASON, ROW, TS
+from kstreamlike.backends.spark._columns import PART, REASON, ROW, TS
+from kstreamlike.backends.spark._join_scan import LEFT_BEFORE, RIGHT_BEFORE, scanned
 from kstreamlike.backends.spark._numbering import source_frame
-from kstreamlike.backends.spark._scan import dense_within_partitions, numbered, running_max
 from kstreamlike.backends.spark._validity import event_ticks, holds
 from kstreamlike.errors import DuplicateArrivalOrderError
-from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, OTHER_MAX, ST, STEP
+from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, OTHER_MAX
 from kstreamlike.plan.join import (
     PythonJoiner,
     StreamJoin,
@@ -35,9 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SparkJoinInput", "read_join", "value_column"]
 
-_POS = "__ks_join_pos"
 _SIDE_RANK = "__ks_side_rank"
-_LMAX, _RMAX, _OWN = "__ks_lmax", "__ks_rmax", "__ks_own_ts"
 
 
 def value_column(left: bool, column: str) -> str:
@@ -57,7 +54,9 @@ class SparkJoinInput:
     """Both inputs read: each side's rows with ``ROW``, ``TS``, ``PART``, ``ORD`` and
     ``reason`` (null when valid), and the valid records in no particular order with
     ``IS_LEFT``, ``ROW`` (the position in its side's input), ``PART``, ``ORD``, ``TS``, the
-    keys, ``ST``, ``STEP``, ``OTHER_MAX`` and both sides' carried value columns
+    keys, ``ST``, ``STEP``, ``OTHER_MAX``, ``LEFT_BEFORE`` / ``RIGHT_BEFORE`` (each side's
+    largest timestamp before the record, ``LONG_MIN`` for none), ``CHUNK`` (the block of
+    the arrival order, for :mod:`._scan`) and both sides' carried value columns
     (:func:`value_column`; null for the other side)."""
 
     left: DataFrame
@@ -119,37 +118,21 @@ def _spark_type(frame: DataFrame, column: str, dtype: pl.DataType, own: bool) ->
     return spark_type(dtype)
 
 
-def _check_unique(node: StreamJoin, merged: DataFrame) -> None:
-    """Arrival-order values must be unique within a side and partition (one job)."""
-    from pyspark.sql import functions as F
-
-    counts = merged.groupBy(IS_LEFT, PART, ORD).count()
-    dups = counts.filter(F.col("count") > 1).limit(1).collect()
-    if dups:
-        left = bool(dups[0][IS_LEFT])
-        source = node.left if left else node.right
-        raise DuplicateArrivalOrderError(
-            f"order_by column {source.order_by!r} of the {'left' if left else 'right'} join "
-            f"input has duplicate value {dups[0][ORD]!r} (within one partition): arrival "
-            "order must be unique"
-        )
-
-
 def read_join(spark: SparkSession, node: StreamJoin) -> SparkJoinInput:
     """Read both inputs of ``node`` (see the module documentation)."""
     from pyspark.sql import functions as F
 
     left, right = _side(spark, node, True), _side(spark, node, False)
     merged = _taking_part(node, left, True).unionByName(_taking_part(node, right, False))
-    _check_unique(node, merged)
-    ordered = running_max(numbered(merged, [PART, ORD, _SIDE_RANK], _POS), TS, ST, _POS)
-    valid = ordered.filter(F.col(REASON).isNull()).drop(REASON, CHUNK)
-    steps = dense_within_partitions(numbered(valid, [PART, _POS], STEP), STEP)
-    own_left = F.when(F.col(IS_LEFT), F.col(TS)).otherwise(F.lit(-1))
-    own_right = F.when(~F.col(IS_LEFT), F.col(TS)).otherwise(F.lit(-1))
-    steps = running_max(steps.withColumn(_OWN, own_left), _OWN, _LMAX, STEP)
-    steps = running_max(steps.withColumn(_OWN, own_right), _OWN, _RMAX, STEP)
-    records = steps.withColumn(
-        OTHER_MAX, F.when(F.col(IS_LEFT), F.col(_RMAX)).otherwise(F.col(_LMAX))
-    ).drop(_OWN, _LMAX, _RMAX, _POS, _SIDE_RANK)
-    return SparkJoinInput(left, right, records)
+    scan = scanned(merged, [PART, ORD, _SIDE_RANK])
+    if scan.repeated is not None:
+        is_left, order = scan.repeated
+        source = node.left if is_left else node.right
+        raise DuplicateArrivalOrderError(
+            f"order_by column {source.order_by!r} of the {'left' if is_left else 'right'} join "
+            f"input has duplicate value {order!r} (within one partition): arrival "
+            "order must be unique"
+        )
+    other = F.when(F.col(IS_LEFT), F.col(RIGHT_BEFORE)).otherwise(F.col(LEFT_BEFORE))
+    valid = scan.rows.filter(F.col(REASON).isNull()).drop(REASON, _SIDE_RANK)
+    return SparkJoinInput(left, right, valid.withColumn(OTHER_MAX, F.greatest(other, F.lit(-1))))

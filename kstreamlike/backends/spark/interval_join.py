@@ -19,8 +19,8 @@ from kstreamlike.backends.spark._band import band_join
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, TS
 from kstreamlike.backends.spark._frames import spark_type
 from kstreamlike.backends.spark._join_read import read_join
+from kstreamlike.backends.spark._join_scan import LEFT_BEFORE, RIGHT_BEFORE
 from kstreamlike.backends.spark._output import EMIT_ORDER, ticks_to_time, with_emit_order
-from kstreamlike.backends.spark._scan import running_max
 from kstreamlike.backends.spark.join import (
     HAS_LEFT,
     HAS_RIGHT,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["late_rows", "run_interval_join", "with_operator_watermark"]
 
-_OWN, _MAX, _AFTER, _MARK, _MPART = "__ks_own", "__ks_max", "__ks_after", "__ks_mark", "__ks_mp"
+_AFTER, _MARK, _MPART = "__ks_after", "__ks_mark", "__ks_mp"
 _LWM, _RWM, _LKEPT, _RKEPT = "__ks_lwm", "__ks_rwm", "__ks_lkept", "__ks_rkept"
 _SUB1, _SUB2 = "__ks_sub1", "__ks_sub2"
 
@@ -53,12 +53,10 @@ _SUB1, _SUB2 = "__ks_sub1", "__ks_sub2"
 def _generated(records: DataFrame, left: bool, delay: int, out: str) -> DataFrame:
     from pyspark.sql import functions as F
 
-    own = F.when(F.col(IS_LEFT) == F.lit(left), F.col(TS)).otherwise(F.lit(LONG_MIN))
-    scanned = running_max(records.withColumn(_OWN, own), _OWN, _MAX, STEP, inclusive=False)
-    highest = F.coalesce(F.col(_MAX), F.lit(LONG_MIN))
+    highest = F.col(LEFT_BEFORE if left else RIGHT_BEFORE)  # LONG_MIN for none
     # BoundedOutOfOrdernessWatermarks: max timestamp - delay - 1, from Long.MIN_VALUE
     watermark = F.greatest(highest, F.lit(LONG_MIN + delay + 1)) - F.lit(delay + 1)
-    return scanned.withColumn(out, watermark).drop(_OWN, _MAX)
+    return records.withColumn(out, watermark)
 
 
 def _recorded(
