@@ -78,3 +78,20 @@ def test_a_spark_timestamp_column_is_read_as_instants_in_utc(spark: Any) -> None
         spark.conf.set("spark.sql.session.timeZone", zone)
     assert starts.dtype == pl.Datetime("us", "UTC")
     assert [(t.hour, t.minute) for t in starts] == [(9, 0), (9, 1)]  # 10:00 Paris: 09:00 UTC
+
+
+@pytest.mark.spark
+def test_stateless_operations_keep_a_spark_timestamp_column(spark: Any) -> None:
+    """Stateless operations on Spark pass a TIMESTAMP column through the Polars kernel as
+    Datetime in UTC (a regression: its Arrow schema could not be built)."""
+    frame = spark.sql(
+        "SELECT 'a' AS k, TIMESTAMP'2024-01-01 10:00:30' AS ts, 0 AS o, 1 AS v UNION ALL "
+        "SELECT 'a', TIMESTAMP'2024-01-01 10:01:10', 1, 2 UNION ALL "
+        "SELECT 'b', TIMESTAMP'2024-01-01 10:01:20', 2, 3"
+    )
+    stream = ks.stream(frame, key="k", value="v", timestamp="ts", order_by="o")
+    stream = stream.filter(ks.col("v") > 1)
+    table = stream.group_by_key().windowed_by(ks.TimeWindows.of(timedelta(minutes=1))).count()
+    out = table.to_polars()
+    assert out["window_start"].dtype == pl.Datetime("us", "UTC")
+    assert out.select("k", "count").rows() == [("a", 1), ("b", 1)]

@@ -15,6 +15,7 @@ key), so a repeated arrival order is always found next to its first occurrence.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -110,12 +111,13 @@ def _blocks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         )
 
 
+@dataclass(frozen=True)
 class Scanned:
-    """The sorted, scanned rows (:func:`scanned`) and the first repeated arrival order."""
+    """The sorted, scanned rows (:func:`scanned`) and, if an arrival order repeats within
+    a side and partition, one such (``is_left``, ``order_by`` value)."""
 
-    def __init__(self, rows: DataFrame, repeated: tuple[bool, object] | None) -> None:
-        self.rows = rows
-        self.repeated = repeated  # (is_left, order) of a repeated arrival order, if any
+    rows: DataFrame
+    repeated: tuple[bool, object] | None
 
 
 def scanned(merged: DataFrame, order: list[str]) -> Scanned:

@@ -38,7 +38,8 @@ def _batches(
     from pyspark.sql.pandas.types import to_arrow_schema
 
     schema = spark_schema(columns)
-    arrow_schema = to_arrow_schema(schema)
+    # a TIMESTAMP travels as instants in UTC, as the Polars kernel reads it (schema_of)
+    arrow_schema = to_arrow_schema(schema, timezone="UTC")
     names = list(columns)
     kept = tuple(ops)
 
