@@ -34,7 +34,7 @@ from kstreamlike.plan.nodes import ReduceAggregation
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.streaming.state import GroupState
@@ -160,6 +160,10 @@ class StreamingRun:
         selected = payloads.where(F.col("kind") == kind).select("payload")
         return selected.mapInArrow(decode, schema)
 
+    def empty(self, spark: SparkSession, kind: str) -> DataFrame:
+        """No rows of output ``kind``, in its schema."""
+        return spark.createDataFrame([], spark_schema(self.schemas[kind].schema))
+
     def start(
         self,
         frame: DataFrame,
@@ -169,15 +173,20 @@ class StreamingRun:
         """Start the query: the stateful step, then ``foreachBatch`` writing each output
         to its sink."""
         run = self
+        written: set[str] = set()  # the outputs this run of the query has written
 
         def write(payloads: DataFrame, batch_id: int) -> None:
             payloads.persist()
             try:
-                # (an output without rows in the micro-batch is not written: no Python step)
+                # An output without rows in the micro-batch is not written (no Python
+                # step), except once per run, without rows, so that it can always be read.
                 present = {row[0] for row in payloads.select("kind").distinct().collect()}
                 for kind, sink in sinks.items():
                     if kind in present:
                         sink.write(run.rows(payloads, kind), batch_id)
+                    elif kind not in written:
+                        sink.write(run.empty(payloads.sparkSession, kind), batch_id)
+                    written.add(kind)
             finally:
                 payloads.unpersist()
 
