@@ -9,8 +9,8 @@ rewritten to what is left, so evicted elements are gone for good.
 Flink evictors remove elements through an iterator; here each callback returns the
 elements that stay (any iterable of the :class:`TimestampedValue` objects it was given, in
 any order: they stay in the window's order). A window with an evictor keeps every element
-(no pre-aggregation). Pipelines with a custom evictor run on the reference and Polars
-backends (per key in record order).
+(no pre-aggregation). Pipelines with a custom evictor run on every backend (per key in
+record order; on Spark frames, each input partition replayed on an executor).
 
 Example:
     >>> import kstreamlike as ks

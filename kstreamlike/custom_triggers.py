@@ -10,8 +10,9 @@ element added to a window, :meth:`Trigger.on_event_time` and
 window is cleaned up or merged away. Each callback gets a :class:`TriggerContext` to read
 the clocks, set timers and keep per-window state.
 
-A pipeline with a custom trigger runs on the reference and Polars backends (the slow path:
-per key in record order, as Python aggregations). Window joins take built-in triggers only.
+A pipeline with a custom trigger runs on every backend (the slow path: per key in record
+order, as Python aggregations; on Spark frames, each input partition replayed on an
+executor). Window joins take built-in triggers only.
 
 Example:
     >>> import kstreamlike as ks

@@ -3,7 +3,7 @@
 Each custom class re-implements a built-in one through the public callbacks only, and the
 pipeline with it must give exactly the built-in's output, on the reference and Polars
 backends (the built-in runs on each backend's own path: the Polars kernels or the
-reference operator).
+reference operator). On Spark frames, see ``tests/backends/spark/test_per_partition.py``.
 """
 
 from __future__ import annotations
@@ -315,10 +315,13 @@ def test_build_time_errors() -> None:
         on_window.evictor(MyCountEvictor(2))
 
 
-def test_spark_refuses_custom_triggers_when_built() -> None:
-    w = _stream("spark").key_by("k").window(WINDOWS["tumbling"])
+def test_spark_refuses_custom_triggers_on_a_merged_stream_when_built() -> None:
+    """On Spark a custom trigger or evictor runs one input partition at a time, which a
+    merged stream's inputs do not split into."""
+    merged = _stream("spark").merge(_stream("spark"))
+    w = merged.key_by("k").window(WINDOWS["tumbling"])
     for windowed in (w.trigger(NoMerge()), w.evictor(MyCountEvictor(2))):
-        with pytest.raises(ks.UnsupportedPlanError, match="reference and Polars backends"):
+        with pytest.raises(ks.UnsupportedPlanError, match="merged stream"):
             windowed.count()
 
 

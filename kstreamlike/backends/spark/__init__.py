@@ -66,9 +66,11 @@ __all__ = [
 
 def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
     """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
-    the reference interpreter runs, except custom Python triggers and evictors, and Python
-    aggregations and window functions whose value dtype is unknown before the query runs
-    (see :func:`~kstreamlike.plan.python_dtype.aggregate_value_dtype`).
+    the reference interpreter runs, except custom Python triggers and evictors on a merged,
+    chained or ``flat_map`` stream (they run one input partition at a time,
+    :mod:`.per_partition`), and Python aggregations and window functions whose value dtype
+    is unknown before the query runs (see
+    :func:`~kstreamlike.plan.python_dtype.aggregate_value_dtype`).
 
     Example:
         >>> import polars as pl
@@ -108,7 +110,11 @@ def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
         return REFERENCE_ONLY
     agg = plan.aggregate
     if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
-        return "custom Python triggers and evictors run on the reference and Polars backends"
+        from kstreamlike.backends.spark.per_partition import unsupported_per_partition
+
+        refused = unsupported_per_partition(plan)
+        if refused is not None:
+            return f"{refused} runs on the reference and Polars backends"
     if plan.aggregate.source.duplicates == "drop":
         return 'duplicates="drop" (re-delivered rows) runs on the Polars and reference backends'
     try:
@@ -229,6 +235,10 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
     agg = plan.aggregate
     if isinstance(agg, BeamWindowedAggregate):
         raise UnsupportedPlanError(f"the spark backend cannot run this pipeline: {REFERENCE_ONLY}")
+    if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
+        from kstreamlike.backends.spark.per_partition import run_per_partition
+
+        return run_per_partition(plan)
     spark = spark_session(leaf_frame(agg.source))
     python = python_dtype(agg)
     no_window = None

@@ -18,14 +18,13 @@ reaches its sink exactly once across restarts (:mod:`.stream_sinks`).
 from __future__ import annotations
 
 import dataclasses
-import io
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
-import pyarrow as pa
 
 from kstreamlike.backends.spark._frames import spark_schema
+from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
 from kstreamlike.backends.spark.stream_sinks import Sink
 from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.live.job import Job
@@ -41,10 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTPUTS", "StreamingRun", "detached"]
 
-OUTPUTS = ("main", "late", "invalid")
+OUTPUTS = KINDS
 """The outputs of a streamed pipeline, in the order of :class:`~kstreamlike.live.BatchResult`."""
 _GROUP = "__ks_partition"
-_OUT_SCHEMA = "kind string, payload binary"
 _STATE_SCHEMA = "job binary, batches long"
 _ARROW_BATCH = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
@@ -107,7 +105,6 @@ class StreamingRun:
         def run(
             key: Any, frames: Iterator[pd.DataFrame], state: GroupState
         ) -> Iterator[pd.DataFrame]:
-            import pandas as pd
 
             if state.exists:
                 job = Job.resume(plan, bytes(state.get[0]), backend=backend)
@@ -116,9 +113,7 @@ class StreamingRun:
             result = job.process(_polars_batch(frames, input_schema, zone))
             state.update((job.snapshot(), job.batch_id))
             outputs = (result.collect(), result.late_records(), result.invalid_records())
-            kinds = [k for k, frame in zip(OUTPUTS, outputs, strict=True) if frame.height]
-            payloads = [f.write_ipc(None).getvalue() for f in outputs if f.height]
-            yield pd.DataFrame({"kind": kinds, "payload": payloads})
+            yield encoded(dict(zip(OUTPUTS, outputs, strict=True))).to_pandas()
 
         return run
 
@@ -134,7 +129,7 @@ class StreamingRun:
             .groupBy(_GROUP)
             .applyInPandasWithState(
                 self.step(),
-                outputStructType=_OUT_SCHEMA,
+                outputStructType=PAYLOAD_SCHEMA,
                 stateStructType=_STATE_SCHEMA,
                 outputMode="append",
                 timeoutConf=GroupStateTimeout.NoTimeout,
@@ -144,21 +139,7 @@ class StreamingRun:
     def rows(self, payloads: DataFrame, kind: str) -> DataFrame:
         """The rows of output ``kind`` in a micro-batch's payloads, decoded on the
         executors."""
-        from pyspark.sql import functions as F
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        schema = spark_schema(self.schemas[kind].schema)
-        arrow = to_arrow_schema(schema, timezone="UTC")
-        polars_schema = self.schemas[kind].schema
-
-        def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for batch in batches:
-                for payload in batch.column(0).to_pylist():
-                    frame = pl.read_ipc(io.BytesIO(payload)).cast(polars_schema)
-                    yield from frame.to_arrow().cast(arrow).to_batches()
-
-        selected = payloads.where(F.col("kind") == kind).select("payload")
-        return selected.mapInArrow(decode, schema)
+        return decoded(payloads, kind, self.schemas[kind].schema)
 
     def empty(self, spark: SparkSession, kind: str) -> DataFrame:
         """No rows of output ``kind``, in its schema."""

@@ -1,0 +1,119 @@
+"""Plans whose user code decides record by record (custom Python triggers and evictors), run
+on Spark one input partition at a time.
+
+A Flink subtask's windows, timers and watermark depend only on its own input partition, so
+each partition's rows are grouped on an executor (``applyInArrow``) and replayed there by
+the reference interpreter, in arrival order: ``order_by``, else the order the rows were
+read in. The outputs leave each group as Arrow IPC payloads, one row per output that has
+rows (:mod:`._payloads`), and are decoded into rows of their schemas on the executors. A
+Polars input runs on the driver, as on the Polars backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
+from kstreamlike.backends.spark.streaming import detached
+from kstreamlike.frames import is_spark_frame
+from kstreamlike.plan.chained import upstream_of
+from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.merge import Merged
+from kstreamlike.plan.python_dtype import aggregate_value_dtype
+from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
+from kstreamlike.plan.stateless import ARRIVAL
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+__all__ = ["run_per_partition", "unsupported_per_partition"]
+
+_GROUP = "__ks_partition"
+_READ = "__ks_read"  # the order the rows were read in
+
+
+def unsupported_per_partition(plan: LoweredPlan) -> str | None:
+    """Why ``plan`` cannot run one input partition at a time, or None."""
+    source = plan.aggregate.source
+    if isinstance(source.frame, Merged):
+        return "a merged stream (merge / union) with a custom trigger or evictor"
+    if source.order_by == ARRIVAL:
+        return "flat_map / flat_map_values before a custom trigger or evictor"
+    if upstream_of(source) is not None:
+        return "a chained pipeline with a custom trigger or evictor"
+    return None
+
+
+def _schemas(plan: LoweredPlan) -> dict[str, dict[str, pl.DataType]]:
+    agg = plan.aggregate
+    python = aggregate_value_dtype(agg)
+    main = {n: t if t is not None else python for n, t in output_schema(agg).items()}
+    assert all(t is not None for t in main.values())
+    return {
+        "main": main,  # type: ignore[dict-item]
+        "late": late_schema(agg),
+        "invalid": invalid_schema(agg),
+    }
+
+
+def _replayed(plan: LoweredPlan, rows: pl.DataFrame) -> Outputs[pl.DataFrame]:
+    """``plan`` replayed over ``rows`` by the reference interpreter."""
+    from kstreamlike.reference import execute
+
+    source = dataclasses.replace(plan.aggregate.source, frame=rows)
+    return execute(
+        dataclasses.replace(plan, aggregate=dataclasses.replace(plan.aggregate, source=source))
+    )
+
+
+def run_per_partition(plan: LoweredPlan) -> Outputs[Any]:
+    """Run ``plan`` partition by partition: Spark frames for a Spark input, else Polars
+    frames (the reference interpreter's)."""
+    from pyspark.sql import functions as F
+
+    source = plan.aggregate.source
+    frame = source.frame
+    if not is_spark_frame(frame):
+        return _replayed(plan, frame)  # type: ignore[arg-type]
+    spark_frame: DataFrame = frame  # type: ignore[assignment]
+    schema = source.input_schema()
+    shipped = detached(plan)  # (the Spark frame stays on the driver)
+    group = F.lit(None).cast("int") if source.partition is None else F.col(source.partition)
+
+    def run(table: pa.Table) -> pa.Table:
+        rows = pl.from_arrow(table)
+        assert isinstance(rows, pl.DataFrame)
+        rows = _input_rows(rows.sort(_READ), schema)
+        outputs = _replayed(shipped, rows)
+        return encoded(dict(zip(KINDS, (outputs.main, outputs.late, outputs.invalid), strict=True)))
+
+    payloads = (
+        spark_frame.withColumns({_READ: F.monotonically_increasing_id(), _GROUP: group})
+        .groupBy(_GROUP)
+        .applyInArrow(run, PAYLOAD_SCHEMA)
+    )
+    payloads = payloads.localCheckpoint(eager=True)
+    schemas = _schemas(plan)
+    return Outputs(
+        decoded(payloads, "main", schemas["main"]),
+        lambda: decoded(payloads, "late", schemas["late"]),
+        lambda: decoded(payloads, "invalid", schemas["invalid"]),
+    )
+
+
+def _input_rows(rows: pl.DataFrame, schema: pl.Schema) -> pl.DataFrame:
+    """A group's rows with the input's columns and dtypes (Spark hands instants over in
+    the session's time zone)."""
+    columns = []
+    for name, dtype in schema.items():
+        column = pl.col(name)
+        if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
+            if getattr(rows.schema[name], "time_zone", None) is not None:
+                column = column.dt.convert_time_zone(dtype.time_zone)
+        columns.append(column.cast(dtype))
+    return rows.select(columns)
