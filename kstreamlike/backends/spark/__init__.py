@@ -22,11 +22,16 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.spark.per_partition import (
+    per_partition,
+    run_per_partition,
+    unsupported_per_partition,
+)
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError, UserFunctionError
 from kstreamlike.frames import is_spark_frame, to_polars
 from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.emit_order import output_order
-from kstreamlike.plan.firing import FlinkEventTimeTrigger, is_custom
+from kstreamlike.plan.firing import FlinkEventTimeTrigger
 from kstreamlike.plan.join import (
     FlinkIntervalJoin,
     FlinkWindowJoin,
@@ -66,10 +71,10 @@ __all__ = [
 
 def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
     """Why the Spark backend cannot run ``plan``, or None when it can. It runs every plan
-    the reference interpreter runs, except custom Python triggers and evictors on a merged,
-    chained or ``flat_map`` stream (they run one input partition at a time,
-    :mod:`.per_partition`), and Python aggregations and window functions whose value dtype
-    is unknown before the query runs (see
+    the reference interpreter runs, except custom Python triggers and evictors and
+    ``duplicates="drop"`` on a merged, chained or ``flat_map`` stream (they run one input
+    partition at a time, :mod:`.per_partition`), and Python aggregations and window
+    functions whose value dtype is unknown before the query runs (see
     :func:`~kstreamlike.plan.python_dtype.aggregate_value_dtype`).
 
     Example:
@@ -108,15 +113,11 @@ def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
         return None
     if isinstance(plan.aggregate, BeamWindowedAggregate):
         return REFERENCE_ONLY
-    agg = plan.aggregate
-    if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
-        from kstreamlike.backends.spark.per_partition import unsupported_per_partition
-
-        refused = unsupported_per_partition(plan)
+    what = per_partition(plan)
+    if what is not None:
+        refused = unsupported_per_partition(plan, what)
         if refused is not None:
             return f"{refused} runs on the reference and Polars backends"
-    if plan.aggregate.source.duplicates == "drop":
-        return 'duplicates="drop" (re-delivered rows) runs on the Polars and reference backends'
     try:
         python_dtype(plan.aggregate)
     except InvalidSpecError as error:
@@ -235,9 +236,7 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
     agg = plan.aggregate
     if isinstance(agg, BeamWindowedAggregate):
         raise UnsupportedPlanError(f"the spark backend cannot run this pipeline: {REFERENCE_ONLY}")
-    if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
-        from kstreamlike.backends.spark.per_partition import run_per_partition
-
+    if per_partition(plan) is not None:
         return run_per_partition(plan)
     spark = spark_session(leaf_frame(agg.source))
     python = python_dtype(agg)

@@ -1,12 +1,13 @@
-"""Plans whose user code decides record by record (custom Python triggers and evictors), run
-on Spark one input partition at a time.
+"""Plans that run on Spark one input partition at a time: custom Python triggers and
+evictors (user code that decides record by record) and ``duplicates="drop"``.
 
-A Flink subtask's windows, timers and watermark depend only on its own input partition, so
-each partition's rows are grouped on an executor (``applyInArrow``) and replayed there by
-the reference interpreter, in arrival order: ``order_by``, else the order the rows were
-read in. The outputs leave each group as Arrow IPC payloads, one row per output that has
-rows (:mod:`._payloads`), and are decoded into rows of their schemas on the executors. A
-Polars input runs on the driver, as on the Polars backend.
+A Kafka task's or Flink subtask's windows, timers, stream time and watermark depend only on
+its own input partition, and so do the re-delivered rows it drops. So each partition's rows
+are grouped on an executor (``applyInArrow``) and run there by the Polars backend (which
+hands custom triggers and evictors to the reference interpreter), in arrival order:
+``order_by``, else the order the rows were read in. The outputs leave each group as Arrow
+IPC payloads, one row per output that has rows (:mod:`._payloads`), and are decoded into
+rows of their schemas on the executors. A Polars input runs on the driver.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded,
 from kstreamlike.backends.spark.streaming import detached
 from kstreamlike.frames import is_spark_frame
 from kstreamlike.plan.chained import upstream_of
+from kstreamlike.plan.firing import is_custom
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.merge import Merged
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.python_dtype import aggregate_value_dtype
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 from kstreamlike.plan.stateless import ARRIVAL
@@ -31,21 +34,33 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["run_per_partition", "unsupported_per_partition"]
+__all__ = ["per_partition", "run_per_partition", "unsupported_per_partition"]
 
 _GROUP = "__ks_partition"
 _READ = "__ks_read"  # the order the rows were read in
 
 
-def unsupported_per_partition(plan: LoweredPlan) -> str | None:
-    """Why ``plan`` cannot run one input partition at a time, or None."""
+def per_partition(plan: LoweredPlan) -> str | None:
+    """What makes ``plan`` run one input partition at a time (a custom trigger or evictor,
+    ``duplicates="drop"``), or None."""
+    agg = plan.aggregate
+    if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
+        return "a custom trigger or evictor"
+    if agg.source.duplicates == "drop":
+        return 'duplicates="drop"'
+    return None
+
+
+def unsupported_per_partition(plan: LoweredPlan, what: str) -> str | None:
+    """Why ``plan`` (which has ``what``, see :func:`per_partition`) cannot run one input
+    partition at a time, or None."""
     source = plan.aggregate.source
     if isinstance(source.frame, Merged):
-        return "a merged stream (merge / union) with a custom trigger or evictor"
+        return f"a merged stream (merge / union) with {what}"
     if source.order_by == ARRIVAL:
-        return "flat_map / flat_map_values before a custom trigger or evictor"
+        return f"flat_map / flat_map_values before {what}"
     if upstream_of(source) is not None:
-        return "a chained pipeline with a custom trigger or evictor"
+        return f"a chained pipeline with {what}"
     return None
 
 
@@ -62,18 +77,17 @@ def _schemas(plan: LoweredPlan) -> dict[str, dict[str, pl.DataType]]:
 
 
 def _replayed(plan: LoweredPlan, rows: pl.DataFrame) -> Outputs[pl.DataFrame]:
-    """``plan`` replayed over ``rows`` by the reference interpreter."""
-    from kstreamlike.reference import execute
+    """``plan`` run over ``rows`` by the Polars backend."""
+    from kstreamlike.backends.polars import execute
 
     source = dataclasses.replace(plan.aggregate.source, frame=rows)
-    return execute(
-        dataclasses.replace(plan, aggregate=dataclasses.replace(plan.aggregate, source=source))
-    )
+    aggregate = dataclasses.replace(plan.aggregate, source=source)
+    return execute(dataclasses.replace(plan, aggregate=aggregate))
 
 
 def run_per_partition(plan: LoweredPlan) -> Outputs[Any]:
     """Run ``plan`` partition by partition: Spark frames for a Spark input, else Polars
-    frames (the reference interpreter's)."""
+    frames (the Polars backend's)."""
     from pyspark.sql import functions as F
 
     source = plan.aggregate.source

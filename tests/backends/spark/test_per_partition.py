@@ -122,3 +122,26 @@ def test_a_timestamp_column_in_another_session_time_zone(spark: Any) -> None:
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
     assert got.equals(build(frame).collect())
+
+
+def test_re_delivered_rows_are_dropped_on_spark_frames(spark: Any) -> None:
+    """``duplicates="drop"``: rows read again later (the same partition and ``order_by``)
+    go to the invalid records as duplicates, partition by partition, as on Polars."""
+    frame = _frame()
+    again = pl.concat([frame, frame.filter(pl.col("o").is_between(20, 40))])
+
+    def build(data: Any) -> Any:
+        stream = ks.stream(
+            data, key="k", timestamp="ts", order_by="o", partition="p", duplicates="drop"
+        )
+        return stream.group_by_key().windowed_by(ks.TimeWindows.of_size_and_grace(20, 5)).count()
+
+    got, want = build(spark.createDataFrame(again.to_arrow())), build(again)
+    assert to_polars(got.to_polars()).equals(want.collect())
+    for side, expected in (
+        (got.late_records(), want.late_records()),
+        (got.invalid_records(), want.invalid_records()),
+    ):
+        rows = to_polars(side).select(expected.columns)
+        assert _sorted(rows, expected.columns).equals(_sorted(expected, expected.columns))
+    assert want.invalid_records()["reason"].to_list().count("duplicate") == 21
