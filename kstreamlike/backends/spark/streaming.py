@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from kstreamlike.backends.spark._frames import spark_schema
 from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
 from kstreamlike.backends.spark.stream_sinks import Sink
 from kstreamlike.errors import UnsupportedPlanError
@@ -33,7 +32,7 @@ from kstreamlike.plan.nodes import ReduceAggregation
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.streaming.state import GroupState
@@ -141,9 +140,13 @@ class StreamingRun:
         executors."""
         return decoded(payloads, kind, self.schemas[kind].schema)
 
-    def empty(self, spark: SparkSession, kind: str) -> DataFrame:
-        """No rows of output ``kind``, in its schema."""
-        return spark.createDataFrame([], spark_schema(self.schemas[kind].schema))
+    def empty(self, payloads: DataFrame, kind: str) -> DataFrame:
+        """No rows of output ``kind``, in its schema (built from ``payloads``, the
+        micro-batch's frame: creating a frame would make the query's session, whose
+        configuration the query changed, the active one)."""
+        from pyspark.sql import functions as F
+
+        return self.rows(payloads.where(F.lit(False)), kind)
 
     def start(
         self,
@@ -166,7 +169,7 @@ class StreamingRun:
                     if kind in present:
                         sink.write(run.rows(payloads, kind), batch_id)
                     elif kind not in written:
-                        sink.write(run.empty(payloads.sparkSession, kind), batch_id)
+                        sink.write(run.empty(payloads, kind), batch_id)
                     written.add(kind)
             finally:
                 payloads.unpersist()
