@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
 __all__ = [
+    "with_input_dtypes",
     "from_polars",
     "spark_schema",
     "local_epoch",
@@ -106,3 +107,28 @@ def from_polars(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
 def frame_rows_inline(rows: int) -> bool:
     """Whether a frame of ``rows`` rows stays a local relation (small inputs plan fastest)."""
     return rows <= 10_000
+
+
+def with_input_dtypes(rows: pl.DataFrame, schema: pl.Schema, zone: str) -> pl.DataFrame:
+    """``rows`` that Spark handed to Python, with the columns and dtypes of ``schema``.
+
+    Spark hands an instant over in the session's time zone (``zone``): as a time-zone-aware
+    Arrow timestamp, or as a local date-time through pandas, which also holds an integer
+    column with nulls as floats.
+
+    Example:
+        >>> from datetime import datetime
+        >>> rows = pl.DataFrame({"ts": [datetime(2024, 1, 1, 1)], "n": [1.0]})
+        >>> schema = pl.Schema({"n": pl.Int64(), "ts": pl.Datetime("us", "UTC")})
+        >>> with_input_dtypes(rows, schema, "Europe/Paris").row(0)[1].hour
+        0
+    """
+    columns = []
+    for name, dtype in schema.items():
+        column = pl.col(name)
+        if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
+            if getattr(rows.schema[name], "time_zone", None) is None:
+                column = column.dt.replace_time_zone(zone)
+            column = column.dt.convert_time_zone(dtype.time_zone)
+        columns.append(column.cast(dtype))
+    return rows.select(columns)

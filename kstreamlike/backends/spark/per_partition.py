@@ -12,14 +12,14 @@ rows of their schemas on the executors. A Polars input runs on the driver.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.spark._frames import with_input_dtypes
 from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
-from kstreamlike.backends.spark.streaming import detached
+from kstreamlike.backends.spark.streaming import detached, with_frame
 from kstreamlike.frames import is_spark_frame
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.firing import is_custom
@@ -80,9 +80,7 @@ def _replayed(plan: LoweredPlan, rows: pl.DataFrame) -> Outputs[pl.DataFrame]:
     """``plan`` run over ``rows`` by the Polars backend."""
     from kstreamlike.backends.polars import execute
 
-    source = dataclasses.replace(plan.aggregate.source, frame=rows)
-    aggregate = dataclasses.replace(plan.aggregate, source=source)
-    return execute(dataclasses.replace(plan, aggregate=aggregate))
+    return execute(with_frame(plan, rows))
 
 
 def run_per_partition(plan: LoweredPlan) -> Outputs[Any]:
@@ -97,12 +95,13 @@ def run_per_partition(plan: LoweredPlan) -> Outputs[Any]:
     spark_frame: DataFrame = frame  # type: ignore[assignment]
     schema = source.input_schema()
     shipped = detached(plan)  # (the Spark frame stays on the driver)
+    zone = spark_frame.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
     group = F.lit(None).cast("int") if source.partition is None else F.col(source.partition)
 
     def run(table: pa.Table) -> pa.Table:
         rows = pl.from_arrow(table)
         assert isinstance(rows, pl.DataFrame)
-        rows = _input_rows(rows.sort(_READ), schema)
+        rows = with_input_dtypes(rows.sort(_READ), schema, zone)
         outputs = _replayed(shipped, rows)
         return encoded(dict(zip(KINDS, (outputs.main, outputs.late, outputs.invalid), strict=True)))
 
@@ -118,16 +117,3 @@ def run_per_partition(plan: LoweredPlan) -> Outputs[Any]:
         lambda: decoded(payloads, "late", schemas["late"]),
         lambda: decoded(payloads, "invalid", schemas["invalid"]),
     )
-
-
-def _input_rows(rows: pl.DataFrame, schema: pl.Schema) -> pl.DataFrame:
-    """A group's rows with the input's columns and dtypes (Spark hands instants over in
-    the session's time zone)."""
-    columns = []
-    for name, dtype in schema.items():
-        column = pl.col(name)
-        if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
-            if getattr(rows.schema[name], "time_zone", None) is not None:
-                column = column.dt.convert_time_zone(dtype.time_zone)
-        columns.append(column.cast(dtype))
-    return rows.select(columns)

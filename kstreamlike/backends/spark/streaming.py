@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from kstreamlike.backends.spark._frames import with_input_dtypes
 from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
 from kstreamlike.backends.spark.stream_sinks import Sink
 from kstreamlike.errors import UnsupportedPlanError
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.streaming.state import GroupState
 
-__all__ = ["OUTPUTS", "StreamingRun", "detached"]
+__all__ = ["OUTPUTS", "StreamingRun", "detached", "with_frame"]
 
 OUTPUTS = KINDS
 """The outputs of a streamed pipeline, in the order of :class:`~kstreamlike.live.BatchResult`."""
@@ -58,10 +59,22 @@ def detached(plan: LoweredPlan) -> LoweredPlan:
         >>> plan.source.frame.height, plan.source.frame.columns
         (0, ['k', 'ts'])
     """
-    source = plan.aggregate.source
-    empty = pl.DataFrame(schema=source.input_schema())
-    aggregate = dataclasses.replace(plan.aggregate, source=dataclasses.replace(source, frame=empty))
-    return dataclasses.replace(plan, aggregate=aggregate)
+    return with_frame(plan, pl.DataFrame(schema=plan.aggregate.source.input_schema()))
+
+
+def with_frame(plan: LoweredPlan, frame: pl.DataFrame) -> LoweredPlan:
+    """``plan`` reading ``frame`` instead of its source's frame (the same columns).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.plan.lower import lower
+        >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> plan = lower(t.windowed_by(ks.TimeWindows.of(10)).count().plan)
+        >>> with_frame(plan, pl.DataFrame({"k": ["b"], "ts": [2]})).source.frame.height
+        1
+    """
+    source = dataclasses.replace(plan.aggregate.source, frame=frame)
+    return dataclasses.replace(plan, aggregate=dataclasses.replace(plan.aggregate, source=source))
 
 
 class StreamingRun:
@@ -104,7 +117,6 @@ class StreamingRun:
         def run(
             key: Any, frames: Iterator[pd.DataFrame], state: GroupState
         ) -> Iterator[pd.DataFrame]:
-
             if state.exists:
                 job = Job.resume(plan, bytes(state.get[0]), backend=backend)
             else:
@@ -217,13 +229,4 @@ def _polars_batch(frames: Iterator[pd.DataFrame], schema: pl.Schema, zone: str) 
     parts = [pl.from_pandas(f) for f in frames if len(f)]
     if not parts:
         return pl.DataFrame(schema=schema)
-    frame = pl.concat(parts, how="vertical_relaxed")
-    columns = []
-    for name, dtype in schema.items():
-        column = pl.col(name)
-        if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
-            if getattr(frame.schema[name], "time_zone", None) is None:
-                column = column.dt.replace_time_zone(zone)
-            column = column.dt.convert_time_zone(dtype.time_zone)
-        columns.append(column.cast(dtype))
-    return frame.select(columns)
+    return with_input_dtypes(pl.concat(parts, how="vertical_relaxed"), schema, zone)
