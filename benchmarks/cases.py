@@ -11,6 +11,11 @@ from typing import Any
 import polars as pl
 
 import kstreamlike as ks
+from benchmarks.beam_cases import (
+    beam_windowed,
+    polars_tumbling_baseline,
+    spark_tumbling_baseline,
+)
 from benchmarks.data import GRACE_MS
 from benchmarks.join_cases import (
     interval_joined,
@@ -21,6 +26,7 @@ from benchmarks.join_cases import (
     spark_join_input,
 )
 from benchmarks.live import LIVE_CASES, fed
+from kstreamlike import beam
 
 MINUTE = 60_000
 
@@ -36,7 +42,8 @@ class Case:
     their own, as cases without one. ``events_per_second`` sets how dense the windows are:
     the default 2,000 puts about 12 records in a key's minute (10,000 keys); :data:`SPARSE`
     spreads 2 million events over 6 hours, so that a 1-minute window holds about one
-    record and the output is about as large as the input.
+    record and the output is about as large as the input. ``keys`` is the number of keys
+    (10 puts about 12,000 records in a key's minute).
     """
 
     name: str
@@ -47,6 +54,7 @@ class Case:
     target: float | None = None
     events_per_second: int = 2_000
     separate: bool = False  # a prepared input, but the case and baseline in own processes
+    keys: int = 10_000
 
 
 SPARSE = 93  # events per second: 2 million events over 6 hours
@@ -549,5 +557,40 @@ CASES = [
         spark_join_baseline(outer=False),
         spark_join_input,
         target=2.0,
+    ),
+    Case(
+        "polars Beam fixed 1 min, on time only",
+        10_000_000,
+        beam_windowed("polars", firings=False),
+        polars_tumbling_baseline,
+    ),
+    *(
+        Case(
+            f"polars Beam fixed 1 min, early every 1,000 + late each, {mode}, {keys} keys",
+            10_000_000,
+            beam_windowed("polars", firings=True, mode=beam.AccumulationMode[mode.upper()]),
+            beam_windowed("polars", firings=False),
+            target=3.0 if mode == "discarding" else None,
+            keys=keys,
+        )
+        for keys in (10, 10_000)
+        for mode in ("discarding", "accumulating_and_retracting")
+    ),
+    Case(
+        "spark Beam fixed 1 min, on time only, 10 keys",
+        10_000_000,
+        beam_windowed("spark", firings=False),
+        spark_tumbling_baseline,
+        spark_input,
+        keys=10,
+    ),
+    Case(
+        "spark Beam fixed 1 min, early every 1,000 + late each, discarding, 10 keys",
+        10_000_000,
+        beam_windowed("spark", firings=True),
+        beam_windowed("spark", firings=False),
+        spark_input,
+        target=3.0,
+        keys=10,
     ),
 ]

@@ -29,7 +29,7 @@ def _measure(name: str, which: str, repeat: int) -> dict[str, float]:
     from benchmarks.data import events
 
     case = next(c for c in CASES if c.name == name)
-    data = events(case.events, events_per_second=case.events_per_second)
+    data = events(case.events, keys=case.keys, events_per_second=case.events_per_second)
     if case.prepare is not None:
         data = case.prepare(data)
     out: dict[str, float] = {}

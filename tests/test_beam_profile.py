@@ -321,19 +321,28 @@ def test_window_into_is_checked_against_the_stream(
         _stream(**kwargs).window_into(beam.FixedWindows(10), **window_into)
 
 
-def test_vectorized_backends_refuse_the_beam_plan() -> None:
-    s = _stream(key="k", watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
-    windowed = s.window_into(beam.FixedWindows(10))
-    with pytest.raises(ks.UnsupportedPlanError, match="reference backend in this release"):
-        ks.stream(
-            pl.DataFrame({"k": ["a"], "ts": [1]}),
-            key="k",
-            timestamp="ts",
-            backend="polars",
-            watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
-        ).window_into(beam.FixedWindows(10)).group_by_key()
-    # the default backend of a Polars input falls back to the reference interpreter
-    assert windowed.group_by_key().collect().height == 1
+def test_the_polars_backend_runs_the_beam_plan() -> None:
+    """With the Beam kernel (a combine under count firings) or record by record (lists)."""
+    frame = pl.DataFrame({"k": ["a", "a", "b", "a"], "ts": [1, 4, 2, 30], "v": [1, 2, 3, 4]})
+    trigger = beam.AfterWatermark(early=beam.AfterCount(1))
+    for combine in (True, False):
+        results = []
+        for backend in ("polars", "reference"):
+            s = ks.stream(
+                frame,
+                key="k",
+                value="v",
+                timestamp="ts",
+                backend=backend,
+                watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+            )
+            windowed = s.window_into(beam.FixedWindows(10), trigger=trigger)
+            result = (
+                windowed.combine_per_key(ks.agg.sum("v")) if combine else windowed.group_by_key()
+            )
+            results.append(result.collect())
+        assert results[0].height == 7  # four early panes, three on-time ones
+        assert results[0].equals(results[1])
 
 
 def test_a_live_job_in_batches_with_a_restart_equals_the_batch_replay(tmp_path: Any) -> None:
@@ -436,14 +445,17 @@ def test_rows_no_window_takes_and_invalid_rows_go_to_invalid_records() -> None:
     assert r.late_records().height == 0
 
 
-def test_the_spark_backend_refuses_the_beam_plan() -> None:
+def test_the_spark_backend_runs_the_beam_plan_per_partition() -> None:
     from kstreamlike.backends.spark import unsupported
     from kstreamlike.plan.lower import lower
 
     s = _stream(key="k", watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
     plan = s.window_into(beam.FixedWindows(10)).group_by_key().plan
-    assert unsupported(lower(plan)) == (
-        "the Beam profile (window_into) runs on the reference backend in this release"
+    assert unsupported(lower(plan)) is None
+    merged = s.merge(s).window_into(beam.FixedWindows(10)).group_by_key().plan
+    assert unsupported(lower(merged)) == (
+        "a merged stream (merge / union) with the Beam profile (window_into) runs on the "
+        "reference and Polars backends"
     )
 
 
@@ -466,3 +478,28 @@ def test_a_live_job_fetches_the_open_windows_of_a_key() -> None:
     job = s.window_into(beam.FixedWindows(10)).combine_per_key(ks.agg.sum("v")).start()
     job.process(frame)
     assert job.fetch("a").select("window_start", "window_end", "v").rows() == [(10, 20, 4)]
+
+
+def test_sliding_windows_firing_at_one_element_fire_in_assignment_order() -> None:
+    """Found by the differential property: an element that fires two sliding windows fires
+    the latest first (the order ``assignWindows`` lists them), on every backend."""
+    frame = pl.DataFrame({"k": ["a"] * 8, "ts": [0, 0, 0, 1, 0, 0, 0, 1]})
+    no_advances = pl.DataFrame(schema={"after": pl.Int64, "watermark": pl.Int64})
+    outputs = []
+    for backend in ("polars", "reference"):
+        s = ks.stream(
+            frame,
+            key="k",
+            timestamp="ts",
+            backend=backend,
+            watermarks=ks.WatermarkStrategy.explicit(no_advances),
+        )
+        windowed = s.window_into(
+            beam.SlidingWindows(2, 1),
+            trigger=beam.AfterWatermark(early=beam.AfterCount(2)),
+            accumulation_mode=beam.AccumulationMode.DISCARDING,
+        )
+        outputs.append(windowed.combine_per_key(ks.agg.count()).collect())
+    firing = outputs[0].filter(pl.col("emit_order") // 2**24 == 15)  # the eighth element
+    assert firing["window_start"].to_list() == [1, 0]
+    assert outputs[0].equals(outputs[1])

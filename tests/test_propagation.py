@@ -273,7 +273,7 @@ def test_beam_inherited_windows_drop_the_rows_the_passed_watermark_made_late() -
     assert "__ks_inherited_start" not in late.columns
 
 
-def test_beam_window_into_inherits_only_time_windows_and_only_on_the_reference() -> None:
+def test_beam_window_into_inherits_only_time_windows_and_not_on_spark() -> None:
     s = _flink("reference", [("a", 1)])
     with pytest.raises(ks.InvalidSpecError, match=r"window_into\(\) needs a window fn"):
         s.window_into()
@@ -281,6 +281,20 @@ def test_beam_window_into_inherits_only_time_windows_and_only_on_the_reference()
     with pytest.raises(ks.InvalidSpecError, match="count or global windows"):
         counted.as_stream().window_into()
     tumbling = ks.TumblingEventTimeWindows.of(5)
-    on_polars = _flink("polars", [("a", 1)]).key_by("k").window(tumbling).count()
-    with pytest.raises(ks.UnsupportedPlanError, match="reference backend"):
-        on_polars.as_stream().window_into().combine_per_key(ks.agg.sum("count")).collect()
+    events = [("a", 1), ("a", 7), ("a", 3)]
+    results = []
+    for backend in ("polars", "reference"):
+        windowed = _flink(backend, events).key_by("k").window(tumbling).count()
+        beam = windowed.as_stream().window_into().combine_per_key(ks.agg.sum("count"))
+        results.append(beam.collect())
+    # the Polars backend replays the inherited windows on the reference interpreter
+    assert results[0].height == 2
+    assert results[0].equals(results[1])
+    # Spark runs the Beam profile per input partition, which a chained pipeline is not
+    from kstreamlike.backends.spark import unsupported
+    from kstreamlike.plan.lower import lower
+
+    assert unsupported(lower(beam.plan)) == (
+        "a chained pipeline with the Beam profile (window_into) runs on the reference and "
+        "Polars backends"
+    )

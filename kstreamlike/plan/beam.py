@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from kstreamlike.plan.nodes import Aggregation, Source, WatermarkPlan
 
 __all__ = [
-    "REFERENCE_ONLY",
     "AccumulationMode",
     "BeamAfterAll",
     "BeamAfterAny",
@@ -36,12 +35,9 @@ __all__ = [
     "BeamWindowFn",
     "BeamWindowedAggregate",
     "TimestampCombiner",
+    "geometry",
     "uses_processing_time",
 ]
-
-
-REFERENCE_ONLY = "the Beam profile (window_into) runs on the reference backend in this release"
-"""Why the vectorized backends refuse a Beam plan."""
 
 
 class AccumulationMode(Enum):
@@ -212,6 +208,25 @@ BeamTrigger = (
     | BeamDefaultTrigger
     | BeamNever
 )
+
+
+def geometry(node: BeamWindowedAggregate) -> tuple[int, int, int]:
+    """(size, period, offset) of the node's fixed or sliding windows (fixed: the period is
+    the size).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> geometry(s.window_into(beam.SlidingWindows(10, 5, 2)).group_by_key().plan)
+        (10, 5, 2)
+    """
+    window = node.window
+    if isinstance(window, BeamFixedWindows):
+        return window.size, window.size, window.offset
+    assert isinstance(window, BeamSlidingWindows)
+    return window.size, window.period, window.offset
 
 
 def subtriggers(trigger: BeamTrigger) -> tuple[BeamTrigger, ...]:

@@ -7,7 +7,7 @@ Backends that need the output schema up front (Spark) take it from this rule:
    ``AggregateFunction``), when it is a type the rule knows (``int``, ``float``, ``str``,
    ``bool``, ``bytes``, ``list[...]`` of those);
 2. for ``reduce``, the dtype of the value column (a struct of the value columns when the
-   value is a row);
+   value is a row); for Beam's ``group_by_key``, a list of those;
 3. the type of what the aggregation starts from, computed once: ``initializer()`` for Kafka
    ``aggregate``, ``get_result(create_accumulator())`` for a Flink ``AggregateFunction``.
 
@@ -43,6 +43,7 @@ from kstreamlike.functions import ProcessWindowFunction
 from kstreamlike.plan.nodes import (
     Aggregation,
     DeclarativeAggregation,
+    ElementsAggregation,
     FlinkAggregateFunction,
     FlinkWindowedAggregate,
     KafkaAggregate,
@@ -114,6 +115,9 @@ def python_value_dtype(
     """The dtype of the ``value`` column of a Python ``aggregation`` over a stream with
     input ``schema`` and value columns ``value`` (see the module docstring for the rule)."""
     assert not isinstance(aggregation, DeclarativeAggregation)
+    if isinstance(aggregation, ElementsAggregation):  # Beam's group_by_key: the values
+        element = pl.Struct({c: schema[c] for c in value}) if value_is_row else schema[value[0]]
+        return pl.List(element)
     if isinstance(aggregation, ReduceAggregation):
         annotated = _from_annotation(aggregation.reducer)
         if annotated is not None:

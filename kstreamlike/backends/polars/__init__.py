@@ -6,10 +6,11 @@ kernel (:mod:`kstreamlike.kernels`) once over every valid record, and shapes the
 into the output schemas (:mod:`._output`). Kafka stream-stream joins run through
 :mod:`.join`. The kernels are columnar (no Python loop over
 rows, except around calls of the user's Python functions, and one loop following the state
-a count or continuous trigger carries across Flink session merges). Two cases are replayed
-record by record on the reference interpreter: a Python aggregation that deletes a session
-or sliding window (returns None), and a custom Python trigger or evictor, because what later
-records find then depends on the user's code.
+a count or continuous trigger carries across Flink session merges). Three cases are
+replayed record by record on the reference interpreter: a Python aggregation that deletes a
+session or sliding window (returns None), and a custom Python trigger or evictor, because
+what later records find then depends on the user's code; and the Beam plans the Beam kernel
+does not cover (:func:`kstreamlike.kernels.beam.vectorized`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from kstreamlike.backends.polars._output import (
 from kstreamlike.backends.polars._prepare import prepare
 from kstreamlike.backends.polars._support import polars_gap
 from kstreamlike.backends.polars.join import execute_join
-from kstreamlike.errors import UnsupportedPlanError
+from kstreamlike.kernels.beam import beam_panes, unassigned_beam_records
+from kstreamlike.kernels.beam import vectorized as beam_vectorized
 from kstreamlike.kernels.columns import FIRST_ARRIVAL, PART, ROW, SLOT, ST, TS, WM
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.watermarks import ADVANCE, replay_watermarks
@@ -35,7 +37,6 @@ from kstreamlike.kernels.kafka.sliding.in_grace import in_grace_final_results
 from kstreamlike.kernels.kafka.sliding.windows import run_sliding
 from kstreamlike.kernels.kafka.time import run_time
 from kstreamlike.kernels.python import WindowDeleted, infer_python_columns
-from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.firing import is_custom
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
 from kstreamlike.plan.lower import Lowered, LoweredPlan
@@ -69,8 +70,10 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
     if isinstance(plan, KafkaStreamJoin | FlinkIntervalJoin):
         return execute_join(plan)
     agg = plan.aggregate
-    if isinstance(agg, BeamWindowedAggregate):
-        raise UnsupportedPlanError(f"the polars backend cannot run this pipeline: {REFERENCE_ONLY}")
+    if isinstance(agg, BeamWindowedAggregate) and not beam_vectorized(agg):
+        # triggers, windows or combines the Beam kernel does not cover: the reference
+        # interpreter's port of Beam's runner core runs them, record by record
+        return _record_by_record(plan)
     prepared = prepare(agg)
     unassigned: pl.LazyFrame | None = None
     match agg:
@@ -86,6 +89,8 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
             return _record_by_record(plan)
         case FlinkWindowedAggregate():
             main, late, unassigned = _run_flink(agg, prepared.valid)
+        case BeamWindowedAggregate():
+            main, late, unassigned = _run_beam(agg, prepared.valid)
     # records no window took (and not late) join the invalid rows, in input order
     main_df, late_df, *unassigned_df = pl.collect_all(
         [main, late] if unassigned is None else [main, late, unassigned]
@@ -155,6 +160,18 @@ def _run_flink(
     panes, late = flink_panes(agg, records, advances, bounds)
     main, late = finish_main(agg, panes, valid), finish_late(agg, late, pl.col(WM))
     return main, late, unassigned_records(agg, records)
+
+
+def _run_beam(
+    agg: BeamWindowedAggregate, valid: pl.DataFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
+    """(main output, late records, records no window took) of a Beam-profile plan the
+    Beam kernel runs (:func:`~kstreamlike.kernels.beam.vectorized`), over arrival-ordered
+    records."""
+    records, advances, bounds = replay_watermarks(agg, valid.lazy())
+    panes, late = beam_panes(agg, records, advances, bounds)
+    main, late = finish_main(agg, panes, valid), finish_late(agg, late, pl.col(WM))
+    return main, late, unassigned_beam_records(agg, records)
 
 
 def watermark_advances(agg: FlinkWindowedAggregate) -> pl.DataFrame:

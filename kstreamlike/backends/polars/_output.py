@@ -9,7 +9,7 @@ from kstreamlike.kernels.columns import EMIT_ORDER, EMIT_RANK, EMIT_STEP, PART, 
 from kstreamlike.kernels.emission import run_rank
 from kstreamlike.plan.emit_order import check_rank, emit_order
 from kstreamlike.plan.join import StreamJoin
-from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
+from kstreamlike.plan.nodes import BeamWindowedAggregate, FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 
 __all__ = [
@@ -39,7 +39,7 @@ def ticks_to_time(expr: pl.Expr, agg: WindowedAggregate | StreamJoin) -> pl.Expr
 def _partition_offset(agg: WindowedAggregate, valid: pl.DataFrame) -> pl.Expr:
     """Each output row's partition's first arrival position (``SEQ``) among the valid
     records, in the steps' unit (Flink positions count two per record)."""
-    scale = 2 if isinstance(agg, FlinkWindowedAggregate) else 1
+    scale = 2 if isinstance(agg, FlinkWindowedAggregate | BeamWindowedAggregate) else 1
     partition = agg.source.partition
     if partition is None or valid.height == 0:
         return pl.lit(0, dtype=pl.Int64)
@@ -59,7 +59,9 @@ def finish_main(agg: WindowedAggregate, emitted: pl.LazyFrame, valid: pl.DataFra
     The output also carries each row's rank within its step (``EMIT_RANK``), for
     :func:`check_ranks`."""
     schema = output_schema(agg)
-    step_name = POS if isinstance(agg, FlinkWindowedAggregate) else EMIT_STEP
+    step_name = (
+        POS if isinstance(agg, FlinkWindowedAggregate | BeamWindowedAggregate) else EMIT_STEP
+    )
     step = pl.col(step_name).cast(pl.Int64) - _partition_offset(agg, valid)
     partition = agg.source.partition
     # a run of rows of one (partition, step): the frame is in emission order
@@ -90,13 +92,15 @@ def check_ranks(main: pl.DataFrame) -> pl.DataFrame:
 
 def finish_late(agg: WindowedAggregate, late: pl.LazyFrame, judged: pl.Expr) -> pl.LazyFrame:
     """The late side output: input columns, ``reason`` and the judged time (``judged``, in
-    ticks), in input order of the rows (``late`` must carry the row position column)."""
+    ticks), in input order of the rows (``late`` must carry the row position column). The
+    reason is ``late``, or the frame's own ``reason`` column when it has one."""
     schema = late_schema(agg)
     judged_name = list(schema)[-1]
     source_columns = [c for c in schema if c not in (REASON, judged_name)]
+    reason = pl.col(REASON) if REASON in late.collect_schema().names() else pl.lit("late")
     return late.select(
         *source_columns,
-        pl.lit("late").alias(REASON),
+        reason.alias(REASON),
         ticks_to_time(judged, agg).alias(judged_name),
     )
 

@@ -9,7 +9,6 @@ interpreter runs every plan).
 
 from __future__ import annotations
 
-from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -41,7 +40,7 @@ def polars_gap(agg: WindowedAggregate) -> str | None:
         case KafkaWindowedAggregate():
             return None
         case BeamWindowedAggregate():
-            return REFERENCE_ONLY
+            return None  # vectorized, or run record by record (see execute)
         case FlinkWindowedAggregate() if is_custom(agg.trigger, agg.evictor):
             return None  # run record by record on the reference interpreter (see execute)
         case FlinkWindowedAggregate(window=FlinkGlobalWindow()):

@@ -29,7 +29,6 @@ from kstreamlike.backends.spark.per_partition import (
 )
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError, UserFunctionError
 from kstreamlike.frames import is_spark_frame, to_polars
-from kstreamlike.plan.beam import REFERENCE_ONLY
 from kstreamlike.plan.emit_order import output_order
 from kstreamlike.plan.firing import FlinkEventTimeTrigger
 from kstreamlike.plan.join import (
@@ -42,7 +41,6 @@ from kstreamlike.plan.join import (
 from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import (
-    BeamWindowedAggregate,
     DeclarativeAggregation,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
@@ -111,8 +109,6 @@ def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
                 "annotate its return type (def joiner(left, right) -> str)"
             )
         return None
-    if isinstance(plan.aggregate, BeamWindowedAggregate):
-        return REFERENCE_ONLY
     what = per_partition(plan)
     if what is not None:
         refused = unsupported_per_partition(plan, what)
@@ -234,8 +230,6 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
 
         return run_window_join(spark_session(leaf_frame(plan.left)), plan)
     agg = plan.aggregate
-    if isinstance(agg, BeamWindowedAggregate):
-        raise UnsupportedPlanError(f"the spark backend cannot run this pipeline: {REFERENCE_ONLY}")
     if per_partition(plan) is not None:
         return run_per_partition(plan)
     spark = spark_session(leaf_frame(agg.source))

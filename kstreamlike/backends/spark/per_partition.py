@@ -1,10 +1,13 @@
 """Plans that run on Spark one input partition at a time: custom Python triggers and
-evictors (user code that decides record by record) and ``duplicates="drop"``.
+evictors (user code that decides record by record), ``duplicates="drop"``, and the Beam
+profile.
 
-A Kafka task's or Flink subtask's windows, timers, stream time and watermark depend only on
-its own input partition, and so do the re-delivered rows it drops. So each partition's rows
-are grouped on an executor (``applyInArrow``) and run there by the Polars backend (which
-hands custom triggers and evictors to the reference interpreter), in arrival order:
+A Kafka task's, Flink subtask's or Beam ``GroupAlsoByWindow`` operator's windows, timers,
+stream time and watermark depend only on its own input partition, and so do the
+re-delivered rows it drops. So each partition's rows
+are grouped on an executor (``applyInArrow``) and run there by the Polars backend (its
+Beam kernel, or the reference interpreter for custom triggers and evictors and the Beam
+plans the kernel does not cover), in arrival order:
 ``order_by``, else the order the rows were read in. The outputs leave each group as Arrow
 IPC payloads, one row per output that has rows (:mod:`._payloads`), and are decoded into
 rows of their schemas on the executors. A Polars input runs on the driver.
@@ -25,7 +28,7 @@ from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.firing import is_custom
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.merge import Merged
-from kstreamlike.plan.nodes import FlinkWindowedAggregate
+from kstreamlike.plan.nodes import BeamWindowedAggregate, FlinkWindowedAggregate
 from kstreamlike.plan.python_dtype import aggregate_value_dtype
 from kstreamlike.plan.schema import invalid_schema, late_schema, output_schema
 from kstreamlike.plan.stateless import ARRIVAL
@@ -42,8 +45,10 @@ _READ = "__ks_read"  # the order the rows were read in
 
 def per_partition(plan: LoweredPlan) -> str | None:
     """What makes ``plan`` run one input partition at a time (a custom trigger or evictor,
-    ``duplicates="drop"``), or None."""
+    ``duplicates="drop"``, the Beam profile), or None."""
     agg = plan.aggregate
+    if isinstance(agg, BeamWindowedAggregate):
+        return "the Beam profile (window_into)"
     if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
         return "a custom trigger or evictor"
     if agg.source.duplicates == "drop":

@@ -34,7 +34,12 @@ from kstreamlike.kernels.columns import (
 )
 from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.plan.flink_time import bounded_out_of_orderness
-from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate, GeneratedWatermarks
+from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
+    ExplicitWatermarks,
+    FlinkWindowedAggregate,
+    GeneratedWatermarks,
+)
 from kstreamlike.plan.positions import advance_after, advance_before
 
 __all__ = [
@@ -50,7 +55,7 @@ __all__ = [
 
 
 def replay_watermarks(
-    node: FlinkWindowedAggregate, valid: pl.LazyFrame
+    node: FlinkWindowedAggregate | BeamWindowedAggregate, valid: pl.LazyFrame
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
     """The watermark before each record, the advances, and the partitions' bounds.
 
@@ -72,7 +77,7 @@ def replay_watermarks(
     return records, advances, bounds
 
 
-def partitioned(node: FlinkWindowedAggregate, expr: pl.Expr) -> pl.Expr:
+def partitioned(node: FlinkWindowedAggregate | BeamWindowedAggregate, expr: pl.Expr) -> pl.Expr:
     """``expr`` evaluated per partition (one operator instance each)."""
     return expr if node.source.partition is None else expr.over(PART)
 
@@ -85,7 +90,7 @@ def _partition_bounds(records: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _generated_watermarks(
-    node: FlinkWindowedAggregate, records: pl.LazyFrame
+    node: FlinkWindowedAggregate | BeamWindowedAggregate, records: pl.LazyFrame
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The watermark before each record, and the advances, for generated watermarks.
 
@@ -109,7 +114,9 @@ def _generated_watermarks(
     return records.drop(WM_NEXT), advances
 
 
-def _order_dtype(node: FlinkWindowedAggregate, after: pl.DataType) -> tuple[str, pl.DataType]:
+def _order_dtype(
+    node: FlinkWindowedAggregate | BeamWindowedAggregate, after: pl.DataType
+) -> tuple[str, pl.DataType]:
     """The arrival-order column explicit watermarks refer to, and the dtype to compare in."""
     source = node.source
     column = source.order_by if source.order_by is not None else ROW
@@ -122,7 +129,7 @@ def _order_dtype(node: FlinkWindowedAggregate, after: pl.DataType) -> tuple[str,
 
 
 def _explicit_watermarks(
-    node: FlinkWindowedAggregate,
+    node: FlinkWindowedAggregate | BeamWindowedAggregate,
     plan: ExplicitWatermarks,
     records: pl.LazyFrame,
     bounds: pl.LazyFrame,

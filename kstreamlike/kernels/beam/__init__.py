@@ -1,0 +1,235 @@
+"""Beam-profile windows, vectorized with Polars: fixed and sliding windows combined with
+``ks.agg`` expressions, under the default trigger or ``AfterWatermark`` with count early
+and late firings (``AfterCount``, ``Never``), in every accumulation mode (Apex's retracting
+one too, and ``fire_only_updated_panes``), panes stamped at the end of the window
+(``TimestampCombiner.OUTPUT_AT_EOW``). :func:`vectorized` says which plans these are; the
+Polars backend replays the others record by record on the reference interpreter.
+
+The model (:mod:`kstreamlike.reference.beam` is the record-at-a-time port it follows), per
+(partition, key, window), its elements ranked ``0, 1, ...`` in arrival order:
+
+* An element arriving while the watermark is at or before the window's ``maxTimestamp`` is
+  *early*; the early ones are a prefix, as the watermark only grows. An early
+  ``AfterCount(n)`` fires an ``EARLY`` pane at every ``n``-th of them.
+* The end-of-window timer fires an ``ON_TIME`` pane at the first watermark advance past
+  ``maxTimestamp`` (``OnTimeBehavior.FIRE_ALWAYS``: even when empty), if the window took an
+  early element. A window whose first element arrives after that fires a ``LATE`` first
+  pane at once (the output watermark, which every hold leaves at the input watermark when
+  panes are stamped at the end of the window, is past the window).
+* After that first non-early pane the late trigger counts the elements that follow:
+  ``AfterCount(m)`` fires a ``LATE`` pane at every ``m``-th (the default trigger at each),
+  ``Never`` at none; without late firings the trigger finishes with that pane, which is
+  then the last, and the window drops what follows (reason ``closed window``).
+* At the first advance past ``maxTimestamp + allowed_lateness`` (garbage collection) a
+  window still open fires a last ``LATE`` pane if it holds elements no pane has shown
+  (``ClosingBehavior.FIRE_IF_NON_EMPTY``); an on-time pane whose advance also passes it is
+  the last.
+
+The firings cut each window's elements into blocks (:mod:`.firings`); a pane reads its
+block (discarding) or every block up to it (accumulating modes), :mod:`.values`; :mod:`.panes`
+describes the panes and adds the retractions. An element is late (dropped) when the
+watermark is past the garbage-collection time of all its windows, i.e. of its latest one.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX
+from kstreamlike.kernels.beam.firings import blocks, fired
+from kstreamlike.kernels.beam.names import (
+    BLOCK,
+    CLOSED,
+    EARLY,
+    EXPIRED,
+    FIRES,
+    GC,
+    RANK,
+)
+from kstreamlike.kernels.beam.panes import described
+from kstreamlike.kernels.beam.triggers import firings_of
+from kstreamlike.kernels.beam.values import block_values, pane_values
+from kstreamlike.kernels.columns import PART, REASON, ROW, TS, WINDEX, WM, WMAX, WSTART
+from kstreamlike.kernels.expr_ops import POLARS
+from kstreamlike.kernels.validity import holds
+from kstreamlike.plan.beam import (
+    AccumulationMode,
+    BeamFixedWindows,
+    BeamSlidingWindows,
+    BeamWindowedAggregate,
+    TimestampCombiner,
+    geometry,
+)
+from kstreamlike.plan.flink_time import saturating_add
+from kstreamlike.plan.nodes import DeclarativeAggregation
+from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
+
+__all__ = ["CLOSED_WINDOW", "beam_panes", "unassigned_beam_records", "vectorized"]
+
+CLOSED_WINDOW = "closed window"
+"""The late reason of an element every open window of which has finished its trigger."""
+
+_GLOBAL_MAX = LONG_MAX - 1  # GlobalWindow.maxTimestamp: garbage collection saturates there
+_WINDOWS = "__ks_beam_windows"  # the count of a record's windows
+
+
+def vectorized(node: BeamWindowedAggregate) -> bool:
+    """Whether :func:`beam_panes` runs ``node`` (else the reference interpreter does).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1, "x": 2}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> w = s.window_into(beam.FixedWindows(10), trigger=beam.AfterWatermark(
+        ...     early=beam.AfterCount(2), late=beam.AfterCount(1)))
+        >>> vectorized(w.combine_per_key(ks.agg.sum("x")).plan)
+        True
+        >>> vectorized(w.group_by_key().plan)
+        False
+    """
+    return (
+        isinstance(node.window, BeamFixedWindows | BeamSlidingWindows)
+        and isinstance(node.aggregation, DeclarativeAggregation)
+        and node.timestamp_combiner is TimestampCombiner.OUTPUT_AT_EOW
+        and firings_of(node.trigger) is not None
+    )
+
+
+def unassigned_beam_records(node: BeamWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
+    """The records no window takes (sliding windows with a period longer than their size),
+    as invalid rows (the input columns, ``reason`` :data:`NO_WINDOW`, ``ROW``). Beam
+    assigns them no window and never judges them late."""
+    outside = unassigned_rule(node)
+    rows = records.head(0) if outside is None else records.filter(holds(outside))
+    return rows.select(*node.source.schema, pl.lit(NO_WINDOW).alias(REASON), ROW)
+
+
+def _pairs(node: BeamWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per (record, window), in arrival order then assignment order (latest start
+    first, ``WINDEX`` 0), with the window's start, ``maxTimestamp`` and garbage-collection
+    time (sliding windows: and the count of the record's windows)."""
+    size, period, offset = geometry(node)
+    outside = unassigned_rule(node)
+    if outside is not None:
+        records = records.filter(~holds(outside))
+    ts = pl.col(TS)
+    last = ts - (ts - offset) % period
+    if period == size:
+        pairs = records.with_columns(last.alias(WSTART), pl.lit(0, dtype=pl.Int64).alias(WINDEX))
+    else:
+        count = ((last - ts + (size + period - 1)) // period).clip(lower_bound=0)
+        pairs = (
+            records.with_columns(
+                last.alias(WSTART),
+                pl.int_ranges(0, count, dtype=pl.Int64).alias(WINDEX),
+                count.alias(_WINDOWS),
+            )
+            .explode(WINDEX)
+            .with_columns(pl.col(WSTART) - pl.col(WINDEX) * period)
+        )
+    max_timestamp = pl.col(WSTART) + (size - 1)
+    gc = saturating_add(max_timestamp, node.allowed_lateness, POLARS).clip(upper_bound=_GLOBAL_MAX)
+    return pairs.with_columns(max_timestamp.alias(WMAX), gc.alias(GC))
+
+
+def beam_panes(
+    node: BeamWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Every pane (retractions included) and the late records of a :func:`vectorized` plan.
+
+    Args:
+        node: the plan node.
+        records: the valid records in arrival order with ``WM`` (see
+            :func:`~kstreamlike.kernels.flink.watermarks.replay_watermarks`).
+        advances: the watermark advances (``PART``, ``SLOT``, ``ADVANCE``).
+        bounds: per partition, its first and last arrival positions.
+
+    Returns:
+        The panes in emission order (the output columns, window bounds and ``timestamp`` in
+        ticks, no ``emit_order``; plus ``POS``), and the late records in arrival order
+        (the input columns, ``ROW``, ``WM`` and ``reason``).
+    """
+    firings = firings_of(node.trigger)
+    assert firings is not None
+    group = list(dict.fromkeys([PART, *node.keys, WSTART]))
+    # A window's expired elements come after all the others (the watermark only grows), so
+    # ranks and early counts over all its pairs are those over the elements it took.
+    # (materialized first: Polars runs the window expressions over a materialized frame
+    # more than twice as fast as fused with the expressions computing the window)
+    pairs = (
+        _pairs(node, records)
+        .collect()
+        .lazy()
+        .with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK),
+            (pl.col(WM) <= pl.col(WMAX)).sum().over(group).cast(pl.Int64).alias(EARLY),
+        )
+    )
+    r, n_early = pl.col(RANK), pl.col(EARLY)
+    # the rank among the elements the late trigger counts (a fresh window's first is -1)
+    late_rank = r - n_early - (n_early == 0).cast(pl.Int64)
+    expired = pl.col(GC) < pl.col(WM)
+    closed = ~expired & (late_rank >= 0) if firings.closes else pl.lit(False)
+    # (materialized: the elements, the blocks and the late records all read them)
+    pairs = pairs.with_columns(expired.alias(EXPIRED), closed.alias(CLOSED)).collect().lazy()
+    fires = (r == 0) & (n_early == 0)  # a window's first element arrives late
+    counted = firings.early is not None or (firings.late is not None and not firings.closes)
+    if firings.early is not None:
+        fires = fires | ((r < n_early) & ((r + 1) % firings.early == 0))
+    if firings.late is not None and not firings.closes:
+        fires = fires | ((late_rank >= 0) & ((late_rank + 1) % firings.late == 0))
+    # the firings before the element: counted, or only a fresh window's first element
+    prior = (
+        pl.col(FIRES).cast(pl.Int64).cum_sum().over(group) - pl.col(FIRES).cast(pl.Int64)
+        if counted
+        else ((n_early == 0) & (r > 0)).cast(pl.Int64)
+    )
+    on_time_before = ((n_early > 0) & (r >= n_early)).cast(pl.Int64)
+    elements = (
+        pairs.filter(~pl.col(EXPIRED) & ~pl.col(CLOSED))
+        .with_columns(fires.alias(FIRES))
+        .with_columns((prior + on_time_before).alias(BLOCK))
+    )
+    blocked = blocks(elements, group, block_values(node)).collect().lazy()
+    accumulating = node.accumulation is not AccumulationMode.DISCARDING
+    panes = fired(
+        firings,
+        blocked,
+        group,
+        advances,
+        bounds,
+        bounded=node.source.bounded,
+        accumulating=accumulating,
+    )
+    panes = pane_values(node, elements, blocked, panes, group)
+    return described(node, panes, group), _late(node, pairs)
+
+
+def _late(node: BeamWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
+    """The records no window took: every window expired (reason ``late``) or every one
+    still open had finished its trigger (``closed window``); in arrival order."""
+    reason = (
+        pl.when(pl.col(EXPIRED) & (pl.col(WINDEX) == 0))
+        .then(pl.lit("late"))
+        .otherwise(pl.lit(CLOSED_WINDOW))
+        .alias(REASON)
+    )
+    dropped = pairs.filter(pl.col(EXPIRED) | pl.col(CLOSED))
+    size, period, _ = geometry(node)
+    if period == size:  # one window per record
+        return dropped.with_columns(reason)
+    # a record's pairs are consecutive: it is dropped when all of them are
+    names = dropped.collect_schema().names()
+    return (
+        dropped.with_columns(reason)
+        .group_by(ROW, maintain_order=True)
+        .agg(
+            *(pl.col(n).first() for n in [*names, REASON] if n != ROW),
+            pl.len().alias("__ks_beam_dropped"),
+        )
+        .filter(pl.col("__ks_beam_dropped") == pl.col(_WINDOWS))
+    )

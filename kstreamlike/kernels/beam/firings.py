@@ -1,0 +1,129 @@
+"""Where the Beam kernel's panes fire: the blocks of elements between firings, then one row
+per firing (at an element, at the window's end, at garbage collection) with its place in
+the emission order."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike.kernels.beam.names import (
+    ADV,
+    BLOCK,
+    CUT,
+    EARLY,
+    FIRES,
+    GC,
+    LAST,
+    RANK,
+    TIMING,
+    VALUE_BLOCK,
+)
+from kstreamlike.kernels.beam.triggers import Firings
+from kstreamlike.kernels.columns import POS, SEQ, TIE, WINDEX, WM, WMAX
+from kstreamlike.kernels.flink.timers import reached_by_watermark
+from kstreamlike.plan.positions import processing_of
+
+__all__ = ["blocks", "fired"]
+
+_ON_TIME_BLOCK = "__ks_beam_on_time_block"  # the index of the on-time firing
+_FIRINGS = "__ks_beam_firings"  # the count of the window's element firings
+_COUNT = "__ks_beam_count"  # the count of the window's elements
+_ENDS_FIRED = "__ks_beam_ends_fired"  # the window's last element fired a pane
+_EARLY_BLOCK = "__ks_beam_early_block"  # the last block that holds early elements
+_TIMER = "__ks_beam_timer"  # a timer's timestamp
+
+
+def blocks(elements: pl.LazyFrame, group: list[str], values: list[pl.Expr]) -> pl.LazyFrame:
+    """One row per (window, block of elements a firing closes): the window's columns, the
+    block's last element (its window index, whether it fired, its arrival, watermark and
+    rank) and
+    ``values`` (aggregations over the block's elements, in arrival order)."""
+    return elements.group_by([*group, BLOCK]).agg(
+        pl.col(WMAX, GC, EARLY).first(),
+        # (the window's place among the last element's windows orders its firing there)
+        pl.col(WINDEX, FIRES, SEQ, WM, RANK).last(),
+        *values,
+    )
+
+
+def fired(
+    firings: Firings,
+    blocked: pl.LazyFrame,
+    group: list[str],
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+    *,
+    bounded: bool,
+    accumulating: bool,
+) -> pl.LazyFrame:
+    """One row per firing: the window, ``BLOCK`` (the firing's index in the window),
+    ``VALUE_BLOCK`` (the block whose values the pane shows: its own, or in an accumulating
+    mode the last non-empty one up to it), ``CUT``, the timing, whether the pane is the last,
+    and where it is emitted (``POS``, ``TIE``)."""
+    window = [*group, WINDEX, WMAX, GC]
+    at_elements = blocked.filter(pl.col(FIRES)).select(
+        *window,
+        BLOCK,
+        pl.col(BLOCK).alias(VALUE_BLOCK),
+        (pl.col(RANK) + 1).alias(CUT),
+        pl.when(pl.col(WM) <= pl.col(WMAX))
+        .then(pl.lit("EARLY"))
+        .otherwise(pl.lit("LATE"))
+        .alias(TIMING),
+        # a window's first firing after its end finishes a trigger without late firings
+        (pl.lit(firings.closes) & (pl.col(WM) > pl.col(WMAX))).alias(LAST),
+        processing_of(pl.col(SEQ)).cast(pl.Int64).alias(POS),
+        pl.col(WINDEX).alias(TIE),
+    )
+    early_fire = pl.col(FIRES) & (pl.col(RANK) < pl.col(EARLY))
+    summary = blocked.group_by(group).agg(
+        pl.col(WINDEX, WMAX, GC, EARLY).first(),
+        early_fire.sum().cast(pl.Int64).alias(_ON_TIME_BLOCK),
+        pl.col(FIRES).sum().cast(pl.Int64).alias(_FIRINGS),
+        (pl.col(RANK).max() + 1).alias(_COUNT),
+        pl.col(FIRES).sort_by(BLOCK).last().alias(_ENDS_FIRED),
+        pl.col(BLOCK).filter(pl.col(RANK) < pl.col(EARLY)).max().alias(_EARLY_BLOCK),
+    )
+    # the end-of-window timer of a window that took early elements: ON_TIME, even empty
+    on_time = reached_by_watermark(
+        summary.filter(pl.col(EARLY) > 0).with_columns((pl.col(WMAX) + 1).alias(_TIMER)),
+        _TIMER,
+        advances,
+        bounds,
+        bounded=bounded,
+        position=POS,
+        watermark=ADV,
+    ).select(
+        *window,
+        pl.col(_ON_TIME_BLOCK).alias(BLOCK),
+        pl.col(_EARLY_BLOCK if accumulating else _ON_TIME_BLOCK).alias(VALUE_BLOCK),
+        pl.col(EARLY).alias(CUT),
+        pl.lit("ON_TIME").alias(TIMING),
+        (pl.lit(firings.closes) | (pl.col(ADV) > pl.col(GC))).alias(LAST),
+        pl.col(POS).cast(pl.Int64),
+        pl.col(_TIMER).alias(TIE),
+    )
+    parts = [at_elements, on_time]
+    if not firings.closes:
+        # garbage collection fires a last pane over what no pane has shown
+        block = pl.col(_FIRINGS) + (pl.col(EARLY) > 0).cast(pl.Int64)
+        pending = summary.filter(~pl.col(_ENDS_FIRED) & (pl.col(_COUNT) > pl.col(EARLY)))
+        collected = reached_by_watermark(
+            pending.with_columns((pl.col(GC) + 1).alias(_TIMER), block.alias(BLOCK)),
+            _TIMER,
+            advances,
+            bounds,
+            bounded=bounded,
+            position=POS,
+        ).select(
+            *window,
+            BLOCK,
+            pl.col(BLOCK).alias(VALUE_BLOCK),
+            pl.col(_COUNT).alias(CUT),
+            pl.lit("LATE").alias(TIMING),
+            pl.lit(True).alias(LAST),
+            pl.col(POS).cast(pl.Int64),
+            pl.col(_TIMER).alias(TIE),
+        )
+        parts.append(collected)
+    return pl.concat(parts, how="vertical")

@@ -1,0 +1,71 @@
+"""The Beam kernel's panes as emitted: the ``PaneInfo`` of each (index, first, last,
+non-speculative index; ``fire_only_updated_panes`` drops a pane equal to the window's
+previous one), the retraction of the previous pane before each pane in Apex's
+``ACCUMULATING_AND_RETRACTING`` mode, in emission order, with the output columns."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kstreamlike.kernels.beam.names import BLOCK, SUB, TIMING
+from kstreamlike.kernels.columns import PART, POS, TIE, WMAX, WSTART
+from kstreamlike.plan.beam import AccumulationMode, BeamWindowedAggregate, geometry
+from kstreamlike.plan.nodes import DeclarativeAggregation
+from kstreamlike.plan.schema import BEAM_PANE, aggregate_columns
+
+__all__ = ["described"]
+
+
+def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]) -> pl.LazyFrame:
+    """The panes emitted, with their ``PaneInfo`` and, before each in the retracting mode,
+    the retraction of the window's previous pane; in emission order."""
+    assert isinstance(node.aggregation, DeclarativeAggregation)
+    names = [e.name for e in node.aggregation.exprs]
+    dtypes = aggregate_columns(node.aggregation, node.source.schema)
+    panes = panes.sort([*group, BLOCK], nulls_last=True)
+    if node.fire_only_updated_panes:
+        same = pl.all_horizontal(
+            pl.col(n).eq_missing(pl.col(n).shift(1).over(group)) for n in names
+        )
+        first = pl.int_range(pl.len()).over(group) == 0
+        panes = panes.filter(first | ~same)
+    index = pl.int_range(pl.len(), dtype=pl.Int64).over(group)
+    not_early = (pl.col(TIMING) != "EARLY").cast(pl.Int64)
+    described = panes.with_columns(
+        index.alias("pane_index"),
+        (index == 0).alias("pane_is_first"),
+        pl.when(pl.col(TIMING) == "EARLY")
+        .then(pl.lit(-1, dtype=pl.Int64))
+        .otherwise(not_early.cum_sum().over(group) - 1)
+        .alias("pane_nonspeculative_index"),
+        pl.col(WMAX).alias("timestamp"),
+        pl.lit(False).alias("is_retraction"),
+        pl.lit(1, dtype=pl.Int8).alias(SUB),
+    )
+    # a retraction repeats the previous pane: its values, timestamp and pane info
+    shown = [*names, "timestamp", *(c for c in BEAM_PANE if c != "is_retraction")]
+    rows = [described]
+    if node.accumulation is AccumulationMode.ACCUMULATING_AND_RETRACTING:
+        retractions = described.with_columns(
+            *(pl.col(c).shift(1).over(group) for c in shown),
+            pl.lit(True).alias("is_retraction"),
+            pl.lit(0, dtype=pl.Int8).alias(SUB),
+        ).filter(pl.col("pane_index").is_not_null())  # (the previous pane's index)
+        rows.append(retractions)
+    size = geometry(node)[0]
+    partition = node.source.partition
+    extra = [] if partition is None or partition in node.keys else [pl.col(PART).alias(partition)]
+    return (
+        pl.concat(rows, how="vertical")
+        .sort([PART, POS, TIE, *node.keys, WSTART, SUB], nulls_last=True)
+        .select(
+            *extra,
+            *node.keys,
+            pl.col(WSTART).alias("window_start"),
+            (pl.col(WSTART) + size).alias("window_end"),
+            *(pl.col(n) if (d := dtypes.get(n)) is None else pl.col(n).cast(d) for n in names),
+            "timestamp",
+            *BEAM_PANE,
+            POS,
+        )
+    )

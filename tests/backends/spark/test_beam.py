@@ -1,0 +1,108 @@
+"""The Beam profile on Spark frames: each input partition run on an executor (by the Beam
+kernel, or record by record for the plans it does not cover) gives the outputs of the
+reference interpreter's replay of the whole input."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import polars as pl
+import pytest
+
+import kstreamlike as ks
+from kstreamlike import beam
+from kstreamlike.frames import to_polars
+from kstreamlike.kernels.beam import vectorized
+
+pytestmark = pytest.mark.spark
+
+
+def _frame(partitions: int) -> pl.DataFrame:
+    """Disordered rows over four keys (null too), some late, in ``partitions`` partitions."""
+    rng = random.Random(7)
+    n = 90
+    return pl.DataFrame(
+        {
+            "o": list(range(n)),
+            "k": [rng.choice(["a", "b", "c", None]) for _ in range(n)],
+            "ts": [i // 2 + rng.choice([0, 0, 0, -6, -25, 4]) for i in range(n)],
+            "v": [rng.randint(-3, 9) for _ in range(n)],
+            "p": [i % partitions for i in range(n)],
+        },
+        schema={"o": pl.Int64, "k": pl.String, "ts": pl.Int64, "v": pl.Int64, "p": pl.Int64},
+    )
+
+
+def _result(
+    data: Any, window_fn: Any, trigger: Any, mode: Any, combine: bool, **stream: Any
+) -> Any:
+    s = ks.stream(
+        data,
+        key="k",
+        value="v",
+        timestamp="ts",
+        order_by="o",
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(3),
+        **stream,
+    )
+    windowed = s.window_into(window_fn, trigger=trigger, accumulation_mode=mode, allowed_lateness=3)
+    return (
+        windowed.combine_per_key(ks.agg.sum("v"), ks.agg.count())
+        if combine
+        else windowed.group_by_key()
+    )
+
+
+COUNTS = beam.AfterWatermark(early=beam.AfterCount(2), late=beam.AfterCount(1))
+
+
+@pytest.mark.parametrize(
+    ("window_fn", "trigger", "mode", "combine", "kernel"),
+    [
+        (
+            beam.FixedWindows(10),
+            COUNTS,
+            beam.AccumulationMode.ACCUMULATING_AND_RETRACTING,
+            True,
+            True,
+        ),
+        (
+            beam.SlidingWindows(10, 5),
+            beam.DefaultTrigger(),
+            beam.AccumulationMode.DISCARDING,
+            True,
+            True,
+        ),
+        (beam.Sessions(4), COUNTS, beam.AccumulationMode.ACCUMULATING_AND_RETRACTING, False, False),
+    ],
+    ids=["kernel-fixed-retracting", "kernel-sliding-discarding", "record-by-record-sessions"],
+)
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_beam_on_spark_frames_equals_the_reference(
+    spark: Any,
+    window_fn: Any,
+    trigger: Any,
+    mode: Any,
+    combine: bool,
+    kernel: bool,
+    partitions: int,
+) -> None:
+    frame = _frame(partitions)
+    extra = {"partition": "p"} if partitions > 1 else {}
+    got = _result(
+        spark.createDataFrame(frame.to_arrow()), window_fn, trigger, mode, combine, **extra
+    )
+    want = _result(frame, window_fn, trigger, mode, combine, backend="reference", **extra)
+    assert vectorized(got.plan) is kernel
+    main = want.collect()
+    assert main.height > 10 and main["is_retraction"].any() is (
+        mode is beam.AccumulationMode.ACCUMULATING_AND_RETRACTING
+    )
+    assert to_polars(got.to_polars()).equals(main)
+    late = want.late_records()
+    assert late.height > 0
+    assert to_polars(got.late_records()).sort("o").equals(late.sort("o"))
+    invalid = want.invalid_records()
+    assert invalid.height > 0  # the null keys
+    assert to_polars(got.invalid_records()).sort("o").equals(invalid.sort("o"))
