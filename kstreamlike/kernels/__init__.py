@@ -8,9 +8,10 @@ them once over the whole input, the Spark backend on the executors for the keys 
 task (``applyInArrow``). They share no code with the reference interpreter, which checks
 them.
 
-Layout: :mod:`.kafka` (time, session and KIP-450 sliding windows) and :mod:`.flink`
-(time, session, global and count windows; triggers, evictors, window functions) by window
-family, and the modules at this level for what both profiles use: internal column names
+Layout: :mod:`.kafka` (time, session and KIP-450 sliding windows), :mod:`.flink`
+(time, session, global and count windows; triggers, evictors, window functions) and
+:mod:`.beam` (fixed and sliding windows under watermark and count triggers) by profile and
+window family, and the modules at this level for what both profiles use: internal column names
 (:mod:`.columns`), declarative and Python aggregations (:mod:`.aggregates`, :mod:`.python`),
 partial aggregates (:mod:`.partials`), as-of searches and emission order
 (:mod:`.emission`, :mod:`.due_order`), suppress (:mod:`.suppress`), and packing and range

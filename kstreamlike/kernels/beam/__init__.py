@@ -47,7 +47,7 @@ from kstreamlike.kernels.beam.names import (
     RANK,
 )
 from kstreamlike.kernels.beam.panes import described
-from kstreamlike.kernels.beam.triggers import firings_of
+from kstreamlike.kernels.beam.triggers import Firings, firings_of
 from kstreamlike.kernels.beam.values import block_values, pane_values
 from kstreamlike.kernels.columns import PART, REASON, ROW, TS, WINDEX, WM, WMAX, WSTART
 from kstreamlike.kernels.expr_ops import POLARS
@@ -156,18 +156,52 @@ def beam_panes(
     firings = firings_of(node.trigger)
     assert firings is not None
     group = list(dict.fromkeys([PART, *node.keys, WSTART]))
+    # (materialized first: Polars runs window expressions over a materialized frame more
+    # than twice as fast as fused with the expressions computing the windows)
+    pairs = _pairs(node, records).collect().lazy()
+    # Without early firings or lateness every element a window takes arrives before its end
+    # (a later one is expired), none fires, and each window is one block: no ranks needed,
+    # and accumulating panes are the discarding ones.
+    single = firings.early is None and node.allowed_lateness == 0
+    pairs, elements = _single_block(pairs) if single else _ranked(firings, pairs, group)
+    discarding = single or node.accumulation is AccumulationMode.DISCARDING
+    blocked = blocks(elements, group, block_values(node, discarding), ranked=not single)
+    blocked = blocked.collect().lazy()
+    panes = fired(
+        firings,
+        blocked,
+        group,
+        advances,
+        bounds,
+        bounded=node.source.bounded,
+        accumulating=not discarding,
+    )
+    panes = pane_values(node, elements, blocked, panes, group, discarding)
+    return described(node, panes, group), _late(node, pairs)
+
+
+def _single_block(pairs: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(pairs with ``EXPIRED`` and ``CLOSED``, the elements) when each window is one block."""
+    flagged = pairs.with_columns(
+        (pl.col(GC) < pl.col(WM)).alias(EXPIRED), pl.lit(False).alias(CLOSED)
+    ).collect()
+    elements = flagged.lazy().filter(~pl.col(EXPIRED))
+    elements = elements.with_columns(
+        pl.lit(False).alias(FIRES), pl.lit(0, dtype=pl.Int64).alias(BLOCK)
+    )
+    return flagged.lazy(), elements
+
+
+def _ranked(
+    firings: Firings, pairs: pl.LazyFrame, group: list[str]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(pairs with ``EXPIRED`` and ``CLOSED``, the elements windows took with their rank,
+    early count, whether they fire and their block)."""
     # A window's expired elements come after all the others (the watermark only grows), so
     # ranks and early counts over all its pairs are those over the elements it took.
-    # (materialized first: Polars runs the window expressions over a materialized frame
-    # more than twice as fast as fused with the expressions computing the window)
-    pairs = (
-        _pairs(node, records)
-        .collect()
-        .lazy()
-        .with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK),
-            (pl.col(WM) <= pl.col(WMAX)).sum().over(group).cast(pl.Int64).alias(EARLY),
-        )
+    pairs = pairs.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK),
+        (pl.col(WM) <= pl.col(WMAX)).sum().over(group).cast(pl.Int64).alias(EARLY),
     )
     r, n_early = pl.col(RANK), pl.col(EARLY)
     # the rank among the elements the late trigger counts (a fresh window's first is -1)
@@ -177,36 +211,27 @@ def beam_panes(
     # (materialized: the elements, the blocks and the late records all read them)
     pairs = pairs.with_columns(expired.alias(EXPIRED), closed.alias(CLOSED)).collect().lazy()
     fires = (r == 0) & (n_early == 0)  # a window's first element arrives late
-    counted = firings.early is not None or (firings.late is not None and not firings.closes)
+    late = firings.late if not firings.closes else None
+    # the firings before each element, by rank: the early ones among the early elements;
+    # after them all early firings, the on-time one (or a fresh window's first element's)
+    # and the late ones among the elements the late trigger counts
+    early_before: pl.Expr = pl.lit(0, dtype=pl.Int64)
+    early_total: pl.Expr = pl.lit(0, dtype=pl.Int64)
+    late_before: pl.Expr = pl.lit(0, dtype=pl.Int64)
     if firings.early is not None:
         fires = fires | ((r < n_early) & ((r + 1) % firings.early == 0))
-    if firings.late is not None and not firings.closes:
-        fires = fires | ((late_rank >= 0) & ((late_rank + 1) % firings.late == 0))
-    # the firings before the element: counted, or only a fresh window's first element
-    prior = (
-        pl.col(FIRES).cast(pl.Int64).cum_sum().over(group) - pl.col(FIRES).cast(pl.Int64)
-        if counted
-        else ((n_early == 0) & (r > 0)).cast(pl.Int64)
+        early_before, early_total = r // firings.early, n_early // firings.early
+    if late is not None:
+        fires = fires | ((late_rank >= 0) & ((late_rank + 1) % late == 0))
+        late_before = (late_rank // late).clip(lower_bound=0)
+    first_pane = ((n_early > 0) | (r > 0)).cast(pl.Int64)
+    block = (
+        pl.when(r < n_early).then(early_before).otherwise(early_total + first_pane + late_before)
     )
-    on_time_before = ((n_early > 0) & (r >= n_early)).cast(pl.Int64)
-    elements = (
-        pairs.filter(~pl.col(EXPIRED) & ~pl.col(CLOSED))
-        .with_columns(fires.alias(FIRES))
-        .with_columns((prior + on_time_before).alias(BLOCK))
+    elements = pairs.filter(~pl.col(EXPIRED) & ~pl.col(CLOSED)).with_columns(
+        fires.alias(FIRES), block.alias(BLOCK)
     )
-    blocked = blocks(elements, group, block_values(node)).collect().lazy()
-    accumulating = node.accumulation is not AccumulationMode.DISCARDING
-    panes = fired(
-        firings,
-        blocked,
-        group,
-        advances,
-        bounds,
-        bounded=node.source.bounded,
-        accumulating=accumulating,
-    )
-    panes = pane_values(node, elements, blocked, panes, group)
-    return described(node, panes, group), _late(node, pairs)
+    return pairs, elements
 
 
 def _late(node: BeamWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:

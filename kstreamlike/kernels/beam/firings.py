@@ -33,15 +33,23 @@ _EARLY_BLOCK = "__ks_beam_early_block"  # the last block that holds early elemen
 _TIMER = "__ks_beam_timer"  # a timer's timestamp
 
 
-def blocks(elements: pl.LazyFrame, group: list[str], values: list[pl.Expr]) -> pl.LazyFrame:
+def blocks(
+    elements: pl.LazyFrame, group: list[str], values: list[pl.Expr], *, ranked: bool
+) -> pl.LazyFrame:
     """One row per (window, block of elements a firing closes): the window's columns, the
     block's last element (its window index, whether it fired, its arrival, watermark and
-    rank) and
-    ``values`` (aggregations over the block's elements, in arrival order)."""
+    rank) and ``values`` (aggregations over the block's elements, in arrival order).
+    Unless ``ranked``, each window is one block of early elements, and its size gives the
+    rank and the early count."""
+    if ranked:
+        known = [pl.col(EARLY).first(), pl.col(RANK).last()]
+    else:
+        known = [pl.len().cast(pl.Int64).alias(EARLY), (pl.len() - 1).cast(pl.Int64).alias(RANK)]
     return elements.group_by([*group, BLOCK]).agg(
-        pl.col(WMAX, GC, EARLY).first(),
+        pl.col(WMAX, GC).first(),
         # (the window's place among the last element's windows orders its firing there)
-        pl.col(WINDEX, FIRES, SEQ, WM, RANK).last(),
+        pl.col(WINDEX, FIRES, SEQ, WM).last(),
+        *known,
         *values,
     )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.beam.names import BLOCK, SUB, TIMING
+from kstreamlike.kernels.beam.runs import NEW, run_cum_sum, run_index, run_shift, run_start
 from kstreamlike.kernels.columns import PART, POS, TIE, WMAX, WSTART
 from kstreamlike.plan.beam import AccumulationMode, BeamWindowedAggregate, geometry
 from kstreamlike.plan.nodes import DeclarativeAggregation
@@ -22,21 +23,19 @@ def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]
     assert isinstance(node.aggregation, DeclarativeAggregation)
     names = [e.name for e in node.aggregation.exprs]
     dtypes = aggregate_columns(node.aggregation, node.source.schema)
-    panes = panes.sort([*group, BLOCK], nulls_last=True)
+    panes = panes.sort([*group, BLOCK], nulls_last=True).with_columns(run_start(group))
     if node.fire_only_updated_panes:
-        same = pl.all_horizontal(
-            pl.col(n).eq_missing(pl.col(n).shift(1).over(group)) for n in names
-        )
-        first = pl.int_range(pl.len()).over(group) == 0
-        panes = panes.filter(first | ~same)
-    index = pl.int_range(pl.len(), dtype=pl.Int64).over(group)
+        same = pl.all_horizontal(pl.col(n).eq_missing(run_shift(pl.col(n))) for n in names)
+        # (a window's first pane stays, so the runs stay; their starting rows move)
+        panes = panes.filter(pl.col(NEW) | ~same).with_columns(run_start(group))
+    index = run_index()
     not_early = (pl.col(TIMING) != "EARLY").cast(pl.Int64)
     described = panes.with_columns(
         index.alias("pane_index"),
         (index == 0).alias("pane_is_first"),
         pl.when(pl.col(TIMING) == "EARLY")
         .then(pl.lit(-1, dtype=pl.Int64))
-        .otherwise(not_early.cum_sum().over(group) - 1)
+        .otherwise(run_cum_sum(not_early) - 1)
         .alias("pane_nonspeculative_index"),
         pl.col(WMAX).alias("timestamp"),
         pl.lit(False).alias("is_retraction"),
@@ -47,10 +46,10 @@ def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]
     rows = [described]
     if node.accumulation is AccumulationMode.ACCUMULATING_AND_RETRACTING:
         retractions = described.with_columns(
-            *(pl.col(c).shift(1).over(group) for c in shown),
+            *(run_shift(pl.col(c)) for c in shown),
             pl.lit(True).alias("is_retraction"),
             pl.lit(0, dtype=pl.Int8).alias(SUB),
-        ).filter(pl.col("pane_index").is_not_null())  # (the previous pane's index)
+        ).filter(~pl.col(NEW))
         rows.append(retractions)
     size = geometry(node)[0]
     partition = node.source.partition

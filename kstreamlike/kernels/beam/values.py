@@ -17,7 +17,8 @@ import polars as pl
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs, running_exprs
 from kstreamlike.kernels.beam.names import BLOCK, CUT, RANK, VALUE_BLOCK
-from kstreamlike.plan.beam import AccumulationMode, BeamWindowedAggregate
+from kstreamlike.kernels.beam.runs import run_cum_sum, run_first, run_start
+from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.nodes import DeclarativeAggregation
 from kstreamlike.plan.schema import adding_dtype, aggregate_columns
 
@@ -36,18 +37,16 @@ def _combined(node: BeamWindowedAggregate) -> bool:
     return all(e.column is None or e.kind in _COMBINED for e in _exprs(node))
 
 
-def _accumulating(node: BeamWindowedAggregate) -> bool:
-    return node.accumulation is not AccumulationMode.DISCARDING
-
-
 def _partial(name: str, part: str) -> str:
     return f"__ks_beam_{part}_{name}"
 
 
-def block_values(node: BeamWindowedAggregate) -> list[pl.Expr]:
-    """The aggregations each block of elements carries (see :func:`pane_values`)."""
+def block_values(node: BeamWindowedAggregate, discarding: bool) -> list[pl.Expr]:
+    """The aggregations each block of elements carries (see :func:`pane_values`): its own
+    aggregates for ``discarding`` panes, else the partial aggregates accumulating panes
+    combine."""
     exprs, schema = _exprs(node), node.source.schema
-    if not _accumulating(node):
+    if discarding:
         return final_exprs(exprs, schema)
     if not _combined(node):
         return []
@@ -70,20 +69,20 @@ def block_values(node: BeamWindowedAggregate) -> list[pl.Expr]:
 
 def _accumulated(e: AggExpr, over: list[str]) -> pl.Expr:
     """A pane's value from the partial aggregates of its window's blocks so far (blocks
-    in firing order)."""
+    sorted by window, then in firing order, with :func:`.runs.run_start`)."""
     if e.column is None:
-        return pl.col(e.name).cum_sum().over(over)
-    count = pl.col(_partial(e.name, "count")).cum_sum().over(over)
+        return run_cum_sum(pl.col(e.name))
+    count = run_cum_sum(pl.col(_partial(e.name, "count")))
     if e.kind == "count":
         return count
     if e.kind in ("min", "max"):
         running = pl.col(e.name).cum_min() if e.kind == "min" else pl.col(e.name).cum_max()
         return running.forward_fill().over(over)
     if e.kind == "first":
-        return pl.col(e.name).first().over(over)
+        return run_first(pl.col(e.name))
     if e.kind == "last":
         return pl.col(e.name)
-    total = pl.col(_partial(e.name, "sum")).cum_sum().over(over)
+    total = run_cum_sum(pl.col(_partial(e.name, "sum")))
     return pl.when(count > 0).then(total if e.kind == "sum" else total / count)
 
 
@@ -103,20 +102,24 @@ def pane_values(
     blocked: pl.LazyFrame,
     panes: pl.LazyFrame,
     group: list[str],
+    discarding: bool,
 ) -> pl.LazyFrame:
     """``panes`` (from :func:`~.firings.fired`) with their aggregates, from the blocks'
-    :func:`block_values` or the elements' running aggregates."""
+    :func:`block_values` or the elements' running aggregates (``discarding``: each pane
+    shows its own block, as when the node discards, or when each window is one block)."""
     exprs = _exprs(node)
     names = [e.name for e in exprs]
     on = [*group, VALUE_BLOCK]
-    if not _accumulating(node):
+    if discarding:
         values = blocked.select(*group, pl.col(BLOCK).alias(VALUE_BLOCK), *names)
         dtypes = aggregate_columns(node.aggregation, node.source.schema)
         return panes.join(values, on=on, how="left", nulls_equal=True).with_columns(
             _empty(e, dtypes.get(e.name)) for e in exprs
         )
     if _combined(node):
-        values = blocked.sort([*group, BLOCK], nulls_last=True).select(
+        values = (
+            blocked.sort([*group, BLOCK], nulls_last=True).with_columns(run_start(group))
+        ).select(
             *group,
             pl.col(BLOCK).alias(VALUE_BLOCK),
             *(_accumulated(e, group).alias(e.name) for e in exprs),
