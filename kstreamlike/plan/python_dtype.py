@@ -115,16 +115,12 @@ def python_value_dtype(
     """The dtype of the ``value`` column of a Python ``aggregation`` over a stream with
     input ``schema`` and value columns ``value`` (see the module docstring for the rule)."""
     assert not isinstance(aggregation, DeclarativeAggregation)
+    # a record's value: its value column, or a struct of the value columns
+    element = pl.Struct({c: schema[c] for c in value}) if value_is_row else schema[value[0]]
     if isinstance(aggregation, ElementsAggregation):  # Beam's group_by_key: the values
-        element = pl.Struct({c: schema[c] for c in value}) if value_is_row else schema[value[0]]
         return pl.List(element)
     if isinstance(aggregation, ReduceAggregation):
-        annotated = _from_annotation(aggregation.reducer)
-        if annotated is not None:
-            return annotated
-        if value_is_row:
-            return pl.Struct({c: schema[c] for c in value})
-        return schema[value[0]]
+        return _from_annotation(aggregation.reducer) or element
     if isinstance(aggregation, KafkaAggregate):
         found = _from_annotation(aggregation.aggregator) or _from_value(aggregation.initializer())
         if found is None:

@@ -87,10 +87,8 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
         case FlinkWindowedAggregate() if is_custom(agg.trigger, agg.evictor):
             # a custom trigger or evictor: the user's code decides, record by record
             return _record_by_record(plan)
-        case FlinkWindowedAggregate():
-            main, late, unassigned = _run_flink(agg, prepared.valid)
-        case BeamWindowedAggregate():
-            main, late, unassigned = _run_beam(agg, prepared.valid)
+        case FlinkWindowedAggregate() | BeamWindowedAggregate():
+            main, late, unassigned = _run_watermarked(agg, prepared.valid)
     # records no window took (and not late) join the invalid rows, in input order
     main_df, late_df, *unassigned_df = pl.collect_all(
         [main, late] if unassigned is None else [main, late, unassigned]
@@ -150,28 +148,22 @@ def run_kafka_kernel(
             return run_time(agg, records, ST, suppress)
 
 
-def _run_flink(
-    agg: FlinkWindowedAggregate, valid: pl.DataFrame
+def _run_watermarked(
+    agg: FlinkWindowedAggregate | BeamWindowedAggregate, valid: pl.DataFrame
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame | None]:
     """(main output, late records, records no window took that were not late) of a
-    Flink-profile plan over arrival-ordered records (with the ``ROW``, ``SEQ``, ``PART``
-    and ``TS`` columns)."""
+    Flink-profile plan, or a Beam-profile plan the Beam kernel runs
+    (:func:`~kstreamlike.kernels.beam.vectorized`), over arrival-ordered records (with the
+    ``ROW``, ``SEQ``, ``PART`` and ``TS`` columns), once the watermarks are replayed."""
     records, advances, bounds = replay_watermarks(agg, valid.lazy())
-    panes, late = flink_panes(agg, records, advances, bounds)
-    main, late = finish_main(agg, panes, valid), finish_late(agg, late, pl.col(WM))
-    return main, late, unassigned_records(agg, records)
-
-
-def _run_beam(
-    agg: BeamWindowedAggregate, valid: pl.DataFrame
-) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
-    """(main output, late records, records no window took) of a Beam-profile plan the
-    Beam kernel runs (:func:`~kstreamlike.kernels.beam.vectorized`), over arrival-ordered
-    records."""
-    records, advances, bounds = replay_watermarks(agg, valid.lazy())
-    panes, late = beam_panes(agg, records, advances, bounds)
-    main, late = finish_main(agg, panes, valid), finish_late(agg, late, pl.col(WM))
-    return main, late, unassigned_beam_records(agg, records)
+    unassigned: pl.LazyFrame | None
+    if isinstance(agg, BeamWindowedAggregate):
+        panes, late = beam_panes(agg, records, advances, bounds)
+        unassigned = unassigned_beam_records(agg, records)
+    else:
+        panes, late = flink_panes(agg, records, advances, bounds)
+        unassigned = unassigned_records(agg, records)
+    return finish_main(agg, panes, valid), finish_late(agg, late, pl.col(WM)), unassigned
 
 
 def watermark_advances(agg: FlinkWindowedAggregate) -> pl.DataFrame:

@@ -36,10 +36,15 @@ def ticks_to_time(expr: pl.Expr, agg: WindowedAggregate | StreamJoin) -> pl.Expr
     return out
 
 
+_WATERMARKED = (FlinkWindowedAggregate, BeamWindowedAggregate)
+"""The profiles whose emission positions count two per record (``POS``: a record's
+processing and the watermark advance before it)."""
+
+
 def _partition_offset(agg: WindowedAggregate, valid: pl.DataFrame) -> pl.Expr:
     """Each output row's partition's first arrival position (``SEQ``) among the valid
     records, in the steps' unit (Flink positions count two per record)."""
-    scale = 2 if isinstance(agg, FlinkWindowedAggregate | BeamWindowedAggregate) else 1
+    scale = 2 if isinstance(agg, _WATERMARKED) else 1
     partition = agg.source.partition
     if partition is None or valid.height == 0:
         return pl.lit(0, dtype=pl.Int64)
@@ -59,9 +64,7 @@ def finish_main(agg: WindowedAggregate, emitted: pl.LazyFrame, valid: pl.DataFra
     The output also carries each row's rank within its step (``EMIT_RANK``), for
     :func:`check_ranks`."""
     schema = output_schema(agg)
-    step_name = (
-        POS if isinstance(agg, FlinkWindowedAggregate | BeamWindowedAggregate) else EMIT_STEP
-    )
+    step_name = POS if isinstance(agg, _WATERMARKED) else EMIT_STEP
     step = pl.col(step_name).cast(pl.Int64) - _partition_offset(agg, valid)
     partition = agg.source.partition
     # a run of rows of one (partition, step): the frame is in emission order

@@ -69,19 +69,17 @@ def fired(
     mode the last non-empty one up to it), ``CUT``, the timing, whether the pane is the last,
     and where it is emitted (``POS``, ``TIE``)."""
     window = [*group, WINDEX, WMAX, GC]
-    at_elements = blocked.filter(pl.col(FIRES)).select(
-        *window,
-        BLOCK,
-        pl.col(BLOCK).alias(VALUE_BLOCK),
-        (pl.col(RANK) + 1).alias(CUT),
-        pl.when(pl.col(WM) <= pl.col(WMAX))
-        .then(pl.lit("EARLY"))
-        .otherwise(pl.lit("LATE"))
-        .alias(TIMING),
+    after_end = pl.col(WM) > pl.col(WMAX)
+    at_elements = _firing(
+        blocked.filter(pl.col(FIRES)),
+        window,
+        block=pl.col(BLOCK),
+        cut=pl.col(RANK) + 1,
+        timing=pl.when(after_end).then(pl.lit("LATE")).otherwise(pl.lit("EARLY")),
         # a window's first firing after its end finishes a trigger without late firings
-        (pl.lit(firings.closes) & (pl.col(WM) > pl.col(WMAX))).alias(LAST),
-        processing_of(pl.col(SEQ)).cast(pl.Int64).alias(POS),
-        pl.col(WINDEX).alias(TIE),
+        last=pl.lit(firings.closes) & after_end,
+        position=processing_of(pl.col(SEQ)),
+        tie=pl.col(WINDEX),
     )
     early_fire = pl.col(FIRES) & (pl.col(RANK) < pl.col(EARLY))
     summary = blocked.group_by(group).agg(
@@ -93,45 +91,71 @@ def fired(
         pl.col(BLOCK).filter(pl.col(RANK) < pl.col(EARLY)).max().alias(_EARLY_BLOCK),
     )
     # the end-of-window timer of a window that took early elements: ON_TIME, even empty
-    on_time = reached_by_watermark(
-        summary.filter(pl.col(EARLY) > 0).with_columns((pl.col(WMAX) + 1).alias(_TIMER)),
-        _TIMER,
-        advances,
-        bounds,
-        bounded=bounded,
-        position=POS,
-        watermark=ADV,
-    ).select(
-        *window,
-        pl.col(_ON_TIME_BLOCK).alias(BLOCK),
-        pl.col(_EARLY_BLOCK if accumulating else _ON_TIME_BLOCK).alias(VALUE_BLOCK),
-        pl.col(EARLY).alias(CUT),
-        pl.lit("ON_TIME").alias(TIMING),
-        (pl.lit(firings.closes) | (pl.col(ADV) > pl.col(GC))).alias(LAST),
-        pl.col(POS).cast(pl.Int64),
-        pl.col(_TIMER).alias(TIE),
-    )
-    parts = [at_elements, on_time]
-    if not firings.closes:
-        # garbage collection fires a last pane over what no pane has shown
-        block = pl.col(_FIRINGS) + (pl.col(EARLY) > 0).cast(pl.Int64)
-        pending = summary.filter(~pl.col(_ENDS_FIRED) & (pl.col(_COUNT) > pl.col(EARLY)))
-        collected = reached_by_watermark(
-            pending.with_columns((pl.col(GC) + 1).alias(_TIMER), block.alias(BLOCK)),
+    on_time = _firing(
+        reached_by_watermark(
+            summary.filter(pl.col(EARLY) > 0).with_columns((pl.col(WMAX) + 1).alias(_TIMER)),
             _TIMER,
             advances,
             bounds,
             bounded=bounded,
             position=POS,
-        ).select(
-            *window,
-            BLOCK,
-            pl.col(BLOCK).alias(VALUE_BLOCK),
-            pl.col(_COUNT).alias(CUT),
-            pl.lit("LATE").alias(TIMING),
-            pl.lit(True).alias(LAST),
-            pl.col(POS).cast(pl.Int64),
-            pl.col(_TIMER).alias(TIE),
+            watermark=ADV,
+        ),
+        window,
+        block=pl.col(_ON_TIME_BLOCK),
+        value_block=pl.col(_EARLY_BLOCK if accumulating else _ON_TIME_BLOCK),
+        cut=pl.col(EARLY),
+        timing=pl.lit("ON_TIME"),
+        last=pl.lit(firings.closes) | (pl.col(ADV) > pl.col(GC)),
+        position=pl.col(POS),
+        tie=pl.col(_TIMER),
+    )
+    parts = [at_elements, on_time]
+    if not firings.closes:
+        # garbage collection fires a last pane over what no pane has shown
+        pending = summary.filter(~pl.col(_ENDS_FIRED) & (pl.col(_COUNT) > pl.col(EARLY)))
+        collected = _firing(
+            reached_by_watermark(
+                pending.with_columns((pl.col(GC) + 1).alias(_TIMER)),
+                _TIMER,
+                advances,
+                bounds,
+                bounded=bounded,
+                position=POS,
+            ),
+            window,
+            block=pl.col(_FIRINGS) + (pl.col(EARLY) > 0).cast(pl.Int64),
+            cut=pl.col(_COUNT),
+            timing=pl.lit("LATE"),
+            last=pl.lit(True),
+            position=pl.col(POS),
+            tie=pl.col(_TIMER),
         )
         parts.append(collected)
     return pl.concat(parts, how="vertical")
+
+
+def _firing(
+    frame: pl.LazyFrame,
+    window: list[str],
+    *,
+    block: pl.Expr,
+    cut: pl.Expr,
+    timing: pl.Expr,
+    last: pl.Expr,
+    position: pl.Expr,
+    tie: pl.Expr,
+    value_block: pl.Expr | None = None,
+) -> pl.LazyFrame:
+    """The columns every firing carries (see :func:`fired`); a pane shows its own block
+    unless ``value_block`` says otherwise."""
+    return frame.select(
+        *window,
+        block.alias(BLOCK),
+        (block if value_block is None else value_block).alias(VALUE_BLOCK),
+        cut.alias(CUT),
+        timing.alias(TIMING),
+        last.alias(LAST),
+        position.cast(pl.Int64).alias(POS),
+        tie.alias(TIE),
+    )

@@ -49,13 +49,17 @@ __all__ = [
     "POS",
     "SLOT",
     "WM",
+    "Watermarked",
     "partitioned",
     "replay_watermarks",
 ]
 
+Watermarked = FlinkWindowedAggregate | BeamWindowedAggregate
+"""The windowed aggregations whose operators replay watermarks (Flink's and Beam's)."""
+
 
 def replay_watermarks(
-    node: FlinkWindowedAggregate | BeamWindowedAggregate, valid: pl.LazyFrame
+    node: Watermarked, valid: pl.LazyFrame
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
     """The watermark before each record, the advances, and the partitions' bounds.
 
@@ -77,7 +81,7 @@ def replay_watermarks(
     return records, advances, bounds
 
 
-def partitioned(node: FlinkWindowedAggregate | BeamWindowedAggregate, expr: pl.Expr) -> pl.Expr:
+def partitioned(node: Watermarked, expr: pl.Expr) -> pl.Expr:
     """``expr`` evaluated per partition (one operator instance each)."""
     return expr if node.source.partition is None else expr.over(PART)
 
@@ -90,7 +94,7 @@ def _partition_bounds(records: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _generated_watermarks(
-    node: FlinkWindowedAggregate | BeamWindowedAggregate, records: pl.LazyFrame
+    node: Watermarked, records: pl.LazyFrame
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The watermark before each record, and the advances, for generated watermarks.
 
@@ -114,9 +118,7 @@ def _generated_watermarks(
     return records.drop(WM_NEXT), advances
 
 
-def _order_dtype(
-    node: FlinkWindowedAggregate | BeamWindowedAggregate, after: pl.DataType
-) -> tuple[str, pl.DataType]:
+def _order_dtype(node: Watermarked, after: pl.DataType) -> tuple[str, pl.DataType]:
     """The arrival-order column explicit watermarks refer to, and the dtype to compare in."""
     source = node.source
     column = source.order_by if source.order_by is not None else ROW
@@ -129,7 +131,7 @@ def _order_dtype(
 
 
 def _explicit_watermarks(
-    node: FlinkWindowedAggregate | BeamWindowedAggregate,
+    node: Watermarked,
     plan: ExplicitWatermarks,
     records: pl.LazyFrame,
     bounds: pl.LazyFrame,
