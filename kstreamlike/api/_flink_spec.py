@@ -28,6 +28,7 @@ from kstreamlike.custom_triggers import Trigger
 from kstreamlike.errors import InvalidSpecError, SchemaError
 from kstreamlike.evictors import AnyEvictor, CountEvictor, DeltaEvictor, TimeEvictor
 from kstreamlike.functions import OutputTag, ProcessWindowFunction
+from kstreamlike.plan.beam import AccumulationMode
 from kstreamlike.plan.firing import (
     FlinkCustomEvictor,
     FlinkEventTimeTrigger,
@@ -60,8 +61,10 @@ from kstreamlike.triggers import TRIGGER_TYPES, AnyTrigger, PurgingTrigger
 __all__ = [
     "WindowAssigner",
     "WindowSpec",
+    "check_accumulation_mode",
     "check_late_tag",
     "check_window_function",
+    "firing_trigger",
     "inherited_window_spec",
     "lateness_ticks",
     "no_watermarks",
@@ -87,6 +90,36 @@ class WindowSpec:
     evictor: FlinkEvictor | None = None
     allowed_lateness: int = 0
     late_tag: str | None = None
+    accumulation: AccumulationMode = AccumulationMode.ACCUMULATING
+
+
+def check_accumulation_mode(mode: object) -> AccumulationMode:
+    """``mode`` once it is an accumulation mode (``beam.AccumulationMode``)."""
+    if not isinstance(mode, AccumulationMode):
+        raise InvalidSpecError(
+            "mode must be a beam.AccumulationMode (DISCARDING, ACCUMULATING or "
+            f"ACCUMULATING_AND_RETRACTING), got {mode!r}"
+        )
+    return mode
+
+
+def firing_trigger(spec: WindowSpec) -> FlinkTrigger:
+    """The trigger the windows run under ``spec``'s accumulation mode: DISCARDING purges the
+    window's contents after every firing (the trigger wrapped in ``PurgingTrigger``, unless
+    it purges already). ACCUMULATING_AND_RETRACTING needs the contents it retracts, so a
+    purging trigger is refused with it."""
+    trigger = spec.trigger
+    purging = isinstance(trigger, FlinkPurgingTrigger)
+    if spec.accumulation is AccumulationMode.DISCARDING and not purging:
+        return FlinkPurgingTrigger(trigger)
+    if spec.accumulation is AccumulationMode.ACCUMULATING_AND_RETRACTING and purging:
+        raise InvalidSpecError(
+            f"accumulation_mode: ACCUMULATING_AND_RETRACTING cannot run with "
+            f"{trigger_name(trigger)}, which discards a window's contents at every firing "
+            "(count_window(size) without a slide purges too): use the trigger it wraps, or "
+            "AccumulationMode.DISCARDING"
+        )
+    return trigger
 
 
 def no_watermarks() -> WatermarkPlan:

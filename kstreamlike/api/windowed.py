@@ -26,8 +26,10 @@ from kstreamlike.agg import sum as agg_sum
 from kstreamlike.api._checks import check_aggregation, check_callable
 from kstreamlike.api._flink_spec import (
     WindowSpec,
+    check_accumulation_mode,
     check_late_tag,
     check_window_function,
+    firing_trigger,
     lateness_ticks,
     no_watermarks,
     resolve_evictor,
@@ -38,6 +40,7 @@ from kstreamlike.api.result import FrameT
 from kstreamlike.errors import InvalidSpecError
 from kstreamlike.evictors import AnyEvictor
 from kstreamlike.functions import AggregateFunction, OutputTag, ProcessWindowFunction
+from kstreamlike.plan.beam import AccumulationMode
 from kstreamlike.plan.firing import FlinkCountEvictor, FlinkCountTrigger, FlinkPurgingTrigger
 from kstreamlike.plan.nodes import (
     Aggregation,
@@ -189,6 +192,41 @@ class WindowedStream(Generic[FrameT]):
         """
         return self._with(late_tag=check_late_tag(tag))
 
+    def accumulation_mode(self, mode: AccumulationMode) -> WindowedStream[FrameT]:
+        """Set what a window keeps after it fires (Beam's and Apex's accumulation modes on
+        Flink windows; default ``ACCUMULATING``, Flink's own behaviour):
+
+        - ``DISCARDING``: each firing holds only the elements since the previous one (the
+          trigger is wrapped in ``PurgingTrigger``);
+        - ``ACCUMULATING``: each firing holds every element of the window so far;
+        - ``ACCUMULATING_AND_RETRACTING`` (Apex): as ``ACCUMULATING``, and a firing of a
+          window that fired before is preceded by the rows of its previous firing, with
+          ``is_retraction = true``; a session merged into a larger one has its last firing
+          retracted when the merge happens. The output gains the ``is_retraction`` column.
+          A purging trigger cannot be combined with it.
+
+        Raises:
+            InvalidSpecError: ``mode`` is no ``beam.AccumulationMode``; or, when the window
+                function is applied, ``ACCUMULATING_AND_RETRACTING`` with a purging trigger.
+
+        Example:
+            >>> import kstreamlike as ks
+            >>> from kstreamlike import beam
+            >>> rows = [{"k": "a", "ts": t, "v": 1} for t in (1, 2, 3, 4)]
+            >>> s = ks.stream(rows, key="k", timestamp="ts",
+            ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+            >>> w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(100))
+            >>> w = w.trigger(ks.CountTrigger.of(2))
+            >>> w.accumulation_mode(beam.AccumulationMode.DISCARDING).sum("v").collect()[
+            ...     "v"].to_list()
+            [2, 2]
+            >>> mode = beam.AccumulationMode.ACCUMULATING_AND_RETRACTING
+            >>> out = w.accumulation_mode(mode).sum("v").collect()
+            >>> out.select("v", "pane_index", "is_retraction").rows()
+            [(2, 0, False), (2, 0, True), (4, 1, False)]
+        """
+        return self._with(accumulation=check_accumulation_mode(mode))
+
     def _result(
         self,
         aggregation: Aggregation,
@@ -208,9 +246,10 @@ class WindowedStream(Generic[FrameT]):
             allowed_lateness=spec.allowed_lateness,
             late_tag=spec.late_tag,
             aggregation=aggregation,
-            trigger=spec.trigger,
+            trigger=firing_trigger(spec),
             evictor=spec.evictor,
             window_function=window_function,
+            accumulation=spec.accumulation,
         )
         return SingleOutputStreamOperator(node, self._backend)
 

@@ -107,7 +107,7 @@ def _lines(node: PlanNode, indent: str) -> list[str]:
     lines = [
         f"{indent}FlinkWindowedAggregate keys={list(node.keys)} "
         f"trigger={trigger_name(node.trigger)}",
-        f"{indent}  window={node.window}",
+        f"{indent}  window={node.window} accumulation={node.accumulation.name}",
         f"{indent}  allowed_lateness={node.allowed_lateness} late_tag={node.late_tag!r}",
         f"{indent}  watermarks={_watermarks(node.watermarks)}",
         f"{indent}  aggregate={_aggregation(node.aggregation)}",

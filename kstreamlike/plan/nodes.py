@@ -15,7 +15,7 @@ import polars as pl
 
 from kstreamlike._time import EventTimeUnit
 from kstreamlike.agg import AggExpr
-from kstreamlike.plan.beam import BeamWindowedAggregate
+from kstreamlike.plan.beam import AccumulationMode, BeamWindowedAggregate
 from kstreamlike.plan.firing import FlinkEventTimeTrigger, FlinkEvictor, FlinkTrigger
 from kstreamlike.plan.stateless import StatelessOp
 from kstreamlike.plan.windows import (
@@ -267,7 +267,10 @@ class FlinkWindowedAggregate:
     ``trigger`` decides when windows fire (the assigner's default unless set);
     ``evictor``, if any, trims the window's elements at each firing; ``window_function``,
     if any, turns the aggregation's result (or, for :class:`ElementsAggregation`, the
-    elements) into the emitted ``value`` rows.
+    elements) into the emitted ``value`` rows. ``accumulation`` is the Beam/Apex
+    accumulation mode: DISCARDING comes with a purging ``trigger`` (the builder wraps it),
+    and ACCUMULATING_AND_RETRACTING precedes a window's firing by a retraction of its
+    previous firing's rows (and retracts the last firing of a session merged away).
     """
 
     source: Source
@@ -280,6 +283,12 @@ class FlinkWindowedAggregate:
     trigger: FlinkTrigger = field(default_factory=FlinkEventTimeTrigger)
     evictor: FlinkEvictor | None = None
     window_function: ProcessWindowFunction[Any, Any] | None = None
+    accumulation: AccumulationMode = AccumulationMode.ACCUMULATING
+
+    @property
+    def retracting(self) -> bool:
+        """Whether firings retract the previous firing's rows (``is_retraction`` rows)."""
+        return self.accumulation is AccumulationMode.ACCUMULATING_AND_RETRACTING
 
     @property
     def calls_window_function(self) -> bool:

@@ -160,6 +160,8 @@ def output_schema(agg: WindowedAggregate) -> dict[str, pl.DataType | None]:
     else:
         out["pane_timing"] = pl.String()
         out["pane_index"] = pl.Int64()
+        if agg.retracting:
+            out["is_retraction"] = pl.Boolean()
     return out
 
 

@@ -14,6 +14,7 @@ contents and the window function), and :class:`WindowOperator` here (``processEl
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 
 from kstreamlike._time import LONG_MAX
@@ -104,6 +105,9 @@ class WindowOperator:
         self.emissions: list[Emission] = []
         self.late: list[Late] = []
         self._panes_emitted: dict[tuple[Key, Window], int] = {}
+        self.retracting = node.retracting
+        # ACCUMULATING_AND_RETRACTING: each window's last firing that emitted rows
+        self._last_rows: dict[tuple[Key, Window], list[Emission]] = {}
         self._end_of_input = False
 
     # -- elements ---------------------------------------------------------------------------
@@ -194,6 +198,9 @@ class WindowOperator:
         for window in merged_windows:
             self.trigger.clear(window, self._context(key, window))
             self._delete_cleanup_timer(key, window)
+            if window != merge_result:
+                # Apex: a session merged away retracts its last firing
+                self._retract(self._last_rows.pop((key, window), []))
         # merge the merged state windows' contents into the result's state window
         self.contents.merge(key, state_window_result, merged_state_windows)
 
@@ -327,6 +334,7 @@ class WindowOperator:
         # pane count is not needed again.)
         self.contents.clear(namespace)
         self._panes_emitted.pop((key, window), None)
+        self._last_rows.pop((key, window), None)
         self.trigger.clear(window, self._context(key, window))
         self.function.clear(key, window, self._function_context(key, window))
         if self.assigner.is_merging:
@@ -399,15 +407,25 @@ class WindowOperator:
         pane_index = self._panes_emitted.get((key, window), 0)
         self._panes_emitted[(key, window)] = pane_index + 1
         context = self._function_context(key, window)
-        for row in self.function.results(key, accumulator, context):
-            self.emissions.append(
-                Emission(
-                    key=key,
-                    start=window.start,
-                    end=window.end,
-                    agg=row,
-                    timestamp=window.max_timestamp(),
-                    pane_timing=timing,
-                    pane_index=pane_index,
-                )
+        rows = [
+            Emission(
+                key=key,
+                start=window.start,
+                end=window.end,
+                agg=row,
+                timestamp=window.max_timestamp(),
+                pane_timing=timing,
+                pane_index=pane_index,
             )
+            for row in self.function.results(key, accumulator, context)
+        ]
+        if self.retracting and rows:
+            # Apex's ACCUMULATING_AND_RETRACTING: the window's previous firing (the last
+            # that emitted rows) is retracted before the new one
+            self._retract(self._last_rows.get((key, window), []))
+            self._last_rows[(key, window)] = rows
+        self.emissions.extend(rows)
+
+    def _retract(self, rows: list[Emission]) -> None:
+        # a retraction is a copy of an emitted row, marked, emitted at the current step
+        self.emissions.extend(replace(row, is_retraction=True, step=-1) for row in rows)

@@ -1,5 +1,6 @@
 """The Flink profile's vectorized live path against the reference interpreter's live jobs:
-the windows held (``fetch``), their count and the clocks after every batch."""
+the windows held (``fetch``), their count and the clocks after every batch; and the
+retracting accumulation mode, which live jobs run on the reference interpreter."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kstreamlike as ks
-from tests.live.batches import cuts, in_arrival_order
+from kstreamlike import beam
+from tests.live.batches import (
+    assert_batches_equal_replay,
+    cuts,
+    in_arrival_order,
+    restarts,
+    run_in_batches,
+)
 from tests.live.test_batching import AGG_LISTS
 from tests.strategies import flink as fl
 
@@ -154,3 +162,32 @@ def test_what_the_flink_live_path_leaves_to_the_reference() -> None:
     explicit = ks.stream(FRAME, key="k", timestamp="ts", order_by="o", watermarks=recorded)
     window = ks.TumblingEventTimeWindows.of(10)
     assert explicit.key_by("k").window(window).count().start().engine == "reference"
+
+
+@given(
+    frame=fl.frames(),
+    sessions=st.booleans(),
+    partition=st.booleans(),
+    data=st.data(),
+    restart=restarts(),
+)
+def test_retracting_jobs_in_batches_equal_the_replay(
+    frame: pl.DataFrame, sessions: bool, partition: bool, data: st.DataObject, restart: int
+) -> None:
+    frame = in_arrival_order(frame, "o")
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(3),
+    )
+    assigner = (
+        ks.EventTimeSessionWindows.with_gap(5) if sessions else ks.TumblingEventTimeWindows.of(10)
+    )
+    windowed = stream.key_by("k").window(assigner).allowed_lateness(20)
+    mode = beam.AccumulationMode.ACCUMULATING_AND_RETRACTING
+    result = windowed.trigger(ks.CountTrigger.of(2)).accumulation_mode(mode).sum("v")
+    assert result.start().engine == "reference"
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), restart)
+    assert_batches_equal_replay(result, outs)

@@ -6,11 +6,12 @@ kernel (:mod:`kstreamlike.kernels`) once over every valid record, and shapes the
 into the output schemas (:mod:`._output`). Kafka stream-stream joins run through
 :mod:`.join`. The kernels are columnar (no Python loop over
 rows, except around calls of the user's Python functions, and one loop following the state
-a count or continuous trigger carries across Flink session merges). Three cases are
+a count or continuous trigger carries across Flink session merges). Four cases are
 replayed record by record on the reference interpreter: a Python aggregation that deletes a
 session or sliding window (returns None), and a custom Python trigger or evictor, because
-what later records find then depends on the user's code; and the Beam plans the Beam kernel
-does not cover (:func:`kstreamlike.kernels.beam.vectorized`).
+what later records find then depends on the user's code; Flink session windows in the
+retracting accumulation mode, which retract the sessions merged away at each merge; and
+the Beam plans the Beam kernel does not cover (:func:`kstreamlike.kernels.beam.vectorized`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from kstreamlike.backends.polars.join import execute_join
 from kstreamlike.kernels.beam import beam_panes, unassigned_beam_records
 from kstreamlike.kernels.beam import vectorized as beam_vectorized
 from kstreamlike.kernels.columns import FIRST_ARRIVAL, PART, ROW, SLOT, ST, TS, WM
+from kstreamlike.kernels.flink.retractions import record_by_record as retracts_merges
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.watermarks import ADVANCE, replay_watermarks
 from kstreamlike.kernels.kafka.session.windows import run_session
@@ -86,6 +88,9 @@ def execute(plan: Lowered) -> Outputs[pl.DataFrame]:
                 return _record_by_record(plan)
         case FlinkWindowedAggregate() if is_custom(agg.trigger, agg.evictor):
             # a custom trigger or evictor: the user's code decides, record by record
+            return _record_by_record(plan)
+        case FlinkWindowedAggregate() if retracts_merges(agg):
+            # retractions of merged sessions: the merges happen record by record
             return _record_by_record(plan)
         case FlinkWindowedAggregate() | BeamWindowedAggregate():
             main, late, unassigned = _run_watermarked(agg, prepared.valid)

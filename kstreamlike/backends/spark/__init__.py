@@ -124,7 +124,7 @@ def unsupported(plan: Lowered | FlinkWindowJoin) -> str | None:
 def vectorized(agg: FlinkWindowedAggregate) -> bool:
     """Whether a Flink plan runs vectorized on Spark (:mod:`.flink`): tumbling or sliding
     windows, the default ``EventTimeTrigger``, no evictor, ``ks.agg`` aggregations without
-    window function. Every other Flink plan runs per key (:mod:`.flink_keyed`).
+    window function, no retractions. Every other Flink plan runs per key (:mod:`.flink_keyed`).
 
     Example:
         >>> import polars as pl
@@ -145,6 +145,7 @@ def vectorized(agg: FlinkWindowedAggregate) -> bool:
         and agg.evictor is None
         and agg.window_function is None
         and isinstance(agg.aggregation, DeclarativeAggregation)
+        and not agg.retracting
     )
 
 

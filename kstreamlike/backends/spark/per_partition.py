@@ -1,6 +1,6 @@
 """Plans that run on Spark one input partition at a time: custom Python triggers and
-evictors (user code that decides record by record), ``duplicates="drop"``, and the Beam
-profile.
+evictors (user code that decides record by record), Flink session windows that retract the
+sessions merged away, ``duplicates="drop"``, and the Beam profile.
 
 A Kafka task's, Flink subtask's or Beam ``GroupAlsoByWindow`` operator's windows, timers,
 stream time and watermark depend only on its own input partition, and so do the
@@ -24,6 +24,7 @@ from kstreamlike.backends.spark._frames import with_input_dtypes
 from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
 from kstreamlike.backends.spark.streaming import detached, with_frame
 from kstreamlike.frames import is_spark_frame
+from kstreamlike.kernels.flink.retractions import record_by_record as retracts_merges
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.firing import is_custom
 from kstreamlike.plan.lower import LoweredPlan
@@ -51,6 +52,8 @@ def per_partition(plan: LoweredPlan) -> str | None:
         return "the Beam profile (window_into)"
     if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
         return "a custom trigger or evictor"
+    if isinstance(agg, FlinkWindowedAggregate) and retracts_merges(agg):
+        return "retracting session windows (ACCUMULATING_AND_RETRACTING)"
     if agg.source.duplicates == "drop":
         return 'duplicates="drop"'
     return None

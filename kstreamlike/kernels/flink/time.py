@@ -28,6 +28,7 @@ from kstreamlike.kernels.columns import (
 )
 from kstreamlike.kernels.flink.firings import firing_panes
 from kstreamlike.kernels.flink.processing_time import Clock, processing_clock, records_only
+from kstreamlike.kernels.flink.retractions import with_retractions
 from kstreamlike.kernels.flink.time_assignment import (
     PANE,
     assign_windows,
@@ -107,6 +108,17 @@ def flink_panes(
         :mod:`.watermarks`) and ``TIE`` (the timer's timestamp for a firing at a watermark
         advance); and the late records (with ``WM``).
     """
+    panes, late = _panes(node, records, advances, bounds)
+    # Apex's retracting mode: retraction rows before every firing that follows another
+    return with_retractions(node, panes), late
+
+
+def _panes(
+    node: FlinkWindowedAggregate,
+    records: pl.LazyFrame,
+    advances: pl.LazyFrame,
+    bounds: pl.LazyFrame,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     if isinstance(node.window, FlinkGlobalWindow):
         from kstreamlike.kernels.flink.global_ import flink_global_panes
 
