@@ -16,11 +16,17 @@ from kstreamlike.api.result import StreamResult
 from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
 from kstreamlike.frames import to_polars
 from kstreamlike.kernels.stateless import source_rows
+from kstreamlike.plan.beam import (
+    BeamFixedWindows,
+    BeamSessions,
+    BeamSlidingWindows,
+    BeamTrigger,
+    BeamWindowedAggregate,
+)
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.merge import row_count
 from kstreamlike.plan.nodes import (
     ExplicitWatermarks,
-    FlinkWindowedAggregate,
     KafkaWindowedAggregate,
     PlanNode,
     Suppress,
@@ -259,6 +265,9 @@ def _windows(node: PlanNode, main: pl.DataFrame) -> list[WindowBar]:
         pl.col("window_end").cast(pl.Int64),
         key_label(agg.keys),
     )
+    if "is_retraction" in frame.columns:
+        # a retraction takes back a pane drawn already
+        frame = frame.filter(~pl.col("is_retraction"))
     # emission order: emit_order counts within a partition
     partition = [] if agg.source.partition is None else [agg.source.partition]
     emitted = frame.sort([*partition, "emit_order"])
@@ -312,7 +321,7 @@ def timeline_data(result: StreamResult[Any], max_records: int) -> TimelineData:
     kafka = isinstance(agg, KafkaWindowedAggregate)
     bound = agg.window.grace if isinstance(agg, KafkaWindowedAggregate) else agg.allowed_lateness
     window = agg.window
-    tumbling = isinstance(window, FlinkTumblingWindow) or (
+    tumbling = isinstance(window, FlinkTumblingWindow | BeamFixedWindows) or (
         isinstance(window, KafkaTimeWindow) and window.advance == window.size
     )
     return TimelineData(
@@ -356,8 +365,14 @@ def describe(node: PlanNode, per_ms: int) -> str:
     elif isinstance(window, (KafkaSessionWindow, FlinkSessionWindow)):
         gap = window.gap
         shape = f"session gap {d(gap)}" if gap is not None else "session, dynamic gap"
+    elif isinstance(window, BeamSessions):
+        shape = f"sessions gap {d(window.gap)}"
     elif isinstance(window, FlinkTumblingWindow):
         shape = f"tumbling {d(window.size)}"
+    elif isinstance(window, BeamFixedWindows):
+        shape = f"fixed {d(window.size)}"
+    elif isinstance(window, BeamSlidingWindows):
+        shape = f"sliding {d(window.size)} every {d(window.period)}"
     else:
         assert isinstance(window, FlinkSlidingWindow)
         shape = f"sliding {d(window.size)} every {d(window.slide)}"
@@ -371,7 +386,6 @@ def describe(node: PlanNode, per_ms: int) -> str:
             emit = "emit on window close"
         grace = f"grace {d(agg.window.grace)}" if agg.window.grace else "no grace"
         return f"Kafka Streams · {shape}, {grace} · {emit}"
-    assert isinstance(agg, FlinkWindowedAggregate)
     if isinstance(agg.watermarks, ExplicitWatermarks):
         marks = "recorded watermarks"
     else:
@@ -379,4 +393,12 @@ def describe(node: PlanNode, per_ms: int) -> str:
         marks = f"out-of-orderness {d(lag)}" if lag else "monotonous watermarks"
     lateness = agg.allowed_lateness
     allowed = f"allowed lateness {d(lateness)}" if lateness else "no allowed lateness"
+    if isinstance(agg, BeamWindowedAggregate):
+        firing = f"{_trigger_label(agg.trigger)}, {agg.accumulation.name.lower()}"
+        return f"Beam · {shape} · {marks}, {allowed} · {firing}"
     return f"Flink · {shape} · {marks}, {allowed}"
+
+
+def _trigger_label(trigger: BeamTrigger) -> str:
+    """A Beam trigger by its Beam name (``AfterWatermark``, ``Repeatedly``...)."""
+    return type(trigger).__name__.removeprefix("Beam")

@@ -124,8 +124,9 @@ def _bar_labels(window: WindowBar, kafka: bool) -> list[str]:
         return ["merged away" if kafka else "deleted", "merged" if kafka else "del."]
     if window.late_panes:
         more, less = f"+{window.late_panes} late", f"+{window.late_panes}"
-    elif kafka and window.emissions > 1:
-        more, less = f"{window.emissions} updates", f"\N{MULTIPLICATION SIGN}{window.emissions}"
+    elif window.emissions > 1:
+        fired = f"{window.emissions} {'updates' if kafka else 'panes'}"
+        more, less = fired, f"\N{MULTIPLICATION SIGN}{window.emissions}"
     else:
         return [window.label, window.short]
     return [f"{window.label} · {more}", f"{window.short} · {less}", window.short]

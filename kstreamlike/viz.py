@@ -31,9 +31,10 @@ from kstreamlike._timeline_draw import (
 from kstreamlike._timeline_join import describe_join, drawable_join, join_data
 from kstreamlike._timeline_join_draw import draw_pairs, shade_windows
 from kstreamlike.api.result import StreamResult
-from kstreamlike.errors import InvalidSpecError, UnsupportedPlanError
+from kstreamlike.errors import InvalidSpecError
+from kstreamlike.plan.beam import BeamGlobalWindows
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin
-from kstreamlike.plan.nodes import BeamWindowedAggregate, windowed_aggregate
+from kstreamlike.plan.nodes import windowed_aggregate
 from kstreamlike.plan.windows import FlinkGlobalWindow
 
 if TYPE_CHECKING:
@@ -103,8 +104,8 @@ def timeline(
         ImportError: matplotlib is not installed (``pip install "kstreamlike[viz]"``).
         kstreamlike.InvalidSpecError: the input has more than ``max_records`` rows, or the
             windows are ``GlobalWindows`` (count windows), which have no bounds to draw.
-        kstreamlike.UnsupportedPlanError: a Beam-profile pipeline (``window_into``) or a
-            Flink window join or co-group: they are not drawn in this release.
+        kstreamlike.UnsupportedPlanError: a Flink window join or co-group: they are not
+            drawn in this release.
 
     Example:
         >>> import tempfile
@@ -150,12 +151,7 @@ def timeline(
     join = drawable_join(node)
     if join is not None:
         return _join_timeline(result, join, title, ax, max_records)
-    if isinstance(windowed_aggregate(node), BeamWindowedAggregate):
-        raise UnsupportedPlanError(
-            "timeline() draws Kafka Streams and Flink pipelines; the Beam profile's panes "
-            "(window_into) are not drawn in this release"
-        )
-    if isinstance(windowed_aggregate(node).window, FlinkGlobalWindow):
+    if isinstance(windowed_aggregate(node).window, FlinkGlobalWindow | BeamGlobalWindows):
         raise InvalidSpecError(
             "timeline() draws windows on the event-time axis; GlobalWindows (and count "
             "windows) have no bounds to draw"

@@ -459,14 +459,6 @@ def test_the_spark_backend_runs_the_beam_plan_per_partition() -> None:
     )
 
 
-def test_the_timeline_does_not_draw_beam_panes_yet() -> None:
-    pytest.importorskip("matplotlib")
-    s = _stream(key="k", watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
-    result = s.window_into(beam.FixedWindows(10)).group_by_key()
-    with pytest.raises(ks.UnsupportedPlanError, match="not drawn in this release"):
-        ks.viz.timeline(result)
-
-
 def test_a_live_job_fetches_the_open_windows_of_a_key() -> None:
     frame = pl.DataFrame({"k": ["a", "a", "a"], "ts": [1, 2, 15], "v": [1, 2, 4]})
     s = ks.stream(

@@ -1,4 +1,4 @@
-"""``ks.viz.timeline``: renders Kafka and Flink results, and marks every record correctly."""
+"""``ks.viz.timeline``: renders Kafka, Flink and Beam results, and marks every record correctly."""
 
 from __future__ import annotations
 
@@ -93,6 +93,46 @@ def test_flink_timeline_renders(tmp_path: Path) -> None:
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert "amount 8 · +1 late" in texts
     _save(fig, tmp_path / "flink.png")
+
+
+def _beam() -> Any:
+    from kstreamlike import beam
+
+    watermarks = ks.WatermarkStrategy.for_bounded_out_of_orderness(1_000)
+    return (
+        ks.stream(ROWS, key="user", timestamp="ts", watermarks=watermarks)
+        .window_into(
+            beam.FixedWindows(5_000),
+            trigger=beam.AfterWatermark(early=beam.AfterCount(1), late=beam.AfterCount(1)),
+            accumulation_mode=beam.AccumulationMode.ACCUMULATING_AND_RETRACTING,
+            allowed_lateness=2_000,
+        )
+        .combine_per_key(ks.agg.sum("amount"))
+    )
+
+
+def test_beam_timeline_draws_each_windows_last_pane(tmp_path: Path) -> None:
+    result = _beam()
+    fig = ks.viz.timeline(result)
+    assert fig.get_suptitle() == (
+        "Beam · fixed 5 s · out-of-orderness 1 s, allowed lateness 2 s · AfterWatermark, "
+        "accumulating_and_retracting"
+    )
+    data = timeline_data(result, max_records=100)
+    panes = result.collect().filter(~pl.col("is_retraction"))
+    # a bar per window: its panes without the retractions, and the last pane's value
+    bars = [(w.key, w.start, w.emissions, w.late_panes, w.short) for w in data.windows]
+    expected = []
+    for (user, start), rows in panes.group_by("user", "window_start", maintain_order=True):
+        late = rows.filter(pl.col("pane_timing") == "LATE").height
+        expected.append((user, start, rows.height, late, str(rows["amount"][-1])))
+    assert bars == sorted(expected)
+    assert any(w.emissions > 1 for w in data.windows)
+    late = data.records.filter(pl.col("__status__") == "late")["ts"].to_list()
+    assert late == result.late_records()["ts"].to_list()
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert any("panes" in t or "late" in t for t in texts)
+    _save(fig, tmp_path / "beam.png")
 
 
 def test_records_are_marked_as_the_result_says() -> None:
