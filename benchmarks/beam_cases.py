@@ -1,6 +1,7 @@
 """Beam-profile benchmark pipelines: fixed 1-minute windows with early firings every 1,000
-elements of a key's window and a late firing per late element (``AfterWatermark(early=
-AfterCount(1000), late=AfterCount(1))``), in discarding and retracting modes, measured
+elements of a key's window (or 10 s of processing time after a pane's first element) and a
+late firing per late element (``AfterWatermark(early=AfterCount(1000),
+late=AfterCount(1))``), in discarding and retracting modes, measured
 against the on-time-only pipeline (``AfterWatermark()``) on the same backend, which is
 itself measured against a hand-written group_by.
 
@@ -24,26 +25,42 @@ from kstreamlike import beam
 __all__ = ["beam_windowed", "spark_tumbling_baseline"]
 
 EARLY_AND_LATE = beam.AfterWatermark(early=beam.AfterCount(1000), late=beam.AfterCount(1))
+PROCESSING_EARLY_AND_LATE = beam.AfterWatermark(
+    early=beam.AfterProcessingTime(timedelta(seconds=10)), late=beam.AfterCount(1)
+)
+ARRIVAL_CLOCK = 1_700_000_000_000
+"""The processing time of the first event (ms); the events arrive 2,000 a second."""
 
 
 def beam_windowed(
-    backend: str, *, firings: bool, mode: beam.AccumulationMode = beam.AccumulationMode.DISCARDING
+    backend: str,
+    *,
+    firings: bool,
+    mode: beam.AccumulationMode = beam.AccumulationMode.DISCARDING,
+    processing: bool = False,
 ) -> Callable[[Any], object]:
-    """Count and sum per key and fixed minute: early and late firings (``firings``) or the
-    on-time pane only (without allowed lateness), in ``mode``."""
+    """Count and sum per key and fixed minute: early and late firings (``firings``; early
+    every 1,000 elements, or ``processing``: 10 s of processing time after a pane's first
+    element) or the on-time pane only (without allowed lateness), in ``mode``."""
 
     def run(df: Any) -> object:
+        clock = None
+        if processing:
+            df = df.with_columns((pl.col("offset") // 2 + ARRIVAL_CLOCK).alias("arrived"))
+            clock = "arrived"
         stream = ks.stream(
             df,
             key="key",
             timestamp="ts",
             order_by="offset",
+            processing_time=clock,
             backend=backend,
             watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(GRACE_MS),
         )
+        trigger = PROCESSING_EARLY_AND_LATE if processing else EARLY_AND_LATE
         windowed = stream.window_into(
             beam.FixedWindows(timedelta(minutes=1)),
-            trigger=EARLY_AND_LATE if firings else beam.AfterWatermark(),
+            trigger=trigger if firings else beam.AfterWatermark(),
             accumulation_mode=mode,
             allowed_lateness=timedelta(minutes=1) if firings else timedelta(0),
         )

@@ -576,6 +576,17 @@ CASES = [
         for keys in (10, 10_000)
         for mode in ("discarding", "accumulating_and_retracting")
     ),
+    *(
+        Case(
+            f"polars Beam fixed 1 min, early every 10 s of processing time + late each, "
+            f"discarding, {keys} keys",
+            10_000_000,
+            beam_windowed("polars", firings=True, processing=True),
+            beam_windowed("polars", firings=False),
+            keys=keys,
+        )
+        for keys in (10, 10_000)
+    ),
     Case(
         "spark Beam fixed 1 min, on time only, 10 keys",
         10_000_000,

@@ -495,3 +495,45 @@ def test_sliding_windows_firing_at_one_element_fire_in_assignment_order() -> Non
     firing = outputs[0].filter(pl.col("emit_order") // 2**24 == 15)  # the eighth element
     assert firing["window_start"].to_list() == [1, 0]
     assert outputs[0].equals(outputs[1])
+
+
+@pytest.mark.parametrize(
+    ("mode", "values"),
+    [
+        (beam.AccumulationMode.DISCARDING, [2, 2, 1, 1]),
+        (beam.AccumulationMode.ACCUMULATING, [2, 4, 5, 1]),
+    ],
+)
+@pytest.mark.parametrize("null_key_column", [False, True])
+def test_processing_time_early_panes_fire_at_the_clock_advance_past_their_delay(
+    backend: str, mode: beam.AccumulationMode, values: list[int], null_key_column: bool
+) -> None:
+    # the first element (processing time 0) sets a timer at 0 + 10; the clock reaches it
+    # when the third arrives (11), which fires the pane of the first two before that
+    # element starts the next pane (timer 21, reached at 30); the watermark passes the
+    # window after 200; the last window's timer (41) never fires
+    # (a key of two columns, one of them null: a regression for the pane chains)
+    frame = pl.DataFrame(
+        {"k": ["a"] * 6, "j": [None] * 6, "ts": [1, 2, 3, 4, 5, 200], "pt": [0, 5, 11, 12, 30, 31]},
+        schema_overrides={"j": pl.Int64},
+    )
+    stream = ks.stream(
+        frame,
+        key=["k", "j"] if null_key_column else "k",
+        timestamp="ts",
+        processing_time="pt",
+        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+        backend=backend,
+    )
+    result = stream.window_into(
+        beam.FixedWindows(100),
+        trigger=beam.AfterWatermark(early=beam.AfterProcessingTime(10)),
+        accumulation_mode=mode,
+    ).combine_per_key(ks.agg.count())
+    out = result.collect().select("window_start", "count", "pane_timing", "pane_index")
+    assert out.rows() == [
+        (0, values[0], "EARLY", 0),
+        (0, values[1], "EARLY", 1),
+        (0, values[2], "ON_TIME", 2),
+        (200, values[3], "ON_TIME", 0),
+    ]

@@ -1,6 +1,7 @@
 """The compiled backends equal the reference interpreter on the Beam profile: fixed and
-sliding windows with the default trigger and ``AfterWatermark`` with count early and late
-firings (the Beam kernel), in every accumulation mode, with ``fire_only_updated_panes``,
+sliding windows with the default trigger and ``AfterWatermark`` with count or
+processing-time early firings and count late firings (the Beam kernel), in every
+accumulation mode, with ``fire_only_updated_panes``,
 generated and recorded watermarks, allowed lateness and partitions; and the plans the
 kernel leaves to the reference interpreter (sessions, global windows, other triggers and
 timestamp combiners, lists of values).
@@ -24,7 +25,13 @@ from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.beam import vectorized
 from tests.differential.compare import assert_same_as_reference
 from tests.strategies import budget
-from tests.strategies.flink import AGG_LISTS, KEYS, frames, watermark_strategies
+from tests.strategies.flink import (
+    AGG_LISTS,
+    KEYS,
+    clock_processing_times,
+    frames,
+    watermark_strategies,
+)
 
 MODES = st.sampled_from(list(beam.AccumulationMode))
 COUNTS = st.one_of(st.none(), st.just(beam.Never()), st.integers(1, 4).map(beam.AfterCount))
@@ -63,6 +70,7 @@ def _pipeline(
     updated_only: bool,
     aggregations: list[ks.agg.AggExpr] | None,
     combiner: Any = None,
+    processing_time: str | None = None,
 ) -> Any:
     stream = ks.stream(
         frame,
@@ -71,6 +79,7 @@ def _pipeline(
         order_by="o" if order_by else None,
         partition="p" if partition else None,
         watermarks=watermarks,
+        processing_time=processing_time,
     )
     windowed = stream.window_into(
         window_fn,
@@ -157,6 +166,61 @@ def test_beam_kernel_matches_reference(compiled_backend: str) -> None:
             aggregations=aggregations,
         )
         assert vectorized(result.plan)
+        _check(result, compiled_backend)
+
+    check()
+
+
+@pytest.mark.spark_path
+def test_beam_kernel_processing_time_early_firings_match_reference(compiled_backend: str) -> None:
+    """Early ``AfterProcessingTime`` panes: each fires at the first clock advance past its
+    first element's processing time plus the delay, unless the watermark passed the window
+    first; the clock is read behind, jumps and stands still."""
+
+    @budget(compiled_backend, few=4)
+    @given(
+        frame=frames(),
+        window_fn=window_fns(),
+        delay=st.integers(0, 25),
+        late=COUNTS,
+        mode=MODES,
+        lateness=st.one_of(st.just(0), st.integers(0, 40)),
+        keys=KEYS,
+        partition=st.booleans(),
+        updated_only=st.booleans(),
+        aggregations=AGG_LISTS,
+        data=st.data(),
+    )
+    def check(
+        frame: pl.DataFrame,
+        window_fn: Any,
+        delay: int,
+        late: Any,
+        mode: Any,
+        lateness: int,
+        keys: list[str],
+        partition: bool,
+        updated_only: bool,
+        aggregations: list[ks.agg.AggExpr],
+        data: st.DataObject,
+    ) -> None:
+        result = _pipeline(
+            data.draw(clock_processing_times(frame)),
+            window_fn,
+            beam.AfterWatermark(early=beam.AfterProcessingTime(delay), late=late),
+            data.draw(watermark_strategies(partition, True)),
+            mode=mode,
+            lateness=lateness,
+            keys=keys,
+            partition=partition,
+            order_by=True,
+            updated_only=updated_only,
+            aggregations=aggregations,
+            processing_time="pt",
+        )
+        assert vectorized(result.plan)
+        out = result.collect()
+        event(f"early panes: {min(out.filter(pl.col('pane_timing') == 'EARLY').height, 3)}")
         _check(result, compiled_backend)
 
     check()

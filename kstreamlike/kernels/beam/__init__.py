@@ -1,6 +1,7 @@
 """Beam-profile windows, vectorized with Polars: fixed and sliding windows combined with
-``ks.agg`` expressions, under the default trigger or ``AfterWatermark`` with count early
-and late firings (``AfterCount``, ``Never``), in every accumulation mode (Apex's retracting
+``ks.agg`` expressions, under the default trigger or ``AfterWatermark`` with count or
+processing-time early firings (``AfterCount``, ``AfterProcessingTime``, ``Never``) and count
+late firings (``AfterCount``, ``Never``), in every accumulation mode (Apex's retracting
 one too, and ``fire_only_updated_panes``), panes stamped at the end of the window
 (``TimestampCombiner.OUTPUT_AT_EOW``). :func:`vectorized` says which plans these are; the
 Polars backend replays the others record by record on the reference interpreter.
@@ -10,7 +11,9 @@ The model (:mod:`kstreamlike.reference.beam` is the record-at-a-time port it fol
 
 * An element arriving while the watermark is at or before the window's ``maxTimestamp`` is
   *early*; the early ones are a prefix, as the watermark only grows. An early
-  ``AfterCount(n)`` fires an ``EARLY`` pane at every ``n``-th of them.
+  ``AfterCount(n)`` fires an ``EARLY`` pane at every ``n``-th of them; an early
+  ``AfterProcessingTime(d)`` fires a pane ``d`` of processing time after its first element,
+  at a clock advance (:mod:`.processing`).
 * The end-of-window timer fires an ``ON_TIME`` pane at the first watermark advance past
   ``maxTimestamp`` (``OnTimeBehavior.FIRE_ALWAYS``: even when empty), if the window took an
   early element. A window whose first element arrives after that fires a ``LATE`` first
@@ -47,10 +50,12 @@ from kstreamlike.kernels.beam.names import (
     RANK,
 )
 from kstreamlike.kernels.beam.panes import described
+from kstreamlike.kernels.beam.processing import AT, AT_TIE, EARLY_BLOCK, EARLY_FIRED, early_blocks
 from kstreamlike.kernels.beam.triggers import Firings, firings_of
 from kstreamlike.kernels.beam.values import block_values, pane_values
-from kstreamlike.kernels.columns import PART, REASON, ROW, TS, WINDEX, WM, WMAX, WSTART
+from kstreamlike.kernels.columns import PART, REASON, ROW, SEQ, TS, WINDEX, WM, WMAX, WSTART
 from kstreamlike.kernels.expr_ops import POLARS
+from kstreamlike.kernels.flink.processing_time import processing_clock
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.beam import (
     AccumulationMode,
@@ -156,16 +161,28 @@ def beam_panes(
     firings = firings_of(node.trigger)
     assert firings is not None
     group = list(dict.fromkeys([PART, *node.keys, WSTART]))
+    clock = None
+    if firings.early_delay is not None:
+        # (materialized: the pairs, the clock advances and the watermarks all read them)
+        partitioned = node.source.partition is not None
+        clocked, ticks = pl.collect_all(processing_clock(records.collect().lazy(), partitioned))
+        records = clocked.lazy()
+        clock = (ticks, clocked.select(SEQ, WM))
     # (materialized first: Polars runs window expressions over a materialized frame more
     # than twice as fast as fused with the expressions computing the windows)
     pairs = _pairs(node, records).collect().lazy()
     # Without early firings or lateness every element a window takes arrives before its end
     # (a later one is expired), none fires, and each window is one block: no ranks needed,
     # and accumulating panes are the discarding ones.
-    single = firings.early is None and node.allowed_lateness == 0
-    pairs, elements = _single_block(pairs) if single else _ranked(firings, pairs, group)
+    single = firings.early is None and clock is None and node.allowed_lateness == 0
+    if single:
+        pairs, elements = _single_block(pairs)
+    else:
+        pairs, elements = _ranked(firings, pairs, group, clock)
     discarding = single or node.accumulation is AccumulationMode.DISCARDING
-    blocked = blocks(elements, group, block_values(node, discarding), ranked=not single)
+    timed = [AT, AT_TIE] if clock is not None else []
+    values = [*block_values(node, discarding), *(pl.col(c).last() for c in timed)]
+    blocked = blocks(elements, group, values, ranked=not single)
     blocked = blocked.collect().lazy()
     panes = fired(
         firings,
@@ -193,10 +210,15 @@ def _single_block(pairs: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
 
 
 def _ranked(
-    firings: Firings, pairs: pl.LazyFrame, group: list[str]
+    firings: Firings,
+    pairs: pl.LazyFrame,
+    group: list[str],
+    clock: tuple[pl.DataFrame, pl.DataFrame] | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(pairs with ``EXPIRED`` and ``CLOSED``, the elements windows took with their rank,
-    early count, whether they fire and their block)."""
+    early count, whether they fire and their block; and with processing-time early
+    firings (``clock``: the clock advances and each record's watermark), where their early
+    panes fire, :mod:`.processing`)."""
     # A window's expired elements come after all the others (the watermark only grows), so
     # ranks and early counts over all its pairs are those over the elements it took.
     pairs = pairs.with_columns(
@@ -221,6 +243,14 @@ def _ranked(
     if firings.early is not None:
         fires = fires | ((r < n_early) & ((r + 1) % firings.early == 0))
         early_before, early_total = r // firings.early, n_early // firings.early
+    if clock is not None:
+        assert firings.early_delay is not None
+        ticks, watermarks = clock
+        blocked = early_blocks(pairs.collect(), group, firings.early_delay, ticks, watermarks)
+        pairs = blocked.lazy()
+        # every element of a pane that fires early is cut at that firing
+        fires = fires | pl.col(AT).is_not_null()
+        early_before, early_total = pl.col(EARLY_BLOCK), pl.col(EARLY_FIRED)
     if late is not None:
         fires = fires | ((late_rank >= 0) & ((late_rank + 1) % late == 0))
         late_before = (late_rank // late).clip(lower_bound=0)

@@ -18,8 +18,9 @@ from kstreamlike.kernels.beam.names import (
     TIMING,
     VALUE_BLOCK,
 )
+from kstreamlike.kernels.beam.processing import AT, AT_TIE
 from kstreamlike.kernels.beam.triggers import Firings
-from kstreamlike.kernels.columns import POS, SEQ, TIE, WINDEX, WM, WMAX
+from kstreamlike.kernels.columns import DOMAIN, POS, SEQ, TIE, WINDEX, WM, WMAX
 from kstreamlike.kernels.flink.timers import reached_by_watermark
 from kstreamlike.plan.positions import processing_of
 
@@ -67,9 +68,16 @@ def fired(
     """One row per firing: the window, ``BLOCK`` (the firing's index in the window),
     ``VALUE_BLOCK`` (the block whose values the pane shows: its own, or in an accumulating
     mode the last non-empty one up to it), ``CUT``, the timing, whether the pane is the last,
-    and where it is emitted (``POS``, ``TIE``)."""
+    and where it is emitted (``POS``, ``DOMAIN``, ``TIE``)."""
     window = [*group, WINDEX, WMAX, GC]
     after_end = pl.col(WM) > pl.col(WMAX)
+    position, tie, domain = processing_of(pl.col(SEQ)), pl.col(WINDEX), pl.lit(0)
+    if AT in blocked.collect_schema().names():
+        # an early pane of a processing-time trigger fires at its timer, after the
+        # event-time timers of the same place
+        timed = pl.col(AT).is_not_null()
+        position, tie = pl.coalesce(AT, position), pl.coalesce(AT_TIE, tie)
+        domain = timed.cast(pl.Int8)
     at_elements = _firing(
         blocked.filter(pl.col(FIRES)),
         window,
@@ -78,8 +86,9 @@ def fired(
         timing=pl.when(after_end).then(pl.lit("LATE")).otherwise(pl.lit("EARLY")),
         # a window's first firing after its end finishes a trigger without late firings
         last=pl.lit(firings.closes) & after_end,
-        position=processing_of(pl.col(SEQ)),
-        tie=pl.col(WINDEX),
+        position=position,
+        tie=tie,
+        domain=domain,
     )
     early_fire = pl.col(FIRES) & (pl.col(RANK) < pl.col(EARLY))
     summary = blocked.group_by(group).agg(
@@ -146,9 +155,11 @@ def _firing(
     position: pl.Expr,
     tie: pl.Expr,
     value_block: pl.Expr | None = None,
+    domain: pl.Expr | None = None,
 ) -> pl.LazyFrame:
     """The columns every firing carries (see :func:`fired`); a pane shows its own block
-    unless ``value_block`` says otherwise."""
+    unless ``value_block`` says otherwise, and is an event-time or element firing unless
+    ``domain`` (1: a processing-time timer) says otherwise."""
     return frame.select(
         *window,
         block.alias(BLOCK),
@@ -157,5 +168,6 @@ def _firing(
         timing.alias(TIMING),
         last.alias(LAST),
         position.cast(pl.Int64).alias(POS),
+        (pl.lit(0) if domain is None else domain).cast(pl.Int8).alias(DOMAIN),
         tie.alias(TIE),
     )

@@ -9,7 +9,7 @@ import polars as pl
 
 from kstreamlike.kernels.beam.names import BLOCK, SUB, TIMING
 from kstreamlike.kernels.beam.runs import NEW, run_cum_sum, run_index, run_shift, run_start
-from kstreamlike.kernels.columns import PART, POS, TIE, WMAX, WSTART
+from kstreamlike.kernels.columns import DOMAIN, PART, POS, TIE, WMAX, WSTART
 from kstreamlike.plan.beam import AccumulationMode, BeamWindowedAggregate, geometry
 from kstreamlike.plan.nodes import DeclarativeAggregation
 from kstreamlike.plan.schema import BEAM_PANE, aggregate_columns
@@ -56,7 +56,7 @@ def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]
     extra = [] if partition is None or partition in node.keys else [pl.col(PART).alias(partition)]
     return (
         pl.concat(rows, how="vertical")
-        .sort([PART, POS, TIE, *node.keys, WSTART, SUB], nulls_last=True)
+        .sort([PART, POS, DOMAIN, TIE, *node.keys, WSTART, SUB], nulls_last=True)
         .select(
             *extra,
             *node.keys,
