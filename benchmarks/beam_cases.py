@@ -28,6 +28,10 @@ EARLY_AND_LATE = beam.AfterWatermark(early=beam.AfterCount(1000), late=beam.Afte
 PROCESSING_EARLY_AND_LATE = beam.AfterWatermark(
     early=beam.AfterProcessingTime(timedelta(seconds=10)), late=beam.AfterCount(1)
 )
+PROCESSING_EARLY_AND_PROCESSING_LATE = beam.AfterWatermark(
+    early=beam.AfterProcessingTime(timedelta(seconds=10)),
+    late=beam.AfterProcessingTime(timedelta(seconds=10)),
+)
 ARRIVAL_CLOCK = 1_700_000_000_000
 """The processing time of the first event (ms); the events arrive 2,000 a second."""
 
@@ -38,14 +42,16 @@ def beam_windowed(
     firings: bool,
     mode: beam.AccumulationMode = beam.AccumulationMode.DISCARDING,
     processing: bool = False,
+    late_processing: bool = False,
 ) -> Callable[[Any], object]:
     """Count and sum per key and fixed minute: early and late firings (``firings``; early
     every 1,000 elements, or ``processing``: 10 s of processing time after a pane's first
-    element) or the on-time pane only (without allowed lateness), in ``mode``."""
+    element; late at each element, or ``late_processing`` as the early ones) or the
+    on-time pane only (without allowed lateness), in ``mode``."""
 
     def run(df: Any) -> object:
         clock = None
-        if processing:
+        if processing or late_processing:
             df = df.with_columns((pl.col("offset") // 2 + ARRIVAL_CLOCK).alias("arrived"))
             clock = "arrived"
         stream = ks.stream(
@@ -57,7 +63,11 @@ def beam_windowed(
             backend=backend,
             watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(GRACE_MS),
         )
-        trigger = PROCESSING_EARLY_AND_LATE if processing else EARLY_AND_LATE
+        trigger = EARLY_AND_LATE
+        if late_processing:
+            trigger = PROCESSING_EARLY_AND_PROCESSING_LATE
+        elif processing:
+            trigger = PROCESSING_EARLY_AND_LATE
         windowed = stream.window_into(
             beam.FixedWindows(timedelta(minutes=1)),
             trigger=trigger if firings else beam.AfterWatermark(),

@@ -588,6 +588,14 @@ CASES = [
         for keys in (10, 10_000)
     ),
     Case(
+        "polars Beam fixed 1 min, early and late every 10 s of processing time, "
+        "discarding, 10 keys",
+        10_000_000,
+        beam_windowed("polars", firings=True, late_processing=True),
+        beam_windowed("polars", firings=False),
+        keys=10,
+    ),
+    Case(
         "spark Beam fixed 1 min, on time only, 10 keys",
         10_000_000,
         beam_windowed("spark", firings=False),

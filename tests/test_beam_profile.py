@@ -497,6 +497,18 @@ def test_sliding_windows_firing_at_one_element_fire_in_assignment_order() -> Non
     assert outputs[0].equals(outputs[1])
 
 
+def _clocked(frame: pl.DataFrame, key: str | list[str], backend: str) -> ks.KStream[pl.DataFrame]:
+    """A stream of ``frame`` with processing times ``pt`` and watermarks trailing ``ts``."""
+    return ks.stream(
+        frame,
+        key=key,
+        timestamp="ts",
+        processing_time="pt",
+        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+        backend=backend,
+    )
+
+
 @pytest.mark.parametrize(
     ("mode", "values"),
     [
@@ -517,14 +529,7 @@ def test_processing_time_early_panes_fire_at_the_clock_advance_past_their_delay(
         {"k": ["a"] * 6, "j": [None] * 6, "ts": [1, 2, 3, 4, 5, 200], "pt": [0, 5, 11, 12, 30, 31]},
         schema_overrides={"j": pl.Int64},
     )
-    stream = ks.stream(
-        frame,
-        key=["k", "j"] if null_key_column else "k",
-        timestamp="ts",
-        processing_time="pt",
-        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
-        backend=backend,
-    )
+    stream = _clocked(frame, ["k", "j"] if null_key_column else "k", backend)
     result = stream.window_into(
         beam.FixedWindows(100),
         trigger=beam.AfterWatermark(early=beam.AfterProcessingTime(10)),
@@ -537,3 +542,47 @@ def test_processing_time_early_panes_fire_at_the_clock_advance_past_their_delay(
         (0, values[2], "ON_TIME", 2),
         (200, values[3], "ON_TIME", 0),
     ]
+
+
+def test_processing_time_late_panes_fire_at_their_timer_or_at_garbage_collection(
+    backend: str,
+) -> None:
+    # window [0, 100), lateness 100: the watermark passes the window after 200 (on-time
+    # pane of the first element); the late element at processing time 10 sets a timer at
+    # 10 + 5 + 1, reached at 25 (the pane of the two late elements, before that record);
+    # that record's element starts a pane whose timer (31) is not reached before the
+    # watermark passes 199 (garbage collection fires it, the last pane)
+    frame = pl.DataFrame(
+        {"k": ["a"] * 6, "ts": [1, 200, 2, 3, 4, 300], "pt": [0, 1, 10, 12, 25, 26]}
+    )
+    stream = _clocked(frame, "k", backend)
+    result = stream.window_into(
+        beam.FixedWindows(100),
+        trigger=beam.AfterWatermark(late=beam.AfterProcessingTime(5)),
+        allowed_lateness=100,
+    ).combine_per_key(ks.agg.count())
+    out = result.collect().filter(pl.col("window_start") == 0)
+    assert out.select("count", "pane_timing", "pane_index", "pane_is_last").rows() == [
+        (1, "ON_TIME", 0, False),
+        (2, "LATE", 1, False),
+        (1, "LATE", 2, True),
+    ]
+
+
+def test_an_early_timer_left_pending_fires_a_late_pane_at_its_turn(backend: str) -> None:
+    # window b's early pane (timer 7 + 5 + 1) does not fire before the watermark passes
+    # the window; its timer stays. At the clock's jump to 20, timers 13 (b's early one,
+    # pending), 14 (x's early pane), 15 (a's late pane) and 16 (b's late pane) fire in
+    # that order: b's late pane, ready since 15, fires at 13, before x's and a's
+    rows = [("a", 1, 0), ("y", 2, 6), ("b", 3, 7), ("x", 20, 8), ("a", 4, 9), ("b", 5, 10)]
+    rows.append(("z", 21, 20))
+    frame = pl.DataFrame(rows, schema=["k", "ts", "pt"], orient="row")
+    stream = _clocked(frame, "k", backend)
+    delay = beam.AfterProcessingTime(5)
+    result = stream.window_into(
+        beam.FixedWindows(10),
+        trigger=beam.AfterWatermark(early=delay, late=delay),
+        allowed_lateness=100,
+    ).combine_per_key(ks.agg.count())
+    out = result.collect().select("k", "window_start", "pane_timing")
+    assert out.rows()[4:7] == [("b", 0, "LATE"), ("x", 20, "EARLY"), ("a", 0, "LATE")]

@@ -1,6 +1,6 @@
 """The compiled backends equal the reference interpreter on the Beam profile: fixed and
 sliding windows with the default trigger and ``AfterWatermark`` with count or
-processing-time early firings and count late firings (the Beam kernel), in every
+processing-time early and late firings (the Beam kernel), in every
 accumulation mode, with ``fire_only_updated_panes``,
 generated and recorded watermarks, allowed lateness and partitions; and the plans the
 kernel leaves to the reference interpreter (sessions, global windows, other triggers and
@@ -171,18 +171,29 @@ def test_beam_kernel_matches_reference(compiled_backend: str) -> None:
     check()
 
 
+@st.composite
+def processing_time_triggers(draw: st.DrawFn) -> Any:
+    """``AfterWatermark`` with ``AfterProcessingTime`` early or late firings (or both),
+    the other phase by count or none."""
+    delays = st.integers(0, 25).map(beam.AfterProcessingTime)
+    early, late = draw(st.sampled_from([(True, False), (False, True), (True, True)]))
+    return beam.AfterWatermark(
+        early=draw(delays if early else COUNTS), late=draw(delays if late else COUNTS)
+    )
+
+
 @pytest.mark.spark_path
-def test_beam_kernel_processing_time_early_firings_match_reference(compiled_backend: str) -> None:
-    """Early ``AfterProcessingTime`` panes: each fires at the first clock advance past its
-    first element's processing time plus the delay, unless the watermark passed the window
-    first; the clock is read behind, jumps and stands still."""
+def test_beam_kernel_processing_time_firings_match_reference(compiled_backend: str) -> None:
+    """``AfterProcessingTime`` panes, early and late: each fires at the first clock advance
+    past its first element's processing time plus the delay, unless the watermark passed
+    the window (early) or its garbage-collection time (late) first; the clock is read
+    behind, jumps and stands still."""
 
     @budget(compiled_backend, few=4)
     @given(
         frame=frames(),
         window_fn=window_fns(),
-        delay=st.integers(0, 25),
-        late=COUNTS,
+        trigger=processing_time_triggers(),
         mode=MODES,
         lateness=st.one_of(st.just(0), st.integers(0, 40)),
         keys=KEYS,
@@ -194,8 +205,7 @@ def test_beam_kernel_processing_time_early_firings_match_reference(compiled_back
     def check(
         frame: pl.DataFrame,
         window_fn: Any,
-        delay: int,
-        late: Any,
+        trigger: Any,
         mode: Any,
         lateness: int,
         keys: list[str],
@@ -207,7 +217,7 @@ def test_beam_kernel_processing_time_early_firings_match_reference(compiled_back
         result = _pipeline(
             data.draw(clock_processing_times(frame)),
             window_fn,
-            beam.AfterWatermark(early=beam.AfterProcessingTime(delay), late=late),
+            trigger,
             data.draw(watermark_strategies(partition, True)),
             mode=mode,
             lateness=lateness,
@@ -220,7 +230,9 @@ def test_beam_kernel_processing_time_early_firings_match_reference(compiled_back
         )
         assert vectorized(result.plan)
         out = result.collect()
-        event(f"early panes: {min(out.filter(pl.col('pane_timing') == 'EARLY').height, 3)}")
+        for timing in ("EARLY", "LATE"):
+            panes = out.filter(pl.col("pane_timing") == timing).height
+            event(f"{timing.lower()} panes: {min(panes, 3)}")
         _check(result, compiled_backend)
 
     check()

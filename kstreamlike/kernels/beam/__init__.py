@@ -1,7 +1,7 @@
 """Beam-profile windows, vectorized with Polars: fixed and sliding windows combined with
 ``ks.agg`` expressions, under the default trigger or ``AfterWatermark`` with count or
-processing-time early firings (``AfterCount``, ``AfterProcessingTime``, ``Never``) and count
-late firings (``AfterCount``, ``Never``), in every accumulation mode (Apex's retracting
+processing-time early and late firings (``AfterCount``, ``AfterProcessingTime``,
+``Never``), in every accumulation mode (Apex's retracting
 one too, and ``fire_only_updated_panes``), panes stamped at the end of the window
 (``TimestampCombiner.OUTPUT_AT_EOW``). :func:`vectorized` says which plans these are; the
 Polars backend replays the others record by record on the reference interpreter.
@@ -19,8 +19,10 @@ The model (:mod:`kstreamlike.reference.beam` is the record-at-a-time port it fol
   early element. A window whose first element arrives after that fires a ``LATE`` first
   pane at once (the output watermark, which every hold leaves at the input watermark when
   panes are stamped at the end of the window, is past the window).
-* After that first non-early pane the late trigger counts the elements that follow:
+* After that first non-early pane the late trigger sees the elements that follow:
   ``AfterCount(m)`` fires a ``LATE`` pane at every ``m``-th (the default trigger at each),
+  ``AfterProcessingTime(d)`` a pane ``d`` of processing time after its first element
+  (:mod:`.processing`),
   ``Never`` at none; without late firings the trigger finishes with that pane, which is
   then the last, and the window drops what follows (reason ``closed window``).
 * At the first advance past ``maxTimestamp + allowed_lateness`` (garbage collection) a
@@ -50,7 +52,15 @@ from kstreamlike.kernels.beam.names import (
     RANK,
 )
 from kstreamlike.kernels.beam.panes import described
-from kstreamlike.kernels.beam.processing import AT, AT_TIE, EARLY_BLOCK, EARLY_FIRED, early_blocks
+from kstreamlike.kernels.beam.processing import (
+    AT,
+    AT_TIE,
+    EARLY_BLOCK,
+    EARLY_FIRED,
+    LATE_BLOCK,
+    late_rank,
+    timed_panes,
+)
 from kstreamlike.kernels.beam.triggers import Firings, firings_of
 from kstreamlike.kernels.beam.values import block_values, pane_values
 from kstreamlike.kernels.columns import PART, REASON, ROW, SEQ, TS, WINDEX, WM, WMAX, WSTART
@@ -162,7 +172,7 @@ def beam_panes(
     assert firings is not None
     group = list(dict.fromkeys([PART, *node.keys, WSTART]))
     clock = None
-    if firings.early_delay is not None:
+    if firings.early_delay is not None or firings.late_delay is not None:
         # (materialized: the pairs, the clock advances and the watermarks all read them)
         partitioned = node.source.partition is not None
         clocked, ticks = pl.collect_all(processing_clock(records.collect().lazy(), partitioned))
@@ -216,8 +226,8 @@ def _ranked(
     clock: tuple[pl.DataFrame, pl.DataFrame] | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(pairs with ``EXPIRED`` and ``CLOSED``, the elements windows took with their rank,
-    early count, whether they fire and their block; and with processing-time early
-    firings (``clock``: the clock advances and each record's watermark), where their early
+    early count, whether they fire and their block; and with processing-time early or
+    late firings (``clock``: the clock advances and each record's watermark), where their
     panes fire, :mod:`.processing`)."""
     # A window's expired elements come after all the others (the watermark only grows), so
     # ranks and early counts over all its pairs are those over the elements it took.
@@ -226,10 +236,9 @@ def _ranked(
         (pl.col(WM) <= pl.col(WMAX)).sum().over(group).cast(pl.Int64).alias(EARLY),
     )
     r, n_early = pl.col(RANK), pl.col(EARLY)
-    # the rank among the elements the late trigger counts (a fresh window's first is -1)
-    late_rank = r - n_early - (n_early == 0).cast(pl.Int64)
+    late_ranked = late_rank()
     expired = pl.col(GC) < pl.col(WM)
-    closed = ~expired & (late_rank >= 0) if firings.closes else pl.lit(False)
+    closed = ~expired & (late_ranked >= 0) if firings.closes else pl.lit(False)
     # (materialized: the elements, the blocks and the late records all read them)
     pairs = pairs.with_columns(expired.alias(EXPIRED), closed.alias(CLOSED)).collect().lazy()
     fires = (r == 0) & (n_early == 0)  # a window's first element arrives late
@@ -243,17 +252,18 @@ def _ranked(
     if firings.early is not None:
         fires = fires | ((r < n_early) & ((r + 1) % firings.early == 0))
         early_before, early_total = r // firings.early, n_early // firings.early
-    if clock is not None:
-        assert firings.early_delay is not None
-        ticks, watermarks = clock
-        blocked = early_blocks(pairs.collect(), group, firings.early_delay, ticks, watermarks)
-        pairs = blocked.lazy()
-        # every element of a pane that fires early is cut at that firing
-        fires = fires | pl.col(AT).is_not_null()
-        early_before, early_total = pl.col(EARLY_BLOCK), pl.col(EARLY_FIRED)
     if late is not None:
-        fires = fires | ((late_rank >= 0) & ((late_rank + 1) % late == 0))
-        late_before = (late_rank // late).clip(lower_bound=0)
+        fires = fires | ((late_ranked >= 0) & ((late_ranked + 1) % late == 0))
+        late_before = (late_ranked // late).clip(lower_bound=0)
+    if clock is not None:
+        early_delay, late_delay = firings.early_delay, firings.late_delay
+        pairs = timed_panes(pairs.collect(), group, early_delay, late_delay, clock).lazy()
+        # every element of a pane its timer fires is cut at that firing
+        fires = fires | pl.col(AT).is_not_null()
+        if early_delay is not None:
+            early_before, early_total = pl.col(EARLY_BLOCK), pl.col(EARLY_FIRED)
+        if late_delay is not None:
+            late_before = pl.col(LATE_BLOCK).fill_null(0)
     first_pane = ((n_early > 0) | (r > 0)).cast(pl.Int64)
     block = (
         pl.when(r < n_early).then(early_before).otherwise(early_total + first_pane + late_before)

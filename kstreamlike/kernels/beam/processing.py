@@ -1,45 +1,90 @@
-"""Early ``AfterProcessingTime(delay)`` firings of the Beam kernel: where each window's
-early panes start and fire.
+"""``AfterProcessingTime(delay)`` firings of the Beam kernel, early and late: where each
+window's panes start and fire.
 
 A window's early elements (a prefix of its elements, :mod:`kstreamlike.kernels.beam`)
-form panes. A pane's first element, arriving at processing time ``c`` (the partition's
+form panes, and so do its late elements (those after its first non-early pane that it
+takes). A pane's first element, arriving at processing time ``c`` (the partition's
 clock, a running maximum), sets a timer at ``c + delay + 1``: it fires at the first clock
 advance reaching it, just before the record that raised the clock, after the event-time
-timers there. The next pane starts with the window's first element processed after that
-firing, i.e. the first with a clock past ``c + delay`` (the clock never goes back). So the
-panes' first elements form a chain: each is the first element of the window whose clock
-passes its predecessor's by more than ``delay``.
+timers there. The next pane starts with the window's first element of the phase processed
+after that firing, i.e. the first with a clock past ``c + delay`` (the clock never goes
+back). So the panes' first elements form a chain: each is the first element of the
+phase whose clock passes its predecessor's by more than ``delay``.
 
 The chain is followed by pointer doubling over every window at once: each element points
 to the element that would start the next pane were it a pane's first, and a round extends
 the set reached from each window's first element by the jumps of twice the length of the
-previous round's (so ``log2`` of the longest chain rounds, each a gather over the early
-elements; no loop over rows). A pane fires early when its timer's advance comes before the
-watermark passes the window (else the on-time pane takes its elements); only a window's
-last pane can miss its firing, since the next pane's first element is still early.
+previous round's (so ``log2`` of the longest chain rounds, each a gather over the phase's
+elements; no loop over rows). An early pane fires when its timer's advance comes before
+the watermark passes the window (else the on-time pane takes its elements), a late one
+when it comes before the watermark passes the garbage-collection time (else the window's
+last pane, at garbage collection, does); only a phase's last pane can miss its firing,
+since the next pane's first element is in the same phase.
+
+A timer outlives the phase that set it: the early trigger's pending timer (the last
+early pane's, or the one a window's first element sets when it arrives late) is not
+deleted when the on-time pane fires. Should it fire at the same clock advance as a late
+pane's timer and before it (a smaller timestamp), the late pane fires at its turn.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from kstreamlike._time import LONG_MAX
-from kstreamlike.kernels.beam.names import EARLY, RANK
+from kstreamlike.kernels.beam.names import CLOSED, EARLY, EXPIRED, GC, RANK
 from kstreamlike.kernels.columns import CLOCK, PART, SEQ, SLOT, TICK, WM, WMAX
 
-__all__ = ["AT", "AT_TIE", "EARLY_BLOCK", "EARLY_FIRED", "early_blocks"]
+__all__ = ["AT", "AT_TIE", "EARLY_BLOCK", "EARLY_FIRED", "LATE_BLOCK", "late_rank", "timed_panes"]
 
-AT = "__ks_beam_at"  # the emission position of the early firing of the element's pane
+AT = "__ks_beam_at"  # the emission position of the firing of the element's pane by its timer
 AT_TIE = "__ks_beam_at_tie"  # that firing's timer timestamp
 EARLY_BLOCK = "__ks_beam_early_pane"  # the index of the element's early pane in its window
 EARLY_FIRED = "__ks_beam_early_fired"  # the count of the window's early firings
+LATE_BLOCK = "__ks_beam_late_pane"  # the index of the element's late pane in its window
 
-_I = "__ks_beam_i"  # an early element's index
+_I = "__ks_beam_i"  # an element's index in its phase
 _J = "__ks_beam_j"  # the index of the element that would start the next pane
 _P = "__ks_beam_p"  # a pair's index
 _W = "__ks_beam_w"  # a window's id
 _HEAD = "__ks_beam_head"  # the element starts a pane
 _KEY = "__ks_beam_timer_at"  # the timer of a pane started by the element
+_STALE = "__ks_beam_stale"  # the timestamp of a window's early timer left pending
+
+
+def late_rank() -> pl.Expr:
+    """An element's rank among those the late trigger sees: the elements after the
+    window's first non-early pane (a window whose first element arrives late fires at
+    it, and that element is -1)."""
+    n_early = pl.col(EARLY)
+    return pl.col(RANK) - n_early - (n_early == 0).cast(pl.Int64)
+
+
+@dataclass(frozen=True)
+class _Phase:
+    """The elements of a trigger phase and where its panes' columns go.
+
+    Attributes:
+        elements: which pairs the phase's trigger sees.
+        deadline: a pane fires by its timer only while the watermark is at or before this
+            column (else a watermark firing takes its elements).
+        block: the column of the index of an element's pane among its phase's panes.
+        fired: the column of the count of the window's panes the phase's timers fire,
+            carried to every pair of the window (None: not needed).
+    """
+
+    elements: pl.Expr
+    deadline: str
+    block: str
+    fired: str | None
+
+
+_EARLY_PHASE = _Phase(pl.col(RANK) < pl.col(EARLY), WMAX, EARLY_BLOCK, EARLY_FIRED)
+_LATE_PHASE = _Phase(
+    (late_rank() >= 0) & ~pl.col(EXPIRED) & ~pl.col(CLOSED), GC, LATE_BLOCK, fired=None
+)
 
 
 def _filled(value: bool | None, n: int, dtype: pl.DataType, name: str = "") -> pl.Series:
@@ -78,80 +123,135 @@ def _chained(next_head: pl.Series, roots: pl.Series) -> pl.Series:
         jump = jump.gather(jump)
 
 
-def early_blocks(
-    pairs: pl.DataFrame,
-    group: list[str],
-    delay: int,
-    ticks: pl.DataFrame,
-    watermarks: pl.DataFrame,
-) -> pl.DataFrame:
-    """The early panes of ``AfterProcessingTime(delay)`` early firings.
-
-    Args:
-        pairs: the (record, window) pairs with ``group``, ``RANK``, ``EARLY``, ``CLOCK``
-            and ``WMAX``, a window's in arrival order.
-        group: the columns of a window (partition, keys, start).
-        delay: the trigger's delay in processing-time ticks.
-        ticks: the clock advances (``PART``, ``SLOT``, ``TICK``).
-        watermarks: the watermark when each record is processed (``SEQ``, ``WM``).
-
-    Returns:
-        ``pairs`` with, for early elements, ``EARLY_BLOCK`` and, when their pane fires
-        early, ``AT`` and ``AT_TIE``; and with ``EARLY_FIRED``, the count of their window's
-        early firings.
-    """
-    is_early = pl.col(RANK) < pl.col(EARLY)
-    early = pairs.with_row_index(_P).filter(is_early).select(_P, *group, RANK, CLOCK, WMAX)
-    # the timer a pane started by the element sets (none past the end of time)
-    timer = (
+def _timer(delay: int) -> pl.Expr:
+    """The timer a pane started by the element sets (none past the end of time)."""
+    return (
         pl.when(pl.col(CLOCK) <= LONG_MAX - delay - 1)
         .then(pl.col(CLOCK) + (delay + 1))
         .otherwise(None)
     )
+
+
+def _reached(timers: pl.DataFrame, ticks: pl.DataFrame, timer: str) -> pl.DataFrame:
+    """``timers`` (``PART``, the timer's timestamp ``timer``) with ``SLOT``: where the first
+    clock advance reaching each fires it (null: none does)."""
+    return timers.sort(timer, nulls_last=True).join_asof(
+        ticks.sort(TICK),
+        left_on=timer,
+        right_on=TICK,
+        by=PART,
+        strategy="forward",
+        check_sortedness=False,
+    )
+
+
+def _phase_panes(
+    pairs: pl.DataFrame,
+    group: list[str],
+    delay: int,
+    clock: tuple[pl.DataFrame, pl.DataFrame],
+    phase: _Phase,
+    stale: pl.DataFrame | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``pairs`` with the panes of one phase (``phase.block``, ``AT``, ``AT_TIE``; see
+    :func:`timed_panes`), and the timers of its last panes that did not fire (``group``,
+    ``_KEY``)."""
+    ticks, watermarks = clock
+    elements = pairs.with_row_index(_P).filter(phase.elements)
+    elements = elements.select(_P, *group, CLOCK, phase.deadline)
     # a window by the index of its first element (an as-of join matches no null key, and
     # one integer groups faster than the window's columns)
-    early = early.with_row_index(_I).with_columns(
-        timer.alias(_KEY), pl.col(_I).min().over(group).alias(_W)
+    elements = elements.with_row_index(_I).with_columns(
+        _timer(delay).alias(_KEY), pl.col(_I).min().over(group).alias(_W)
     )
-    roots = early.filter(pl.col(RANK) == 0)[_I].cast(pl.Int64)
-    early = early.with_columns(_chained(_next_heads(early), roots).alias(_HEAD))
-    early = early.with_columns(
-        (pl.col(_HEAD).cast(pl.Int64).cum_sum().over(_W) - 1).alias(EARLY_BLOCK)
+    roots = elements.filter(pl.col(_I) == pl.col(_W))[_I].cast(pl.Int64)
+    elements = elements.with_columns(_chained(_next_heads(elements), roots).alias(_HEAD))
+    elements = elements.with_columns(
+        (pl.col(_HEAD).cast(pl.Int64).cum_sum().over(_W) - 1).alias(phase.block)
     )
     # each pane's timer fires at the first clock advance reaching it, unless the watermark
-    # has passed the window by then (its end-of-window timer came first)
-    fire = (
-        early.filter(_HEAD)
-        .sort(_KEY, nulls_last=True)
-        .join_asof(
-            ticks.sort(TICK),
-            left_on=_KEY,
-            right_on=TICK,
-            by=PART,
-            strategy="forward",
-            check_sortedness=False,
-        )
-        .sort(_I)
-    )
+    # has passed the phase's deadline by then (a watermark timer came first)
+    fire = _reached(elements.filter(_HEAD), ticks, _KEY).sort(_I)
     # the watermark when the record whose clock advance fires it is processed
     by_seq = _filled(None, watermarks.height, pl.Int64()).scatter(watermarks[SEQ], watermarks[WM])
     then = by_seq.gather(fire[SLOT] // 2)
-    fired = (fire[SLOT].is_not_null() & (then <= fire[WMAX])).fill_null(False)
+    fired = (fire[SLOT].is_not_null() & (then <= fire[phase.deadline])).fill_null(False)
+    tie = fire[_KEY]
+    if stale is not None:
+        # a pending timer of the window firing at the same advance, and first
+        pending = _reached(stale, ticks, _STALE).filter(pl.col(SLOT).is_not_null())
+        pending = pending.select(*group, SLOT, _STALE)
+        found = fire.select(*group, SLOT).join(
+            pending, on=[*group, SLOT], how="left", nulls_equal=True, maintain_order="left"
+        )
+        tie = pl.select(pl.min_horizontal(tie, found[_STALE])).to_series()
+    unfired_heads = fire.filter(~fired).select(*group, pl.col(_KEY).alias(_STALE))
     # the heads' columns, then carried to the rest of their panes (unfired: -1)
-    m = early.height
+    m = elements.height
     unfired = pl.repeat(-1, fire.height, dtype=pl.Int64, eager=True)
     at = _filled(None, m, pl.Int64(), AT).scatter(fire[_I], fire[SLOT].zip_with(fired, unfired))
-    tie = _filled(None, m, pl.Int64(), AT_TIE).scatter(fire[_I], fire[_KEY])
-    early = early.with_columns(at, tie).with_columns(pl.col(AT, AT_TIE).forward_fill().over(_W))
-    fired_count = (pl.col(_HEAD) & (pl.col(AT) >= 0)).sum().over(_W).cast(pl.Int64)
-    early = early.with_columns(fired_count.alias(EARLY_FIRED)).with_columns(
+    at_tie = _filled(None, m, pl.Int64(), AT_TIE).scatter(fire[_I], tie)
+    elements = elements.with_columns(at, at_tie).with_columns(
+        pl.col(AT, AT_TIE).forward_fill().over(_W)
+    )
+    if phase.fired is not None:
+        fired_count = (pl.col(_HEAD) & (pl.col(AT) >= 0)).sum().over(_W).cast(pl.Int64)
+        elements = elements.with_columns(fired_count.alias(phase.fired))
+    elements = elements.with_columns(
         pl.when(pl.col(AT) >= 0).then(pl.col(c)).alias(c) for c in (AT, AT_TIE)
     )
-    # back onto every pair; a window's count of early firings onto its late elements too
+    # back onto every pair (their own timer firing's columns onto the phase's elements)
     n = pairs.height
-    columns = [
-        _filled(None, n, pl.Int64(), c).scatter(early[_P], early[c])
-        for c in (EARLY_BLOCK, AT, AT_TIE, EARLY_FIRED)
+    written = [phase.block, *([] if phase.fired is None else [phase.fired])]
+    columns = [_filled(None, n, pl.Int64(), c).scatter(elements[_P], elements[c]) for c in written]
+    timed = [
+        pl.coalesce(_filled(None, n, pl.Int64()).scatter(elements[_P], elements[c]), c).alias(c)
+        if c in pairs.columns
+        else _filled(None, n, pl.Int64(), c).scatter(elements[_P], elements[c])
+        for c in (AT, AT_TIE)
     ]
-    out = pairs.with_columns(columns)
-    return out.with_columns(pl.col(EARLY_FIRED).max().over(group).fill_null(0))
+    out = pairs.with_columns(*columns, *timed)
+    if phase.fired is not None:
+        # a window's count onto its later elements too
+        out = out.with_columns(pl.col(phase.fired).max().over(group).fill_null(0))
+    return out, unfired_heads
+
+
+def timed_panes(
+    pairs: pl.DataFrame,
+    group: list[str],
+    early_delay: int | None,
+    late_delay: int | None,
+    clock: tuple[pl.DataFrame, pl.DataFrame],
+) -> pl.DataFrame:
+    """The early and late panes of ``AfterProcessingTime`` early and late firings.
+
+    Args:
+        pairs: the (record, window) pairs with ``group``, ``RANK``, ``EARLY``, ``CLOCK``,
+            ``WMAX``, ``GC``, ``EXPIRED`` and ``CLOSED``, a window's in arrival order.
+        group: the columns of a window (partition, keys, start).
+        early_delay: the early trigger's delay in processing-time ticks (None: not by
+            processing time).
+        late_delay: the late trigger's, likewise.
+        clock: the clock advances (``PART``, ``SLOT``, ``TICK``) and the watermark when
+            each record is processed (``SEQ``, ``WM``).
+
+    Returns:
+        ``pairs`` with, for the elements of a phase by processing time, the index of their
+        pane in it (``EARLY_BLOCK``, ``LATE_BLOCK``) and, when their pane fires by its
+        timer, ``AT`` and ``AT_TIE``; with early ones, ``EARLY_FIRED`` (the count of the
+        window's early firings) on every pair.
+    """
+    stale = None
+    if early_delay is not None:
+        pairs, pending = _phase_panes(pairs, group, early_delay, clock, _EARLY_PHASE, None)
+        if late_delay is not None:
+            # a window whose first element arrives late: that element sets an early timer
+            fresh = pairs.select(*group, RANK, EARLY, EXPIRED, CLOCK).filter(
+                (pl.col(EARLY) == 0) & (pl.col(RANK) == 0) & ~pl.col(EXPIRED)
+            )
+            timers = fresh.select(*group, _timer(early_delay).alias(_STALE))
+            stale = pl.concat([pending, timers])
+    if late_delay is not None:
+        pairs, _ = _phase_panes(pairs, group, late_delay, clock, _LATE_PHASE, stale)
+    return pairs

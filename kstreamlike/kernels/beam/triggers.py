@@ -1,6 +1,5 @@
 """The triggers the Beam kernel runs: the default trigger and ``AfterWatermark`` with count
-or processing-time early firings and count late firings, reduced to what decides their
-panes."""
+or processing-time early and late firings, reduced to what decides their panes."""
 
 from __future__ import annotations
 
@@ -30,21 +29,28 @@ class Firings:
         closes: the trigger finishes at its first non-early pane (no late firings).
         early_delay: an early pane ``early_delay`` of processing time after the pane's first
             element (None: no early firings by processing time).
+        late_delay: a late pane ``late_delay`` of processing time after the pane's first
+            element (None: no late firings by processing time).
     """
 
     early: int | None
     late: int | None
     closes: bool
     early_delay: int | None = None
+    late_delay: int | None = None
 
 
-def _count(trigger: BeamTrigger | None) -> int | bool | None:
-    """``AfterCount(n)``: n; ``Never`` or absent: None; anything else: False."""
+def _phase(trigger: BeamTrigger | None) -> tuple[int | None, int | None] | None:
+    """A phase's trigger as (count, delay): ``AfterCount(n)``: (n, None);
+    ``AfterProcessingTime(d)``: (None, d); ``Never`` or absent: (None, None); anything
+    else: None."""
     if trigger is None or isinstance(trigger, BeamNever):
-        return None
+        return None, None
     if isinstance(trigger, BeamAfterCount):
-        return trigger.count
-    return False
+        return trigger.count, None
+    if isinstance(trigger, BeamAfterProcessingTime):
+        return None, trigger.delay
+    return None
 
 
 def firings_of(trigger: BeamTrigger) -> Firings | None:
@@ -52,9 +58,9 @@ def firings_of(trigger: BeamTrigger) -> Firings | None:
 
     Example:
         >>> firings_of(BeamAfterWatermark(early=BeamAfterCount(3)))
-        Firings(early=3, late=None, closes=True, early_delay=None)
+        Firings(early=3, late=None, closes=True, early_delay=None, late_delay=None)
         >>> firings_of(BeamDefaultTrigger())
-        Firings(early=None, late=1, closes=False, early_delay=None)
+        Firings(early=None, late=1, closes=False, early_delay=None, late_delay=None)
         >>> firings_of(BeamAfterWatermark(early=BeamAfterProcessingTime(10))).early_delay
         10
     """
@@ -62,15 +68,13 @@ def firings_of(trigger: BeamTrigger) -> Firings | None:
         return Firings(early=None, late=1, closes=False)
     if not isinstance(trigger, BeamAfterWatermark):
         return None
-    if isinstance(trigger.early, BeamAfterProcessingTime):
-        late = _count(trigger.late)
-        if late is False:
-            return None
-        assert not isinstance(late, bool)
-        delay = trigger.early.delay
-        return Firings(early=None, late=late, closes=trigger.late is None, early_delay=delay)
-    early, late = _count(trigger.early), _count(trigger.late)
-    if early is False or late is False:
+    early, late = _phase(trigger.early), _phase(trigger.late)
+    if early is None or late is None:
         return None
-    assert not isinstance(early, bool) and not isinstance(late, bool)
-    return Firings(early=early, late=late, closes=trigger.late is None)
+    return Firings(
+        early=early[0],
+        late=late[0],
+        closes=trigger.late is None,
+        early_delay=early[1],
+        late_delay=late[1],
+    )
