@@ -1,5 +1,4 @@
-"""As-of searches shared by final-result emission strategies, and ranks within runs of
-rows in emission order."""
+"""As-of searches shared by final-result emission strategies."""
 
 from __future__ import annotations
 
@@ -9,25 +8,7 @@ import polars as pl
 
 from kstreamlike.kernels.columns import DUE, FIRST, TIME
 
-__all__ = ["FIRST", "first_position_reaching", "first_reached", "reaching_steps", "run_rank"]
-
-
-def run_rank(columns: Sequence[str]) -> pl.Expr:
-    """Each row's rank (0, 1, ...) within its run of rows with equal ``columns``, in a frame
-    sorted so that equal values are adjacent: ``int_range().over(columns)`` without a
-    group-by.
-
-    Example:
-        >>> frame = pl.DataFrame({"p": [0, 0, 0, 1, 1], "s": [3, 3, 5, 5, 5]})
-        >>> frame.select(run_rank(["p", "s"]))["rank"].to_list()
-        [0, 1, 0, 0, 1]
-    """
-    new_run = pl.lit(False)
-    for column in columns:
-        new_run = new_run | (pl.col(column) != pl.col(column).shift(1))
-    index = pl.int_range(pl.len(), dtype=pl.Int64)
-    run_start = pl.when(new_run.fill_null(True)).then(index).forward_fill()
-    return (index - run_start).alias("rank")
+__all__ = ["FIRST", "first_position_reaching", "first_reached", "reaching_steps"]
 
 
 def reaching_steps(

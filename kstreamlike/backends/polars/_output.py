@@ -6,7 +6,7 @@ import polars as pl
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.kernels.columns import EMIT_ORDER, EMIT_RANK, EMIT_STEP, PART, POS, REASON, SEQ
-from kstreamlike.kernels.emission import run_rank
+from kstreamlike.kernels.runs import run_rank
 from kstreamlike.plan.emit_order import check_rank, emit_order
 from kstreamlike.plan.join import StreamJoin
 from kstreamlike.plan.nodes import BeamWindowedAggregate, FlinkWindowedAggregate, WindowedAggregate

@@ -8,8 +8,8 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.beam.names import BLOCK, SUB, TIMING
-from kstreamlike.kernels.beam.runs import NEW, run_cum_sum, run_index, run_shift, run_start
 from kstreamlike.kernels.columns import DOMAIN, PART, POS, TIE, WMAX, WSTART
+from kstreamlike.kernels.runs import NEW, run_cum_sum, run_index, run_shift, run_start
 from kstreamlike.plan.beam import AccumulationMode, BeamWindowedAggregate, geometry
 from kstreamlike.plan.nodes import DeclarativeAggregation
 from kstreamlike.plan.schema import BEAM_PANE, aggregate_columns

@@ -17,7 +17,7 @@ import polars as pl
 from kstreamlike.agg import AggExpr
 from kstreamlike.kernels.aggregates import final_exprs, running_exprs
 from kstreamlike.kernels.beam.names import BLOCK, CUT, RANK, VALUE_BLOCK
-from kstreamlike.kernels.beam.runs import run_cum_sum, run_first, run_start
+from kstreamlike.kernels.runs import run_cum_sum, run_first, run_start
 from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.nodes import DeclarativeAggregation
 from kstreamlike.plan.schema import adding_dtype, aggregate_columns

@@ -24,10 +24,10 @@ import polars as pl
 from kstreamlike._time import LONG_MIN
 from kstreamlike.kernels.band_join import band_join
 from kstreamlike.kernels.columns import EMIT_ORDER, PART, ROW, TS
-from kstreamlike.kernels.emission import run_rank
 from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.kafka.join.pairs import LROW, LSTEP, LT, RROW, RSTEP, RT
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, STEP
+from kstreamlike.kernels.runs import run_rank
 from kstreamlike.plan.emit_order import emit_order
 from kstreamlike.plan.flink_time import bounded_out_of_orderness
 from kstreamlike.plan.join import FlinkIntervalJoin, FlinkWindowJoin

@@ -10,11 +10,11 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.kernels.columns import EMIT_ORDER, PART, ROW, TS
-from kstreamlike.kernels.emission import run_rank
 from kstreamlike.kernels.kafka.join.buffer import EMITTED_AT, ENTRY
 from kstreamlike.kernels.kafka.join.pairs import LATER_LEFT, LROW, LSTEP, LT, RROW, RSTEP, RT
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, STEP, JoinRecords
 from kstreamlike.kernels.python import python_series, python_values
+from kstreamlike.kernels.runs import run_rank
 from kstreamlike.plan.emit_order import emit_order
 from kstreamlike.plan.join import KafkaStreamJoin, PythonJoiner, StreamJoin, joined_columns
 
