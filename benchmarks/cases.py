@@ -595,21 +595,28 @@ CASES = [
         beam_windowed("polars", firings=False),
         keys=10,
     ),
-    Case(
-        "spark Beam fixed 1 min, on time only, 10 keys",
-        10_000_000,
-        beam_windowed("spark", firings=False),
-        spark_tumbling_baseline,
-        spark_input,
-        keys=10,
+    *(
+        Case(
+            f"spark Beam fixed 1 min, on time only, {keys} keys",
+            10_000_000,
+            beam_windowed("spark", firings=False),
+            spark_tumbling_baseline,
+            spark_input,
+            keys=keys,
+        )
+        for keys in (10, 10_000)
     ),
-    Case(
-        "spark Beam fixed 1 min, early every 1,000 + late each, discarding, 10 keys",
-        10_000_000,
-        beam_windowed("spark", firings=True),
-        beam_windowed("spark", firings=False),
-        spark_input,
-        target=3.0,
-        keys=10,
+    *(
+        Case(
+            f"spark Beam fixed 1 min, early every 1,000 + late each, {mode}, {keys} keys",
+            10_000_000,
+            beam_windowed("spark", firings=True, mode=beam.AccumulationMode[mode.upper()]),
+            beam_windowed("spark", firings=False),
+            spark_input,
+            target=3.0 if mode == "discarding" else None,
+            keys=keys,
+        )
+        for keys in (10, 10_000)
+        for mode in ("discarding", "accumulating_and_retracting")
     ),
 ]

@@ -445,18 +445,22 @@ def test_rows_no_window_takes_and_invalid_rows_go_to_invalid_records() -> None:
     assert r.late_records().height == 0
 
 
-def test_the_spark_backend_runs_the_beam_plan_per_partition() -> None:
+def test_the_spark_backend_runs_beam_plans_per_key_or_per_partition() -> None:
     from kstreamlike.backends.spark import unsupported
     from kstreamlike.plan.lower import lower
 
     s = _stream(key="k", watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
     plan = s.window_into(beam.FixedWindows(10)).group_by_key().plan
     assert unsupported(lower(plan)) is None
-    merged = s.merge(s).window_into(beam.FixedWindows(10)).group_by_key().plan
-    assert unsupported(lower(merged)) == (
-        "a merged stream (merge / union) with the Beam profile (window_into) runs on the "
-        "reference and Polars backends"
+    # lists of values run per input partition, which a merged stream is not
+    merged = s.merge(s).window_into(beam.FixedWindows(10))
+    assert unsupported(lower(merged.group_by_key().plan)) == (
+        "a merged stream (merge / union) with the Beam profile (window_into) beyond fixed "
+        "and sliding windows combined with ks.agg under watermark and count firings runs "
+        "on the reference and Polars backends"
     )
+    # ks.agg combines under watermark and count firings run per key: merged streams too
+    assert unsupported(lower(merged.combine_per_key(ks.agg.count()).plan)) is None
 
 
 def test_a_live_job_fetches_the_open_windows_of_a_key() -> None:

@@ -290,11 +290,12 @@ def test_beam_window_into_inherits_only_time_windows_and_not_on_spark() -> None:
     # the Polars backend replays the inherited windows on the reference interpreter
     assert results[0].height == 2
     assert results[0].equals(results[1])
-    # Spark runs the Beam profile per input partition, which a chained pipeline is not
+    # Spark runs these Beam plans per input partition, which a chained pipeline is not
     from kstreamlike.backends.spark import unsupported
     from kstreamlike.plan.lower import lower
 
     assert unsupported(lower(beam.plan)) == (
-        "a chained pipeline with the Beam profile (window_into) runs on the reference and "
-        "Polars backends"
+        "a chained pipeline with the Beam profile (window_into) beyond fixed and sliding "
+        "windows combined with ks.agg under watermark and count firings runs on the "
+        "reference and Polars backends"
     )

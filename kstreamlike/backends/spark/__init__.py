@@ -41,6 +41,7 @@ from kstreamlike.plan.join import (
 from kstreamlike.plan.lower import Lowered
 from kstreamlike.plan.merge import leaf_frame
 from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
     DeclarativeAggregation,
     FlinkWindowedAggregate,
     KafkaWindowedAggregate,
@@ -212,6 +213,7 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
     from kstreamlike.backends.spark._arrivals import bucket_width
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
+    from kstreamlike.backends.spark.beam_keyed import run_beam_keyed
     from kstreamlike.backends.spark.flink import run_flink
     from kstreamlike.backends.spark.flink_keyed import run_flink_keyed
     from kstreamlike.backends.spark.kafka import run_kafka
@@ -250,6 +252,8 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
             main, late, no_window = run_flink(agg, prepared.valid)
         case FlinkWindowedAggregate():
             main, late, no_window = run_flink_keyed(agg, prepared.valid, python)
+        case BeamWindowedAggregate():
+            main, late, no_window = run_beam_keyed(agg, prepared.valid)
 
     def invalid() -> Any:
         rows = prepared.invalid

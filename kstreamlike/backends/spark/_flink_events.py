@@ -57,7 +57,7 @@ from kstreamlike.plan.windows import (
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["PT_BEFORE", "timer_events"]
+__all__ = ["DUE", "PT_BEFORE", "reached_events", "timer_events"]
 
 PT_BEFORE = "__ks_pt_before"  # the partition's processing-time clock before the record
 DUE = "__ks_due"  # a timer's timestamp, or the value an event must reach
@@ -181,20 +181,20 @@ def _continuous_spans(
 # ---------------------------------------------------------------------------------------------
 
 
-def _reached(
-    node: FlinkWindowedAggregate, due: DataFrame, steps: DataFrame, value: str, kind: int
+def reached_events(
+    group: list[str], due: DataFrame, steps: DataFrame, value: str, kind: int
 ) -> DataFrame:
-    """The events (group, ``KIND``, ``EV_POS``, ``EV_WM``, ``EV_PT``) that first reach each
-    ``DUE`` of ``due``: ``steps`` are the partition's advances of one clock (``value``
-    strictly increasing with ``EV_POS``)."""
+    """The events (``group``, ``KIND``, ``EV_POS``, ``EV_WM``, ``EV_PT``) that first reach
+    each ``DUE`` of ``due`` (one row per ``group`` and ``DUE``): ``steps`` are the
+    partition's advances of one clock (``value`` strictly increasing with ``EV_POS``)."""
     from pyspark.sql import functions as F
 
     found = "__ks_found"
     first = asof(due.filter(F.col(DUE).isNotNull()), DUE, steps, value, value, found, forward=True)
-    reached = first.filter(F.col(found).isNotNull()).select(*_group(node), found).distinct()
+    reached = first.filter(F.col(found).isNotNull()).select(*group, found).distinct()
     located = steps.select(PART, F.col(value).alias(found), EV_POS, EV_WM, EV_PT)
     return reached.join(located, [PART, found]).select(
-        *_group(node), F.lit(kind).alias(KIND), EV_POS, EV_WM, EV_PT
+        *group, F.lit(kind).alias(KIND), EV_POS, EV_WM, EV_PT
     )
 
 
@@ -261,11 +261,11 @@ def timer_events(
         events.append(keys.select(*_group(node), F.lit(WM_EVENT).alias(KIND), *_EVENT))
     else:
         due = _event_time_due(node, windows)
-        events.append(_reached(node, due, wm_steps, EV_WM, WM_EVENT))
+        events.append(reached_events(_group(node), due, wm_steps, EV_WM, WM_EVENT))
     if isinstance(trigger, FlinkContinuousEventTimeTrigger):
         if isinstance(node.window, FlinkGlobalWindow):
             due = _after_each_record(node, windows, WM)
-            events.append(_reached(node, due, wm_steps, EV_WM, WM_EVENT))
+            events.append(reached_events(_group(node), due, wm_steps, EV_WM, WM_EVENT))
         spans = _continuous_spans(node, windows, TS, trigger.interval)
         events.append(_crossing_events(node, spans, wm_steps, EV_WM, trigger.interval, WM_EVENT))
     if uses_processing_time(node.trigger):
@@ -278,7 +278,7 @@ def timer_events(
             F.col(PT).alias(EV_PT),
         )
         due = _processing_time_due(node, windows)
-        events.append(_reached(node, due, pt_steps, EV_PT, PT_EVENT))
+        events.append(reached_events(_group(node), due, pt_steps, EV_PT, PT_EVENT))
         if isinstance(trigger, FlinkContinuousProcessingTimeTrigger):
             spans = _continuous_spans(node, windows, PT, trigger.interval)
             events.append(

@@ -92,14 +92,16 @@ def finish_late(
     agg: WindowedAggregate, late: DataFrame, judged: Column, order: Sequence[str] = (PART, SEQ)
 ) -> DataFrame:
     """The late side output in arrival order (``order``: partition-major, as every
-    backend): input columns, ``reason``, the judged time."""
+    backend): input columns, ``reason`` (``late``, or the frame's ``reason`` column when it
+    has one), the judged time."""
     from pyspark.sql import functions as F
 
     schema = late_schema(agg)
     judged_name = list(schema)[-1]
     source = [c for c in schema if c not in (REASON, judged_name)]
+    reason = F.col(REASON) if REASON in late.columns else F.lit("late")
     return late.orderBy(*order).select(
-        *source, F.lit("late").alias(REASON), ticks_to_time(judged, agg).alias(judged_name)
+        *source, reason.alias(REASON), ticks_to_time(judged, agg).alias(judged_name)
     )
 
 

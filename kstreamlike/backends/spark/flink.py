@@ -35,6 +35,7 @@ from kstreamlike.backends.spark._output import (
 )
 from kstreamlike.backends.spark._scan import asof, first_position_reaching, numbered, running_max
 from kstreamlike.backends.spark._validity import holds
+from kstreamlike.kernels.flink.watermarks import Watermarked
 from kstreamlike.plan import flink_time
 from kstreamlike.plan.flink_time import (
     bounded_out_of_orderness,
@@ -107,7 +108,7 @@ def _is_late(node: FlinkWindowedAggregate) -> Column:
     return flink_time.is_late(F.col(TS), F.col(WM), time_window(node), node.allowed_lateness, SPARK)
 
 
-def flink_watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
+def flink_watermarks(node: Watermarked, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
     """The watermark before each record (``WM``) and the advances: (``PART``, ``SLOT``,
     ``ADVANCE``, ``AFTER``), strictly increasing in ``SLOT`` order within a partition
     (several advances may share a slot), ``AFTER`` naming the record they follow."""
@@ -116,7 +117,7 @@ def flink_watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[Da
     return _watermarks(node, valid)
 
 
-def _watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
+def _watermarks(node: Watermarked, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
     """The watermark before each record (``BoundedOutOfOrdernessWatermarks``: the largest
     timestamp so far minus the delay minus 1, emitted after every record), and the advances
     (``PART``, ``SLOT``, ``ADVANCE``, ``AFTER``)."""
@@ -140,7 +141,7 @@ def _watermarks(node: FlinkWindowedAggregate, valid: DataFrame) -> tuple[DataFra
 
 
 def _explicit_watermarks(
-    node: FlinkWindowedAggregate, plan: ExplicitWatermarks, valid: DataFrame
+    node: Watermarked, plan: ExplicitWatermarks, valid: DataFrame
 ) -> tuple[DataFrame, DataFrame]:
     """The watermark before each record, and the advances, for recorded watermarks.
 

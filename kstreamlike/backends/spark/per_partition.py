@@ -22,6 +22,7 @@ import polars as pl
 from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.spark._frames import with_input_dtypes
 from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
+from kstreamlike.backends.spark.beam_keyed import keyed as beam_keyed
 from kstreamlike.backends.spark.streaming import detached, with_frame
 from kstreamlike.frames import is_spark_frame
 from kstreamlike.kernels.flink.retractions import record_by_record as retracts_merges
@@ -46,10 +47,14 @@ _READ = "__ks_read"  # the order the rows were read in
 
 def per_partition(plan: LoweredPlan) -> str | None:
     """What makes ``plan`` run one input partition at a time (a custom trigger or evictor,
-    ``duplicates="drop"``, the Beam profile), or None."""
+    ``duplicates="drop"``, the Beam plans that do not run per key, see
+    :func:`.beam_keyed.keyed`), or None."""
     agg = plan.aggregate
-    if isinstance(agg, BeamWindowedAggregate):
-        return "the Beam profile (window_into)"
+    if isinstance(agg, BeamWindowedAggregate) and not beam_keyed(agg):
+        return (
+            "the Beam profile (window_into) beyond fixed and sliding windows combined with "
+            "ks.agg under watermark and count firings"
+        )
     if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
         return "a custom trigger or evictor"
     if isinstance(agg, FlinkWindowedAggregate) and retracts_merges(agg):

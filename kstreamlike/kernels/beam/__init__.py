@@ -165,8 +165,8 @@ def beam_panes(
 
     Returns:
         The panes in emission order (the output columns, window bounds and ``timestamp`` in
-        ticks, no ``emit_order``; plus ``POS``), and the late records in arrival order
-        (the input columns, ``ROW``, ``WM`` and ``reason``).
+        ticks, no ``emit_order``; plus ``POS``, ``DOMAIN`` and ``TIE``), and the late
+        records in arrival order (the input columns, ``ROW``, ``WM`` and ``reason``).
     """
     firings = firings_of(node.trigger)
     assert firings is not None

@@ -19,7 +19,8 @@ __all__ = ["described"]
 
 def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]) -> pl.LazyFrame:
     """The panes emitted, with their ``PaneInfo`` and, before each in the retracting mode,
-    the retraction of the window's previous pane; in emission order."""
+    the retraction of the window's previous pane; in emission order, with their place in
+    it (``POS``, ``DOMAIN``, ``TIE``)."""
     assert isinstance(node.aggregation, DeclarativeAggregation)
     names = [e.name for e in node.aggregation.exprs]
     dtypes = aggregate_columns(node.aggregation, node.source.schema)
@@ -66,5 +67,7 @@ def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]
             "timestamp",
             *BEAM_PANE,
             POS,
+            DOMAIN,
+            TIE,
         )
     )

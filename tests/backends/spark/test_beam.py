@@ -1,6 +1,7 @@
-"""The Beam profile on Spark frames: each input partition run on an executor (by the Beam
-kernel, or record by record for the plans it does not cover) gives the outputs of the
-reference interpreter's replay of the whole input."""
+"""The Beam profile on Spark frames gives the outputs of the reference interpreter's replay
+of the whole input: per key for the Beam kernel's plans with watermark and count firings
+(merged and chained streams too), else each input partition run on an executor (by the
+Beam kernel, or record by record for the plans it does not cover)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import pytest
 import kstreamlike as ks
 from kstreamlike import beam
 from kstreamlike.frames import to_polars
+from kstreamlike.backends.spark.per_partition import per_partition
 from kstreamlike.kernels.beam import vectorized
+from kstreamlike.plan.lower import lower
 
 pytestmark = pytest.mark.spark
 
@@ -95,6 +98,7 @@ def test_beam_on_spark_frames_equals_the_reference(
     )
     want = _result(frame, window_fn, trigger, mode, combine, backend="reference", **extra)
     assert vectorized(got.plan) is kernel
+    assert (per_partition(lower(got.plan)) is None) is kernel  # per key
     main = want.collect()
     assert main.height > 10 and main["is_retraction"].any() is (
         mode is beam.AccumulationMode.ACCUMULATING_AND_RETRACTING
@@ -106,3 +110,69 @@ def test_beam_on_spark_frames_equals_the_reference(
     invalid = want.invalid_records()
     assert invalid.height > 0  # the null keys
     assert to_polars(got.invalid_records()).sort("o").equals(invalid.sort("o"))
+
+
+def _assert_same(got: Any, want: Any) -> None:
+    main = want.collect()
+    assert main.height > 5
+    assert to_polars(got.to_polars()).equals(main)
+    for side in ("late_records", "invalid_records"):
+        expected = getattr(want, side)()
+        assert to_polars(getattr(got, side)()).sort("o").equals(expected.sort("o"))
+
+
+def test_a_merged_stream_runs_per_key(spark: Any) -> None:
+    frame = _frame(2)
+    halves = [frame.filter(pl.col("p") == p).drop("p") for p in (0, 1)]
+
+    def result(left: Any, right: Any, **backend: Any) -> Any:
+        def stream(data: Any) -> Any:
+            watermarks = ks.WatermarkStrategy.for_bounded_out_of_orderness(3)
+            return ks.stream(
+                data,
+                key="k",
+                value="v",
+                timestamp="ts",
+                order_by="o",
+                watermarks=watermarks,
+                **backend,
+            )
+
+        windowed = (
+            stream(left)
+            .merge(stream(right))
+            .window_into(beam.FixedWindows(10), trigger=COUNTS, allowed_lateness=3)
+        )
+        return windowed.combine_per_key(ks.agg.sum("v"))
+
+    got = result(*(spark.createDataFrame(h.to_arrow()) for h in halves))
+    assert per_partition(lower(got.plan)) is None
+    _assert_same(got, result(*halves, backend="reference"))
+
+
+def test_a_chained_pipeline_runs_per_key(spark: Any) -> None:
+    frame = _frame(1)
+
+    def result(data: Any, **backend: Any) -> Any:
+        watermarks = ks.WatermarkStrategy.for_bounded_out_of_orderness(3)
+        s = ks.stream(
+            data,
+            key="k",
+            value="v",
+            timestamp="ts",
+            order_by="o",
+            watermarks=watermarks,
+            **backend,
+        )
+        counts = s.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).sum("v").as_stream()
+        windowed = counts.window_into(
+            beam.SlidingWindows(20, 10), trigger=COUNTS, allowed_lateness=10
+        )
+        return windowed.combine_per_key(ks.agg.sum("v"), ks.agg.count())
+
+    got = result(spark.createDataFrame(frame.to_arrow()))
+    assert per_partition(lower(got.plan)) is None
+    want = result(frame, backend="reference")
+    main = want.collect()
+    assert main.height > 5
+    assert to_polars(got.to_polars()).equals(main)

@@ -1,0 +1,234 @@
+"""The Beam profile on Spark, per key: the plans the Beam kernel runs with watermark and
+count firings (:func:`keyed`).
+
+A Beam window's panes depend on its own elements, each with the watermark it arrived at,
+and on where the partition's watermark first passes the window's end and its
+garbage-collection time: the two timers of the window. So once the scans have given every
+record its partition's watermark (:func:`.flink.flink_watermarks`), each (partition, key)
+is an independent problem. Its kernel (:func:`kstreamlike.kernels.beam.beam_panes`, run
+on the executors by :func:`._kernels.per_key`) gets the key's records and, as the
+partition's watermark advances, only those that first reach a timer of one of the key's
+windows (:func:`._flink_events.reached_events`). That is enough: the first of these
+advances reaching a timer is the first of the partition's (an advance before it does not
+reach the timer, or it would be the first), with the same watermark, so every pane fires
+at the same place, with the same flags, as in the partition's replay. The panes come back
+with their positions and ties, and are ordered as one operator emits them.
+
+The plans with processing-time firings need the partition's clock at every pane's timer,
+and run one partition at a time (:mod:`.per_partition`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kstreamlike._time import LONG_MAX
+from kstreamlike.backends.spark import _scan
+from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ, TS
+from kstreamlike.backends.spark._flink_events import DUE, reached_events
+from kstreamlike.backends.spark._flink_kernels import EV_POS, EV_PT, EV_WM, KIND, RECORD, WM_EVENT
+from kstreamlike.backends.spark._kernels import per_key, shippable
+from kstreamlike.backends.spark._ops import SPARK
+from kstreamlike.backends.spark._output import (
+    EMIT_ORDER,
+    finish_late,
+    finish_main,
+    with_emit_order,
+)
+from kstreamlike.backends.spark._validity import holds
+from kstreamlike.backends.spark.flink import ADVANCE, SLOT, WM, emission_step, flink_watermarks
+from kstreamlike.frames import schema_of
+from kstreamlike.kernels.beam import beam_panes, vectorized
+from kstreamlike.kernels.beam.triggers import firings_of
+from kstreamlike.kernels.columns import DOMAIN, FIRST_ARRIVAL, LAST, POS, TIE
+from kstreamlike.plan.beam import BeamWindowedAggregate, geometry
+from kstreamlike.plan.flink_time import saturating_add
+from kstreamlike.plan.nodes import DeclarativeAggregation
+from kstreamlike.plan.positions import refined
+from kstreamlike.plan.schema import output_schema
+from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["keyed", "run_beam_keyed"]
+
+LOCAL = "__ks_local"  # a row's rank in its kernel's output (emission order)
+LATE = "__ks_late"  # a row that names a late record (by SEQ)
+_LAST_START = "__ks_last_start"  # the start of a record's latest window
+_TIMERS = ("window_start", "window_end", "timestamp")
+
+
+def keyed(node: BeamWindowedAggregate) -> bool:
+    """Whether ``node`` runs per key on Spark: a plan of the Beam kernel whose panes fire
+    by the watermark and by counts only (processing-time firings need the partition's
+    clock, and run one partition at a time).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from datetime import timedelta
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1, "x": 2, "pt": 0}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+        ...               processing_time="pt")
+        >>> def plan(early):
+        ...     trigger = beam.AfterWatermark(early=early, late=beam.AfterCount(1))
+        ...     w = s.window_into(beam.FixedWindows(10), trigger=trigger)
+        ...     return w.combine_per_key(ks.agg.sum("x")).plan
+        >>> keyed(plan(beam.AfterCount(2)))
+        True
+        >>> keyed(plan(beam.AfterProcessingTime(5)))
+        False
+    """
+    firings = firings_of(node.trigger)
+    return (
+        vectorized(node)
+        and firings is not None
+        and firings.early_delay is None
+        and firings.late_delay is None
+    )
+
+
+def _kernel(node: BeamWindowedAggregate) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    """The run of a bucket of keys of a partition: the panes (``POS`` refined), then one
+    row per late record (``SEQ``, ``reason``)."""
+    shipped = shippable(node)
+
+    def kernel(group: pl.DataFrame) -> pl.DataFrame:
+        records = group.filter(pl.col(KIND) == RECORD).sort(SEQ)
+        part = records[PART][:1]
+        # the advances that first reach a timer of the keys' windows, as the kernel's
+        # advances (positions as the Polars backend counts them: unrefined)
+        advances = (
+            group.filter(pl.col(KIND) == WM_EVENT)
+            .select(
+                PART,
+                (pl.col(EV_POS).cast(pl.Int64) // 2).alias(SLOT),
+                pl.col(EV_WM).cast(pl.Int64).alias(ADVANCE),
+            )
+            .unique(SLOT)
+            .sort(SLOT)
+        )
+        bounds = pl.DataFrame({PART: part, FIRST_ARRIVAL: [0], LAST: group[LAST][:1]}).cast(
+            {FIRST_ARRIVAL: pl.Int64, LAST: pl.Int64}
+        )
+        records = records.drop(KIND, EV_POS, EV_WM, EV_PT, LAST).with_columns(
+            pl.col(SEQ, ROW, TS, WM).cast(pl.Int64)
+        )
+        panes, late = pl.collect_all(
+            beam_panes(shipped, records.lazy(), advances.lazy(), bounds.lazy())
+        )
+        panes = panes.with_columns(
+            part.gather([0] * panes.height).alias(PART),
+            refined(pl.col(POS)).alias(POS),
+            pl.int_range(pl.len(), dtype=pl.Int64).alias(LOCAL),
+            pl.lit(False).alias(LATE),
+        )
+        late_rows = late.select(
+            pl.col(SEQ).cast(pl.Int64), REASON, part.gather([0] * late.height).alias(PART)
+        ).with_columns(pl.lit(True).alias(LATE))
+        return pl.concat([panes, late_rows], how="diagonal_relaxed")
+
+    return kernel
+
+
+def _schema(node: BeamWindowedAggregate, records: DataFrame) -> dict[str, pl.DataType]:
+    """A kernel's output: the panes (as the output shows them, bounds in ticks), where
+    they go, and late markers."""
+    schema: dict[str, pl.DataType] = {PART: schema_of(records.select(PART))[PART]}
+    for name, dtype in output_schema(node).items():
+        if name in _TIMERS:
+            schema[name] = pl.Int64()
+        elif name != EMIT_ORDER:
+            assert dtype is not None  # (ks.agg aggregations only)
+            schema[name] = dtype
+    schema.update({POS: pl.Int64(), DOMAIN: pl.Int8(), TIE: pl.Int64(), LOCAL: pl.Int64()})
+    schema.update({SEQ: pl.Int64(), REASON: pl.String(), LATE: pl.Boolean()})
+    return schema
+
+
+def _input_columns(node: BeamWindowedAggregate) -> list[str]:
+    """The record columns a kernel reads."""
+    assert isinstance(node.aggregation, DeclarativeAggregation)
+    aggregated = [e.column for e in node.aggregation.exprs if e.column is not None]
+    source = node.source
+    return list(dict.fromkeys([PART, SEQ, ROW, TS, WM, *node.keys, *source.value, *aggregated]))
+
+
+def _timer_events(
+    node: BeamWindowedAggregate, records: DataFrame, advances: DataFrame
+) -> DataFrame:
+    """Per (partition, key): the advances first reaching a timer of a window of the key
+    (its end, ``maxTimestamp + 1``, and garbage collection, past ``maxTimestamp +
+    allowed_lateness``). The windows are those of each distinct latest window start of the
+    key's records (a superset of the windows its records are in: extra events are
+    harmless, see the module docstring)."""
+    from pyspark.sql import functions as F
+
+    size, period, offset = geometry(node)
+    group = list(dict.fromkeys([PART, *node.keys]))
+    ts = F.col(TS)
+    last = records.select(*group, (ts - F.pmod(ts - offset, F.lit(period))).alias(_LAST_START))
+    count = -(-size // period)  # the most windows a record is in
+    starts = last.distinct().select(
+        *group,
+        F.explode(
+            F.sequence(F.col(_LAST_START) - (count - 1) * period, F.col(_LAST_START), F.lit(period))
+        ).alias(_LAST_START),
+    )
+    max_timestamp = F.col(_LAST_START) + (size - 1)
+    gc = F.least(saturating_add(max_timestamp, node.allowed_lateness, SPARK), F.lit(LONG_MAX - 1))
+    due = starts.select(*group, F.explode(F.array(max_timestamp + 1, gc + 1)).alias(DUE))
+    steps = advances.select(
+        PART,
+        F.col(SLOT).alias(EV_POS),
+        F.col(ADVANCE).alias(EV_WM),
+        F.lit(None).cast("long").alias(EV_PT),
+    )
+    return reached_events(group, due.distinct(), steps, EV_WM, WM_EVENT)
+
+
+def _unassigned(node: BeamWindowedAggregate, records: DataFrame) -> DataFrame | None:
+    """The records no window takes (sliding windows with a period longer than their size),
+    as invalid rows: Beam assigns them no window and never judges them late."""
+    from pyspark.sql import functions as F
+
+    outside = unassigned_rule(node)
+    if outside is None:
+        return None
+    return records.filter(holds(outside)).select(
+        *node.source.schema, F.lit(NO_WINDOW).alias(REASON), ROW
+    )
+
+
+def run_beam_keyed(
+    node: BeamWindowedAggregate, valid: DataFrame
+) -> tuple[DataFrame, DataFrame, DataFrame | None]:
+    """(main output, late records, records no window took) of a :func:`keyed` plan over
+    prepared records."""
+    from pyspark.sql import functions as F
+
+    records, advances = flink_watermarks(node, valid)
+    if _scan.CHECKPOINT:  # (read by the timers, the kernels, the late records)
+        records = records.localCheckpoint(eager=True)
+    outside = unassigned_rule(node)
+    windowed = records if outside is None else records.filter(~holds(outside))
+    last = records.groupBy(PART).agg(F.max(SEQ).alias(LAST))
+    inputs = windowed.select(_input_columns(node)).withColumn(KIND, F.lit(RECORD))
+    inputs = inputs.unionByName(_timer_events(node, windowed, advances), allowMissingColumns=True)
+    inputs = inputs.join(F.broadcast(last), PART)
+    out = per_key(inputs, PART, node.keys, _kernel(node), _schema(node, records))
+    if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
+        out = out.localCheckpoint(eager=True)
+    late_markers = out.filter(F.col(LATE)).select(PART, SEQ, REASON)
+    late = records.join(late_markers, [PART, SEQ])
+    ties = [POS, DOMAIN, TIE, *node.keys, "window_start", LOCAL]
+    emitted = with_emit_order(out.filter(~F.col(LATE)), emission_step(), ties, EMIT_ORDER)
+    return (
+        finish_main(node, emitted),
+        finish_late(node, late, F.col(WM)),
+        _unassigned(node, records),
+    )
