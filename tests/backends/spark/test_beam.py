@@ -13,8 +13,8 @@ import pytest
 
 import kstreamlike as ks
 from kstreamlike import beam
-from kstreamlike.frames import to_polars
 from kstreamlike.backends.spark.per_partition import per_partition
+from kstreamlike.frames import to_polars
 from kstreamlike.kernels.beam import vectorized
 from kstreamlike.plan.lower import lower
 
