@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
 
-from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate, Source
+from kstreamlike.plan.nodes import (
+    BeamWindowedAggregate,
+    FlinkWindowedAggregate,
+    KafkaWindowedAggregate,
+    Source,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -59,7 +64,7 @@ def kernel_message(error: str, name: str = KERNEL_FAILED) -> str:
     return error
 
 
-Node = TypeVar("Node", KafkaWindowedAggregate, FlinkWindowedAggregate)
+Node = TypeVar("Node", KafkaWindowedAggregate, FlinkWindowedAggregate, BeamWindowedAggregate)
 
 
 def shippable(node: Node) -> Node:
