@@ -7,9 +7,11 @@ with Python aggregations, run the Polars backend's algorithms per (partition, ke
 executors (:mod:`.kafka_keyed`), once every record carries its partition's stream time; so
 does Flink's firing model (:mod:`.flink_keyed`: sessions, triggers, evictors, global and
 count windows, Python and window functions), once every record carries its partition's
-watermark. Plans whose firings depend on the partition's processing-time clock run the
-reference interpreter's operator for the key instead, fed the partition's clock. Flink time
-windows with the default trigger and ``ks.agg`` aggregations stay vectorized
+watermark; and so does the Beam kernel for its plans with watermark and count firings
+(:mod:`.beam_keyed`). Flink plans whose firings depend on the partition's processing-time
+clock run the key among rows standing for the partition's events; the other Beam plans,
+custom triggers and evictors run one input partition at a time (:mod:`.per_partition`).
+Flink time windows with the default trigger and ``ks.agg`` aggregations stay vectorized
 (:func:`vectorized`). :func:`unsupported` names the plans that do not run on Spark. Results
 are Spark frames when the input is one, and Polars frames (converted through Arrow)
 otherwise.

@@ -1,6 +1,7 @@
 """Plans that run on Spark one input partition at a time: custom Python triggers and
 evictors (user code that decides record by record), Flink session windows that retract the
-sessions merged away, ``duplicates="drop"``, and the Beam profile.
+sessions merged away, ``duplicates="drop"``, and the Beam plans that do not run per key
+(:mod:`.beam_keyed`: processing-time firings, and the plans the Beam kernel does not cover).
 
 A Kafka task's, Flink subtask's or Beam ``GroupAlsoByWindow`` operator's windows, timers,
 stream time and watermark depend only on its own input partition, and so do the
