@@ -104,6 +104,25 @@ def _check(result: Any, backend: str) -> None:
 
 @pytest.mark.spark_path
 def test_beam_kernel_matches_reference(compiled_backend: str) -> None:
+    _kernel_property(compiled_backend)
+
+
+@pytest.mark.spark
+def test_beam_kernel_per_key_on_spark_matches_reference(spark: Any) -> None:
+    """The same plans run per key on Spark (by default a stream that can runs one input
+    partition at a time)."""
+    from kstreamlike.backends.spark.beam_keyed import PER_KEY
+
+    spark.conf.set(PER_KEY, "true")
+    try:
+        _kernel_property("spark")
+    finally:
+        spark.conf.unset(PER_KEY)
+
+
+def _kernel_property(compiled_backend: str) -> None:
+    """The Beam kernel's plans with count firings equal the reference's on ``compiled_backend``."""
+
     @budget(compiled_backend, few=6)
     @given(
         frame=frames(),

@@ -215,7 +215,7 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
     from kstreamlike.backends.spark._arrivals import bucket_width
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
-    from kstreamlike.backends.spark.beam_keyed import run_beam_keyed
+    from kstreamlike.backends.spark.beam_keyed import keyed, per_key_asked, run_beam_keyed
     from kstreamlike.backends.spark.flink import run_flink
     from kstreamlike.backends.spark.flink_keyed import run_flink_keyed
     from kstreamlike.backends.spark.kafka import run_kafka
@@ -236,7 +236,9 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
         return run_window_join(spark_session(leaf_frame(plan.left)), plan)
     agg = plan.aggregate
     if per_partition(plan) is not None:
-        return run_per_partition(plan)
+        asked = isinstance(agg, BeamWindowedAggregate) and keyed(agg) and per_key_asked()
+        if not asked:
+            return run_per_partition(plan)
     spark = spark_session(leaf_frame(agg.source))
     python = python_dtype(agg)
     no_window = None

@@ -15,7 +15,12 @@ at the same place, with the same flags, as in the partition's replay. The panes 
 with their positions and ties, and are ordered as one operator emits them.
 
 The plans with processing-time firings need the partition's clock at every pane's timer,
-and run one partition at a time (:mod:`.per_partition`).
+and run one partition at a time (:mod:`.per_partition`). So do, by default, the
+:func:`keyed` plans of a stream that can run that way: one Polars run per partition costs
+far less per record than the scans, the shuffle and the per-key runs (about ten times
+less on two cores), but holds a whole partition on one executor. Merged, chained and
+``flat_map`` streams, which cannot run that way, run per key; the others too when the
+session sets :data:`PER_KEY`.
 """
 
 from __future__ import annotations
@@ -54,12 +59,33 @@ from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["keyed", "run_beam_keyed"]
+__all__ = ["PER_KEY", "keyed", "per_key_asked", "run_beam_keyed"]
 
 LOCAL = "__ks_local"  # a row's rank in its kernel's output (emission order)
 LATE = "__ks_late"  # a row that names a late record (by SEQ)
 _LAST_START = "__ks_last_start"  # the start of a record's latest window
 _TIMERS = ("window_start", "window_end", "timestamp")
+
+
+PER_KEY = "spark.kstreamlike.beam.perKey"
+"""The Spark SQL option that runs the :func:`keyed` plans per key on every stream
+(``"true"``); by default only merged, chained and ``flat_map`` streams do, the others
+running one input partition at a time (:mod:`.per_partition`)."""
+
+
+def per_key_asked() -> bool:
+    """Whether the active Spark session sets :data:`PER_KEY` to ``true``.
+
+    Example:
+        >>> per_key_asked()  # no active session, or the option unset
+        False
+    """
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is None:
+        return False
+    return str(session.conf.get(PER_KEY, "false")).strip().lower() == "true"
 
 
 def keyed(node: BeamWindowedAggregate) -> bool:

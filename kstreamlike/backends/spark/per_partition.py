@@ -1,7 +1,7 @@
 """Plans that run on Spark one input partition at a time: custom Python triggers and
 evictors (user code that decides record by record), Flink session windows that retract the
-sessions merged away, ``duplicates="drop"``, and the Beam plans that do not run per key
-(:mod:`.beam_keyed`: processing-time firings, and the plans the Beam kernel does not cover).
+sessions merged away, ``duplicates="drop"``, and the Beam profile (except where
+:mod:`.beam_keyed` runs it per key).
 
 A Kafka task's, Flink subtask's or Beam ``GroupAlsoByWindow`` operator's windows, timers,
 stream time and watermark depend only on its own input partition, and so do the
@@ -48,14 +48,18 @@ _READ = "__ks_read"  # the order the rows were read in
 
 def per_partition(plan: LoweredPlan) -> str | None:
     """What makes ``plan`` run one input partition at a time (a custom trigger or evictor,
-    ``duplicates="drop"``, the Beam plans that do not run per key, see
-    :func:`.beam_keyed.keyed`), or None."""
+    ``duplicates="drop"``, the Beam profile: on a merged, chained or ``flat_map`` stream
+    the Beam plans :func:`.beam_keyed.keyed` names run per key instead), or None."""
     agg = plan.aggregate
-    if isinstance(agg, BeamWindowedAggregate) and not beam_keyed(agg):
-        return (
-            "the Beam profile (window_into) beyond fixed and sliding windows combined with "
-            "ks.agg under watermark and count firings"
-        )
+    if isinstance(agg, BeamWindowedAggregate):
+        if not beam_keyed(agg):
+            return (
+                "the Beam profile (window_into) beyond fixed and sliding windows combined "
+                "with ks.agg under watermark and count firings"
+            )
+        # what one partition cannot run, the per-key path does
+        what = "the Beam profile (window_into)"
+        return what if unsupported_per_partition(plan, what) is None else None
     if isinstance(agg, FlinkWindowedAggregate) and is_custom(agg.trigger, agg.evictor):
         return "a custom trigger or evictor"
     if isinstance(agg, FlinkWindowedAggregate) and retracts_merges(agg):

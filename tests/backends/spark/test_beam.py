@@ -13,6 +13,7 @@ import pytest
 
 import kstreamlike as ks
 from kstreamlike import beam
+from kstreamlike.backends.spark.beam_keyed import PER_KEY
 from kstreamlike.backends.spark.per_partition import per_partition
 from kstreamlike.frames import to_polars
 from kstreamlike.kernels.beam import vectorized
@@ -58,31 +59,50 @@ def _result(
 
 
 COUNTS = beam.AfterWatermark(early=beam.AfterCount(2), late=beam.AfterCount(1))
+RETRACTING = beam.AccumulationMode.ACCUMULATING_AND_RETRACTING
+FIXED = (beam.FixedWindows(10), COUNTS, RETRACTING, True, True)
+SLIDING = (beam.SlidingWindows(10, 5), beam.DefaultTrigger(), beam.AccumulationMode.DISCARDING)
+SESSIONS = (beam.Sessions(4), COUNTS, RETRACTING)
 
 
 @pytest.mark.parametrize(
-    ("window_fn", "trigger", "mode", "combine", "kernel"),
+    ("window_fn", "trigger", "mode", "combine", "kernel", "per_key"),
     [
-        (
-            beam.FixedWindows(10),
-            COUNTS,
-            beam.AccumulationMode.ACCUMULATING_AND_RETRACTING,
-            True,
-            True,
-        ),
-        (
-            beam.SlidingWindows(10, 5),
-            beam.DefaultTrigger(),
-            beam.AccumulationMode.DISCARDING,
-            True,
-            True,
-        ),
-        (beam.Sessions(4), COUNTS, beam.AccumulationMode.ACCUMULATING_AND_RETRACTING, False, False),
+        (*FIXED, False),
+        (*FIXED, True),
+        (*SLIDING, True, True, False),
+        (*SLIDING, True, True, True),
+        (*SESSIONS, False, False, False),
     ],
-    ids=["kernel-fixed-retracting", "kernel-sliding-discarding", "record-by-record-sessions"],
+    ids=[
+        "kernel-fixed-retracting",
+        "kernel-fixed-retracting-per-key",
+        "kernel-sliding-discarding",
+        "kernel-sliding-discarding-per-key",
+        "record-by-record-sessions",
+    ],
 )
 @pytest.mark.parametrize("partitions", [1, 3])
 def test_beam_on_spark_frames_equals_the_reference(
+    spark: Any,
+    window_fn: Any,
+    trigger: Any,
+    mode: Any,
+    combine: bool,
+    kernel: bool,
+    per_key: bool,
+    partitions: int,
+) -> None:
+    """The default paths, and the kernel's plans per key (the session's option)."""
+    if per_key:
+        spark.conf.set(PER_KEY, "true")
+    try:
+        _check_on_spark(spark, window_fn, trigger, mode, combine, kernel, partitions)
+    finally:
+        spark.conf.unset(PER_KEY)
+
+
+def _check_on_spark(
     spark: Any,
     window_fn: Any,
     trigger: Any,
@@ -98,7 +118,6 @@ def test_beam_on_spark_frames_equals_the_reference(
     )
     want = _result(frame, window_fn, trigger, mode, combine, backend="reference", **extra)
     assert vectorized(got.plan) is kernel
-    assert (per_partition(lower(got.plan)) is None) is kernel  # per key
     main = want.collect()
     assert main.height > 10 and main["is_retraction"].any() is (
         mode is beam.AccumulationMode.ACCUMULATING_AND_RETRACTING
