@@ -43,11 +43,14 @@ def beam_windowed(
     mode: beam.AccumulationMode = beam.AccumulationMode.DISCARDING,
     processing: bool = False,
     late_processing: bool = False,
+    per_key: bool = False,
 ) -> Callable[[Any], object]:
     """Count and sum per key and fixed minute: early and late firings (``firings``; early
     every 1,000 elements, or ``processing``: 10 s of processing time after a pane's first
     element; late at each element, or ``late_processing`` as the early ones) or the
-    on-time pane only (without allowed lateness), in ``mode``."""
+    on-time pane only (without allowed lateness), in ``mode``; on Spark, ``per_key`` runs
+    the plan per key (the session's ``spark.kstreamlike.beam.perKey`` option) instead of
+    one input partition at a time."""
 
     def run(df: Any) -> object:
         clock = None
@@ -76,8 +79,15 @@ def beam_windowed(
         )
         table = windowed.combine_per_key(ks.agg.count(), ks.agg.sum("amount"))
         if backend == "spark":
-            for frame in (table.collect(), table.late_records()):
-                frame.write.format("noop").mode("overwrite").save()
+            from kstreamlike.backends.spark.beam_keyed import PER_KEY
+
+            session = df.sparkSession
+            session.conf.set(PER_KEY, str(per_key).lower())
+            try:
+                for frame in (table.collect(), table.late_records()):
+                    frame.write.format("noop").mode("overwrite").save()
+            finally:
+                session.conf.unset(PER_KEY)
             return None
         return table.collect(), table.late_records()
 

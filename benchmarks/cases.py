@@ -616,7 +616,27 @@ CASES = [
             target=3.0 if mode == "discarding" else None,
             keys=keys,
         )
-        for keys in (10, 10_000)
-        for mode in ("discarding", "accumulating_and_retracting")
+        for keys, mode in (
+            (10, "discarding"),
+            (10, "accumulating_and_retracting"),
+            (10_000, "discarding"),
+        )
+    ),
+    Case(
+        "spark Beam per key, fixed 1 min, on time only, 10 keys",
+        1_000_000,
+        beam_windowed("spark", firings=False, per_key=True),
+        spark_tumbling_baseline,
+        spark_input,
+        keys=10,
+    ),
+    Case(
+        "spark Beam per key, fixed 1 min, early every 1,000 + late each, discarding, 10 keys",
+        1_000_000,
+        beam_windowed("spark", firings=True, per_key=True),
+        beam_windowed("spark", firings=False, per_key=True),
+        spark_input,
+        target=3.0,
+        keys=10,
     ),
 ]

@@ -237,9 +237,8 @@ def run_beam_keyed(
     prepared records."""
     from pyspark.sql import functions as F
 
-    records, advances = flink_watermarks(node, valid)
-    if _scan.CHECKPOINT:  # (read by the timers, the kernels, the late records)
-        records = records.localCheckpoint(eager=True)
+    # (the records and advances are read by the timers, the kernels, the late records)
+    records, advances = flink_watermarks(node, valid, checkpoint=_scan.CHECKPOINT)
     outside = unassigned_rule(node)
     windowed = records if outside is None else records.filter(~holds(outside))
     last = records.groupBy(PART).agg(F.max(SEQ).alias(LAST))

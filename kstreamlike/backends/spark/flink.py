@@ -108,16 +108,23 @@ def _is_late(node: FlinkWindowedAggregate) -> Column:
     return flink_time.is_late(F.col(TS), F.col(WM), time_window(node), node.allowed_lateness, SPARK)
 
 
-def flink_watermarks(node: Watermarked, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
+def flink_watermarks(
+    node: Watermarked, valid: DataFrame, *, checkpoint: bool = False
+) -> tuple[DataFrame, DataFrame]:
     """The watermark before each record (``WM``) and the advances: (``PART``, ``SLOT``,
     ``ADVANCE``, ``AFTER``), strictly increasing in ``SLOT`` order within a partition
-    (several advances may share a slot), ``AFTER`` naming the record they follow."""
+    (several advances may share a slot), ``AFTER`` naming the record they follow. With
+    ``checkpoint``, generated watermarks are scanned once, for both (a caller that reads
+    both several times)."""
     if isinstance(node.watermarks, ExplicitWatermarks):
-        return _explicit_watermarks(node, node.watermarks, valid)
-    return _watermarks(node, valid)
+        records, advances = _explicit_watermarks(node, node.watermarks, valid)
+        return (records.localCheckpoint(eager=True) if checkpoint else records), advances
+    return _watermarks(node, valid, checkpoint)
 
 
-def _watermarks(node: Watermarked, valid: DataFrame) -> tuple[DataFrame, DataFrame]:
+def _watermarks(
+    node: Watermarked, valid: DataFrame, checkpoint: bool = False
+) -> tuple[DataFrame, DataFrame]:
     """The watermark before each record (``BoundedOutOfOrdernessWatermarks``: the largest
     timestamp so far minus the delay minus 1, emitted after every record), and the advances
     (``PART``, ``SLOT``, ``ADVANCE``, ``AFTER``)."""
@@ -130,6 +137,8 @@ def _watermarks(node: Watermarked, valid: DataFrame) -> tuple[DataFrame, DataFra
         return F.coalesce(bounded_out_of_orderness(seen, delay, SPARK), F.lit(LONG_MIN))
 
     records = running_max(valid, TS, SEEN, inclusive=False).withColumn(WM, watermark(F.col(SEEN)))
+    if checkpoint:
+        records = records.localCheckpoint(eager=True)
     after = watermark(F.greatest(F.col(SEEN), F.col(TS)))
     advances = records.filter(after > F.col(WM)).select(
         PART,
