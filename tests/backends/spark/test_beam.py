@@ -38,19 +38,19 @@ def _frame(partitions: int) -> pl.DataFrame:
     )
 
 
-def _result(
-    data: Any, window_fn: Any, trigger: Any, mode: Any, combine: bool, **stream: Any
-) -> Any:
-    s = ks.stream(
-        data,
-        key="k",
-        value="v",
-        timestamp="ts",
-        order_by="o",
-        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(3),
-        **stream,
+def _stream(data: Any, **options: Any) -> Any:
+    """The rows as a stream, the watermark 3 ticks behind."""
+    watermarks = ks.WatermarkStrategy.for_bounded_out_of_orderness(3)
+    return ks.stream(
+        data, key="k", value="v", timestamp="ts", order_by="o", watermarks=watermarks, **options
     )
-    windowed = s.window_into(window_fn, trigger=trigger, accumulation_mode=mode, allowed_lateness=3)
+
+
+def _result(data: Any, case: tuple[Any, ...], **stream: Any) -> Any:
+    window_fn, trigger, mode, combine, _ = case
+    windowed = _stream(data, **stream).window_into(
+        window_fn, trigger=trigger, accumulation_mode=mode, allowed_lateness=3
+    )
     return (
         windowed.combine_per_key(ks.agg.sum("v"), ks.agg.count())
         if combine
@@ -66,13 +66,13 @@ SESSIONS = (beam.Sessions(4), COUNTS, RETRACTING)
 
 
 @pytest.mark.parametrize(
-    ("window_fn", "trigger", "mode", "combine", "kernel", "per_key"),
+    ("case", "per_key"),
     [
-        (*FIXED, False),
-        (*FIXED, True),
-        (*SLIDING, True, True, False),
-        (*SLIDING, True, True, True),
-        (*SESSIONS, False, False, False),
+        (FIXED, False),
+        (FIXED, True),
+        ((*SLIDING, True, True), False),
+        ((*SLIDING, True, True), True),
+        ((*SESSIONS, False, False), False),
     ],
     ids=[
         "kernel-fixed-retracting",
@@ -84,44 +84,26 @@ SESSIONS = (beam.Sessions(4), COUNTS, RETRACTING)
 )
 @pytest.mark.parametrize("partitions", [1, 3])
 def test_beam_on_spark_frames_equals_the_reference(
-    spark: Any,
-    window_fn: Any,
-    trigger: Any,
-    mode: Any,
-    combine: bool,
-    kernel: bool,
-    per_key: bool,
-    partitions: int,
+    spark: Any, case: tuple[Any, ...], per_key: bool, partitions: int
 ) -> None:
-    """The default paths, and the kernel's plans per key (the session's option)."""
+    """The default paths, and the kernel's plans per key (the session's option). A case is
+    (window fn, trigger, mode, combined, run by the Beam kernel)."""
     if per_key:
         spark.conf.set(PER_KEY, "true")
     try:
-        _check_on_spark(spark, window_fn, trigger, mode, combine, kernel, partitions)
+        _check_on_spark(spark, case, partitions)
     finally:
         spark.conf.unset(PER_KEY)
 
 
-def _check_on_spark(
-    spark: Any,
-    window_fn: Any,
-    trigger: Any,
-    mode: Any,
-    combine: bool,
-    kernel: bool,
-    partitions: int,
-) -> None:
+def _check_on_spark(spark: Any, case: tuple[Any, ...], partitions: int) -> None:
     frame = _frame(partitions)
     extra = {"partition": "p"} if partitions > 1 else {}
-    got = _result(
-        spark.createDataFrame(frame.to_arrow()), window_fn, trigger, mode, combine, **extra
-    )
-    want = _result(frame, window_fn, trigger, mode, combine, backend="reference", **extra)
-    assert vectorized(got.plan) is kernel
+    got = _result(spark.createDataFrame(frame.to_arrow()), case, **extra)
+    want = _result(frame, case, backend="reference", **extra)
+    assert vectorized(got.plan) is case[-1]
     main = want.collect()
-    assert main.height > 10 and main["is_retraction"].any() is (
-        mode is beam.AccumulationMode.ACCUMULATING_AND_RETRACTING
-    )
+    assert main.height > 10 and main["is_retraction"].any() is (case[2] is RETRACTING)
     assert to_polars(got.to_polars()).equals(main)
     late = want.late_records()
     assert late.height > 0
@@ -145,21 +127,9 @@ def test_a_merged_stream_runs_per_key(spark: Any) -> None:
     halves = [frame.filter(pl.col("p") == p).drop("p") for p in (0, 1)]
 
     def result(left: Any, right: Any, **backend: Any) -> Any:
-        def stream(data: Any) -> Any:
-            watermarks = ks.WatermarkStrategy.for_bounded_out_of_orderness(3)
-            return ks.stream(
-                data,
-                key="k",
-                value="v",
-                timestamp="ts",
-                order_by="o",
-                watermarks=watermarks,
-                **backend,
-            )
-
         windowed = (
-            stream(left)
-            .merge(stream(right))
+            _stream(left, **backend)
+            .merge(_stream(right, **backend))
             .window_into(beam.FixedWindows(10), trigger=COUNTS, allowed_lateness=3)
         )
         return windowed.combine_per_key(ks.agg.sum("v"))
@@ -173,17 +143,8 @@ def test_a_chained_pipeline_runs_per_key(spark: Any) -> None:
     frame = _frame(1)
 
     def result(data: Any, **backend: Any) -> Any:
-        watermarks = ks.WatermarkStrategy.for_bounded_out_of_orderness(3)
-        s = ks.stream(
-            data,
-            key="k",
-            value="v",
-            timestamp="ts",
-            order_by="o",
-            watermarks=watermarks,
-            **backend,
-        )
-        counts = s.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).sum("v").as_stream()
+        tumbling = ks.TumblingEventTimeWindows.of(5)
+        counts = _stream(data, **backend).key_by("k").window(tumbling).sum("v").as_stream()
         windowed = counts.window_into(
             beam.SlidingWindows(20, 10), trigger=COUNTS, allowed_lateness=10
         )
