@@ -127,7 +127,8 @@ def _kernel(node: BeamWindowedAggregate) -> Callable[[pl.DataFrame], pl.DataFram
         records = group.filter(pl.col(KIND) == RECORD).sort(SEQ)
         part = records[PART][:1]
         # the advances that first reach a timer of the keys' windows, as the kernel's
-        # advances (positions as the Polars backend counts them: unrefined)
+        # advances (positions as the Polars backend counts them: unrefined; recorded
+        # watermarks may advance several times in one slot)
         advances = (
             group.filter(pl.col(KIND) == WM_EVENT)
             .select(
@@ -135,8 +136,8 @@ def _kernel(node: BeamWindowedAggregate) -> Callable[[pl.DataFrame], pl.DataFram
                 (pl.col(EV_POS).cast(pl.Int64) // 2).alias(SLOT),
                 pl.col(EV_WM).cast(pl.Int64).alias(ADVANCE),
             )
-            .unique(SLOT)
-            .sort(SLOT)
+            .unique([SLOT, ADVANCE])
+            .sort(SLOT, ADVANCE)
         )
         bounds = pl.DataFrame({PART: part, FIRST_ARRIVAL: [0], LAST: group[LAST][:1]}).cast(
             {FIRST_ARRIVAL: pl.Int64, LAST: pl.Int64}

@@ -156,3 +156,33 @@ def test_a_chained_pipeline_runs_per_key(spark: Any) -> None:
     main = want.collect()
     assert main.height > 5
     assert to_polars(got.to_polars()).equals(main)
+
+
+def test_two_recorded_watermarks_after_one_record_fire_their_own_timers(spark: Any) -> None:
+    """After record 1 the watermark goes to 12 (past the end of the window [0, 10), not past
+    its garbage collection at 14) and then to 20 (past the end of [10, 20)): each window's
+    on-time pane fires at its own advance, neither the last. The key needs both advances,
+    though they share a slot."""
+    frame = pl.DataFrame({"o": [0, 1, 2], "k": ["a", "a", "b"], "ts": [1, 12, 30], "v": [1, 2, 4]})
+    marks = ks.WatermarkStrategy.explicit(
+        [{"after": 1, "watermark": 12}, {"after": 1, "watermark": 20}]
+    )
+
+    def result(data: Any, **backend: Any) -> Any:
+        s = ks.stream(
+            data, key="k", value="v", timestamp="ts", order_by="o", watermarks=marks, **backend
+        )
+        windowed = s.window_into(beam.FixedWindows(10), allowed_lateness=5)
+        return windowed.combine_per_key(ks.agg.sum("v"))
+
+    want = result(frame, backend="reference").collect()
+    assert want.filter(pl.col("k") == "a").select("v", "pane_timing", "pane_is_last").rows() == [
+        (1, "ON_TIME", False),
+        (2, "ON_TIME", False),
+    ]
+    spark.conf.set(PER_KEY, "true")
+    try:
+        got = result(spark.createDataFrame(frame.to_arrow())).to_polars()
+    finally:
+        spark.conf.unset(PER_KEY)
+    assert to_polars(got).equals(want)
