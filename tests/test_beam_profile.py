@@ -455,9 +455,9 @@ def test_the_spark_backend_runs_beam_plans_per_key_or_per_partition() -> None:
     # lists of values run per input partition, which a merged stream is not
     merged = s.merge(s).window_into(beam.FixedWindows(10))
     assert unsupported(lower(merged.group_by_key().plan)) == (
-        "a merged stream (merge / union) with the Beam profile (window_into) beyond fixed "
-        "and sliding windows combined with ks.agg under watermark and count firings runs "
-        "on the reference and Polars backends"
+        "a merged stream (merge / union) with the Beam profile (window_into) beyond fixed, "
+        "sliding and global windows combined with ks.agg under watermark and count firings "
+        "runs on the reference and Polars backends"
     )
     # ks.agg combines under watermark and count firings run per key: merged streams too
     assert unsupported(lower(merged.combine_per_key(ks.agg.count()).plan)) is None
@@ -590,3 +590,41 @@ def test_an_early_timer_left_pending_fires_a_late_pane_at_its_turn(backend: str)
     ).combine_per_key(ks.agg.count())
     out = result.collect().select("k", "window_start", "pane_timing")
     assert out.rows()[4:7] == [("b", 0, "LATE"), ("x", 20, "EARLY"), ("a", 0, "LATE")]
+
+
+@pytest.mark.parametrize(
+    ("mode", "values"),
+    [
+        (beam.AccumulationMode.DISCARDING, [3, 7, 5]),
+        (beam.AccumulationMode.ACCUMULATING, [3, 10, 15]),
+    ],
+)
+def test_global_windows_fire_early_by_count_and_on_time_at_the_end_of_input(
+    backend: str, mode: beam.AccumulationMode, values: list[int]
+) -> None:
+    # every second element fires an early pane; the watermark passes the global window's
+    # maxTimestamp only at the end of bounded input, which fires the on-time pane (the
+    # last: garbage collection is the same timer) with the element no pane showed yet
+    frame = pl.DataFrame({"k": ["a"] * 5, "ts": [1, 2, 30, 4, 5], "v": [1, 2, 3, 4, 5]})
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+        backend=backend,
+    )
+    result = stream.window_into(
+        beam.GlobalWindows(),
+        trigger=beam.AfterWatermark(early=beam.AfterCount(2)),
+        accumulation_mode=mode,
+    ).combine_per_key(ks.agg.sum("v"))
+    out = result.collect().select(
+        "window_start", "window_end", "v", "pane_timing", "pane_is_last", "timestamp"
+    )
+    end_of_time = 2**63 - 1  # panes of the global window are stamped at the end of time
+    assert out.rows() == [
+        (None, None, values[0], "EARLY", False, end_of_time),
+        (None, None, values[1], "EARLY", False, end_of_time),
+        (None, None, values[2], "ON_TIME", True, end_of_time),
+    ]
+    assert result.late_records().height == 0

@@ -10,7 +10,8 @@ them.
 
 Layout: :mod:`.kafka` (time, session and KIP-450 sliding windows), :mod:`.flink`
 (time, session, global and count windows; triggers, evictors, window functions) and
-:mod:`.beam` (fixed and sliding windows under watermark and count triggers) by profile and
+:mod:`.beam` (fixed, sliding and global windows under watermark, count and
+processing-time firings) by profile and
 window family, and the modules at this level for what both profiles use: internal column names
 (:mod:`.columns`), declarative and Python aggregations (:mod:`.aggregates`, :mod:`.python`),
 partial aggregates (:mod:`.partials`), as-of searches and emission order

@@ -1,10 +1,10 @@
-"""The compiled backends equal the reference interpreter on the Beam profile: fixed and
-sliding windows with the default trigger and ``AfterWatermark`` with count or
-processing-time early and late firings (the Beam kernel), in every
-accumulation mode, with ``fire_only_updated_panes``,
-generated and recorded watermarks, allowed lateness and partitions; and the plans the
-kernel leaves to the reference interpreter (sessions, global windows, other triggers and
-timestamp combiners, lists of values).
+"""The compiled backends equal the reference interpreter on the Beam profile: fixed,
+sliding and global windows with the default trigger and ``AfterWatermark`` with count or
+processing-time early and late firings, and ``Repeatedly`` count or processing-time
+triggers on the global window (the Beam kernel), in every accumulation mode,
+with ``fire_only_updated_panes``, generated and recorded watermarks, allowed lateness and
+partitions; and the plans the kernel leaves to the reference interpreter (sessions, other
+triggers and timestamp combiners, lists of values).
 
 Each property runs on every compiled backend (``compiled_backend``) with the budget of
 :func:`tests.strategies.budget`: the loaded profile's examples on Polars, few on Spark.
@@ -39,7 +39,10 @@ COUNTS = st.one_of(st.none(), st.just(beam.Never()), st.integers(1, 4).map(beam.
 
 @st.composite
 def window_fns(draw: st.DrawFn) -> Any:
-    """Fixed windows with offsets, sliding windows (gaps between them too)."""
+    """Fixed windows with offsets, sliding windows (gaps between them too), the global
+    window."""
+    if draw(st.integers(0, 5)) == 0:
+        return beam.GlobalWindows()
     size = draw(st.integers(1, 40))
     if draw(st.booleans()):
         return beam.FixedWindows(size, draw(st.integers(0, size - 1)))
@@ -71,6 +74,7 @@ def _pipeline(
     aggregations: list[ks.agg.AggExpr] | None,
     combiner: Any = None,
     processing_time: str | None = None,
+    bounded: bool = True,
 ) -> Any:
     stream = ks.stream(
         frame,
@@ -80,6 +84,7 @@ def _pipeline(
         partition="p" if partition else None,
         watermarks=watermarks,
         processing_time=processing_time,
+        bounded=bounded,
     )
     windowed = stream.window_into(
         window_fn,
@@ -258,6 +263,58 @@ def test_beam_kernel_processing_time_firings_match_reference(compiled_backend: s
 
 
 @pytest.mark.spark_path
+def test_repeated_triggers_on_the_global_window_match_reference(compiled_backend: str) -> None:
+    """``Repeatedly`` of a count or processing-time trigger on the global window (the
+    kernel fires them as ``AfterWatermark``'s early firings there), bounded or not."""
+    triggers = st.one_of(
+        st.integers(1, 4).map(beam.AfterCount), st.integers(0, 25).map(beam.AfterProcessingTime)
+    )
+
+    @budget(compiled_backend, few=3)
+    @given(
+        frame=frames(),
+        trigger=triggers.map(beam.Repeatedly),
+        mode=MODES,
+        lateness=st.one_of(st.just(0), st.integers(0, 40)),
+        keys=KEYS,
+        partition=st.booleans(),
+        bounded=st.booleans(),
+        aggregations=AGG_LISTS,
+        data=st.data(),
+    )
+    def check(
+        frame: pl.DataFrame,
+        trigger: Any,
+        mode: Any,
+        lateness: int,
+        keys: list[str],
+        partition: bool,
+        bounded: bool,
+        aggregations: list[ks.agg.AggExpr],
+        data: st.DataObject,
+    ) -> None:
+        result = _pipeline(
+            data.draw(clock_processing_times(frame)),
+            beam.GlobalWindows(),
+            trigger,
+            data.draw(watermark_strategies(partition, True)),
+            mode=mode,
+            lateness=lateness,
+            keys=keys,
+            partition=partition,
+            order_by=True,
+            updated_only=data.draw(st.booleans()),
+            aggregations=aggregations,
+            processing_time="pt",
+            bounded=bounded,
+        )
+        assert vectorized(result.plan)
+        _check(result, compiled_backend)
+
+    check()
+
+
+@pytest.mark.spark_path
 def test_beam_record_by_record_matches_reference(compiled_backend: str) -> None:
     """Plans outside the kernel's family run on the reference interpreter's port."""
     triggers = st.one_of(
@@ -265,9 +322,7 @@ def test_beam_record_by_record_matches_reference(compiled_backend: str) -> None:
         st.integers(1, 3).map(lambda n: beam.Repeatedly(beam.AfterCount(n))),
         st.just(beam.AfterEach(beam.AfterCount(2), beam.AfterWatermark())),
     )
-    windows = st.one_of(
-        window_fns(), st.integers(1, 20).map(beam.Sessions), st.just(beam.GlobalWindows())
-    )
+    windows = st.one_of(window_fns(), st.integers(1, 20).map(beam.Sessions))
 
     @budget(compiled_backend, few=4)
     @given(

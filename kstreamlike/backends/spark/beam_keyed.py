@@ -47,9 +47,9 @@ from kstreamlike.backends.spark._validity import holds
 from kstreamlike.backends.spark.flink import ADVANCE, SLOT, WM, emission_step, flink_watermarks
 from kstreamlike.frames import schema_of
 from kstreamlike.kernels.beam import beam_panes, vectorized
-from kstreamlike.kernels.beam.triggers import firings_of
+from kstreamlike.kernels.beam.triggers import window_firings
 from kstreamlike.kernels.columns import DOMAIN, FIRST_ARRIVAL, LAST, POS, TIE
-from kstreamlike.plan.beam import BeamWindowedAggregate, geometry
+from kstreamlike.plan.beam import BeamGlobalWindows, BeamWindowedAggregate, geometry
 from kstreamlike.plan.flink_time import saturating_add
 from kstreamlike.plan.nodes import DeclarativeAggregation
 from kstreamlike.plan.positions import refined
@@ -109,7 +109,7 @@ def keyed(node: BeamWindowedAggregate) -> bool:
         >>> keyed(plan(beam.AfterProcessingTime(5)))
         False
     """
-    firings = firings_of(node.trigger)
+    firings = window_firings(node)
     return (
         vectorized(node)
         and firings is not None
@@ -190,13 +190,29 @@ def _timer_events(
 ) -> DataFrame:
     """Per (partition, key): the advances first reaching a timer of a window of the key
     (its end, ``maxTimestamp + 1``, and garbage collection, past ``maxTimestamp +
-    allowed_lateness``). The windows are those of each distinct latest window start of the
-    key's records (a superset of the windows its records are in: extra events are
-    harmless, see the module docstring)."""
+    allowed_lateness``). Fixed and sliding windows: those of each distinct latest window
+    start of the key's records (a superset of the windows its records are in: extra events
+    are harmless, see the module docstring)."""
     from pyspark.sql import functions as F
 
-    size, period, offset = geometry(node)
     group = list(dict.fromkeys([PART, *node.keys]))
+    steps = advances.select(
+        PART,
+        F.col(SLOT).alias(EV_POS),
+        F.col(ADVANCE).alias(EV_WM),
+        F.lit(None).cast("long").alias(EV_PT),
+    )
+    return reached_events(group, _due(node, records, group), steps, EV_WM, WM_EVENT)
+
+
+def _due(node: BeamWindowedAggregate, records: DataFrame, group: list[str]) -> DataFrame:
+    """Per (partition, key): the timers of its windows (``DUE``, distinct)."""
+    from pyspark.sql import functions as F
+
+    if isinstance(node.window, BeamGlobalWindows):
+        # the end and the garbage collection of the global window: past its maxTimestamp
+        return records.select(*group).distinct().withColumn(DUE, F.lit(LONG_MAX))
+    size, period, offset = geometry(node)
     ts = F.col(TS)
     last = records.select(*group, (ts - F.pmod(ts - offset, F.lit(period))).alias(_LAST_START))
     count = -(-size // period)  # the most windows a record is in
@@ -209,13 +225,7 @@ def _timer_events(
     max_timestamp = F.col(_LAST_START) + (size - 1)
     gc = F.least(saturating_add(max_timestamp, node.allowed_lateness, SPARK), F.lit(LONG_MAX - 1))
     due = starts.select(*group, F.explode(F.array(max_timestamp + 1, gc + 1)).alias(DUE))
-    steps = advances.select(
-        PART,
-        F.col(SLOT).alias(EV_POS),
-        F.col(ADVANCE).alias(EV_WM),
-        F.lit(None).cast("long").alias(EV_PT),
-    )
-    return reached_events(group, due.distinct(), steps, EV_WM, WM_EVENT)
+    return due.distinct()
 
 
 def _unassigned(node: BeamWindowedAggregate, records: DataFrame) -> DataFrame | None:

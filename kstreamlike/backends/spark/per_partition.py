@@ -54,7 +54,7 @@ def per_partition(plan: LoweredPlan) -> str | None:
     if isinstance(agg, BeamWindowedAggregate):
         if not beam_keyed(agg):
             return (
-                "the Beam profile (window_into) beyond fixed and sliding windows combined "
+                "the Beam profile (window_into) beyond fixed, sliding and global windows combined "
                 "with ks.agg under watermark and count firings"
             )
         # what one partition cannot run, the per-key path does

@@ -1,8 +1,10 @@
-"""Beam-profile windows, vectorized with Polars: fixed and sliding windows combined with
-``ks.agg`` expressions, under the default trigger or ``AfterWatermark`` with count or
+"""Beam-profile windows, vectorized with Polars: fixed, sliding and global windows combined
+with ``ks.agg`` expressions, under the default trigger or ``AfterWatermark`` with count or
 processing-time early and late firings (``AfterCount``, ``AfterProcessingTime``,
-``Never``), in every accumulation mode (Apex's retracting
-one too, and ``fire_only_updated_panes``), panes stamped at the end of the window
+``Never``; on the global window, ``Repeatedly`` of ``AfterCount`` or
+``AfterProcessingTime``, which fire as the early firings of ``AfterWatermark`` there:
+:func:`.triggers.window_firings`), in every accumulation mode (Apex's retracting one too,
+and ``fire_only_updated_panes``), panes stamped at the end of the window
 (``TimestampCombiner.OUTPUT_AT_EOW``). :func:`vectorized` says which plans these are; the
 Polars backend replays the others record by record on the reference interpreter.
 
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX
+from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.kernels.beam.firings import blocks, fired
 from kstreamlike.kernels.beam.names import (
     BLOCK,
@@ -61,7 +63,7 @@ from kstreamlike.kernels.beam.processing import (
     late_rank,
     timed_panes,
 )
-from kstreamlike.kernels.beam.triggers import Firings, firings_of
+from kstreamlike.kernels.beam.triggers import Firings, window_firings
 from kstreamlike.kernels.beam.values import block_values, pane_values
 from kstreamlike.kernels.columns import PART, REASON, ROW, SEQ, TS, WINDEX, WM, WMAX, WSTART
 from kstreamlike.kernels.expr_ops import POLARS
@@ -70,6 +72,7 @@ from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.beam import (
     AccumulationMode,
     BeamFixedWindows,
+    BeamGlobalWindows,
     BeamSlidingWindows,
     BeamWindowedAggregate,
     TimestampCombiner,
@@ -85,6 +88,7 @@ CLOSED_WINDOW = "closed window"
 """The late reason of an element every open window of which has finished its trigger."""
 
 _GLOBAL_MAX = LONG_MAX - 1  # GlobalWindow.maxTimestamp: garbage collection saturates there
+_GLOBAL_START = LONG_MIN  # the global window's start in the kernel's frames (shown as null)
 _WINDOWS = "__ks_beam_windows"  # the count of a record's windows
 
 
@@ -104,10 +108,10 @@ def vectorized(node: BeamWindowedAggregate) -> bool:
         False
     """
     return (
-        isinstance(node.window, BeamFixedWindows | BeamSlidingWindows)
+        isinstance(node.window, BeamFixedWindows | BeamSlidingWindows | BeamGlobalWindows)
         and isinstance(node.aggregation, DeclarativeAggregation)
         and node.timestamp_combiner is TimestampCombiner.OUTPUT_AT_EOW
-        and firings_of(node.trigger) is not None
+        and window_firings(node) is not None
     )
 
 
@@ -124,6 +128,14 @@ def _pairs(node: BeamWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
     """One row per (record, window), in arrival order then assignment order (latest start
     first, ``WINDEX`` 0), with the window's start, ``maxTimestamp`` and garbage-collection
     time (sliding windows: and the count of the record's windows)."""
+    if isinstance(node.window, BeamGlobalWindows):
+        # one window per key, whose maxTimestamp is garbage collection too (it saturates)
+        return records.with_columns(
+            pl.lit(_GLOBAL_START, dtype=pl.Int64).alias(WSTART),
+            pl.lit(0, dtype=pl.Int64).alias(WINDEX),
+            pl.lit(_GLOBAL_MAX, dtype=pl.Int64).alias(WMAX),
+            pl.lit(_GLOBAL_MAX, dtype=pl.Int64).alias(GC),
+        )
     size, period, offset = geometry(node)
     outside = unassigned_rule(node)
     if outside is not None:
@@ -168,7 +180,7 @@ def beam_panes(
         ticks, no ``emit_order``; plus ``POS``, ``DOMAIN`` and ``TIE``), and the late
         records in arrival order (the input columns, ``ROW``, ``WM`` and ``reason``).
     """
-    firings = firings_of(node.trigger)
+    firings = window_firings(node)
     assert firings is not None
     group = list(dict.fromkeys([PART, *node.keys, WSTART]))
     clock = None
@@ -284,8 +296,7 @@ def _late(node: BeamWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
         .alias(REASON)
     )
     dropped = pairs.filter(pl.col(EXPIRED) | pl.col(CLOSED))
-    size, period, _ = geometry(node)
-    if period == size:  # one window per record
+    if isinstance(node.window, BeamGlobalWindows) or _one_window(node):  # one per record
         return dropped.with_columns(reason)
     # a record's pairs are consecutive: it is dropped when all of them are
     names = dropped.collect_schema().names()
@@ -298,3 +309,9 @@ def _late(node: BeamWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
         )
         .filter(pl.col("__ks_beam_dropped") == pl.col(_WINDOWS))
     )
+
+
+def _one_window(node: BeamWindowedAggregate) -> bool:
+    """Whether the node's fixed or sliding windows give each record one window."""
+    size, period, _ = geometry(node)
+    return period == size

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import polars as pl
 
+from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.beam.names import BLOCK, SUB, TIMING
 from kstreamlike.kernels.columns import DOMAIN, PART, POS, TIE, WMAX, WSTART
 from kstreamlike.kernels.runs import NEW, run_cum_sum, run_index, run_shift, run_start
-from kstreamlike.plan.beam import AccumulationMode, BeamWindowedAggregate, geometry
+from kstreamlike.plan.beam import (
+    AccumulationMode,
+    BeamGlobalWindows,
+    BeamWindowedAggregate,
+    geometry,
+)
 from kstreamlike.plan.nodes import DeclarativeAggregation
 from kstreamlike.plan.schema import BEAM_PANE, aggregate_columns
 
@@ -38,7 +44,12 @@ def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]
         .then(pl.lit(-1, dtype=pl.Int64))
         .otherwise(run_cum_sum(not_early) - 1)
         .alias("pane_nonspeculative_index"),
-        pl.col(WMAX).alias("timestamp"),
+        # (the global window's maxTimestamp stamps its panes at the end of time, as Beam's
+        # END_OF_GLOBAL_WINDOW is shown)
+        pl.when(pl.col(WMAX) == LONG_MAX - 1)
+        .then(pl.lit(LONG_MAX, dtype=pl.Int64))
+        .otherwise(pl.col(WMAX))
+        .alias("timestamp"),
         pl.lit(False).alias("is_retraction"),
         pl.lit(1, dtype=pl.Int8).alias(SUB),
     )
@@ -52,7 +63,11 @@ def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]
             pl.lit(0, dtype=pl.Int8).alias(SUB),
         ).filter(~pl.col(NEW))
         rows.append(retractions)
-    size = geometry(node)[0]
+    if isinstance(node.window, BeamGlobalWindows):
+        bounds = [pl.lit(None, dtype=pl.Int64).alias(c) for c in ("window_start", "window_end")]
+    else:
+        size = geometry(node)[0]
+        bounds = [pl.col(WSTART).alias("window_start"), (pl.col(WSTART) + size).alias("window_end")]
     partition = node.source.partition
     extra = [] if partition is None or partition in node.keys else [pl.col(PART).alias(partition)]
     return (
@@ -61,8 +76,7 @@ def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]
         .select(
             *extra,
             *node.keys,
-            pl.col(WSTART).alias("window_start"),
-            (pl.col(WSTART) + size).alias("window_end"),
+            *bounds,
             *(pl.col(n) if (d := dtypes.get(n)) is None else pl.col(n).cast(d) for n in names),
             "timestamp",
             *BEAM_PANE,

@@ -1,5 +1,6 @@
 """The triggers the Beam kernel runs: the default trigger and ``AfterWatermark`` with count
-or processing-time early and late firings, reduced to what decides their panes."""
+or processing-time early and late firings (on the global window, ``Repeatedly`` of a count
+or processing-time trigger too), reduced to what decides their panes."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ from kstreamlike.plan.beam import (
     BeamAfterProcessingTime,
     BeamAfterWatermark,
     BeamDefaultTrigger,
+    BeamGlobalWindows,
     BeamNever,
+    BeamRepeatedly,
     BeamTrigger,
+    BeamWindowedAggregate,
 )
 
-__all__ = ["Firings", "firings_of"]
+__all__ = ["Firings", "firings_of", "window_firings"]
 
 
 @dataclass(frozen=True)
@@ -78,3 +82,32 @@ def firings_of(trigger: BeamTrigger) -> Firings | None:
         early_delay=early[1],
         late_delay=late[1],
     )
+
+
+def window_firings(node: BeamWindowedAggregate) -> Firings | None:
+    """What decides the panes of ``node``'s trigger on its windows, or None outside the
+    kernel's family.
+
+    On the global window, ``Repeatedly(AfterCount(n))`` and
+    ``Repeatedly(AfterProcessingTime(d))`` fire as ``AfterWatermark`` with those early
+    firings: the window's end and its garbage collection are one timer, reached only at the
+    end of bounded input, where both fire the window's last pane, ``ON_TIME`` even when
+    empty (``ReduceFnRunner#onTimers`` at garbage collection, the output watermark still
+    behind the window's end).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> trigger = beam.Repeatedly(beam.AfterCount(2))
+        >>> window_firings(s.window_into(beam.GlobalWindows(), trigger=trigger).group_by_key().plan)
+        Firings(early=2, late=None, closes=True, early_delay=None, late_delay=None)
+        >>> window_firings(s.window_into(beam.FixedWindows(5), trigger=trigger).group_by_key().plan)
+    """
+    trigger = node.trigger
+    if isinstance(node.window, BeamGlobalWindows) and isinstance(trigger, BeamRepeatedly):
+        inner = trigger.trigger
+        if isinstance(inner, BeamAfterCount | BeamAfterProcessingTime):
+            trigger = BeamAfterWatermark(early=inner)
+    return firings_of(trigger)

@@ -1,7 +1,7 @@
 """The Beam profile on Spark frames gives the outputs of the reference interpreter's replay
 of the whole input: per key for the Beam kernel's plans with watermark and count firings
-(merged and chained streams too), else each input partition run on an executor (by the
-Beam kernel, or record by record for the plans it does not cover)."""
+(merged and chained streams too, global windows too), else each input partition run on an
+executor (by the Beam kernel, or record by record for the plans it does not cover)."""
 
 from __future__ import annotations
 
@@ -122,7 +122,10 @@ def _assert_same(got: Any, want: Any) -> None:
         assert to_polars(getattr(got, side)()).sort("o").equals(expected.sort("o"))
 
 
-def test_a_merged_stream_runs_per_key(spark: Any) -> None:
+@pytest.mark.parametrize(
+    "window_fn", [beam.FixedWindows(10), beam.GlobalWindows()], ids=["fixed", "global"]
+)
+def test_a_merged_stream_runs_per_key(spark: Any, window_fn: Any) -> None:
     frame = _frame(2)
     halves = [frame.filter(pl.col("p") == p).drop("p") for p in (0, 1)]
 
@@ -130,7 +133,7 @@ def test_a_merged_stream_runs_per_key(spark: Any) -> None:
         windowed = (
             _stream(left, **backend)
             .merge(_stream(right, **backend))
-            .window_into(beam.FixedWindows(10), trigger=COUNTS, allowed_lateness=3)
+            .window_into(window_fn, trigger=COUNTS, allowed_lateness=3)
         )
         return windowed.combine_per_key(ks.agg.sum("v"))
 
