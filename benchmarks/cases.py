@@ -12,7 +12,9 @@ import polars as pl
 
 import kstreamlike as ks
 from benchmarks.beam_cases import (
+    beam_global,
     beam_windowed,
+    polars_running_baseline,
     polars_tumbling_baseline,
     spark_tumbling_baseline,
 )
@@ -594,6 +596,17 @@ CASES = [
         beam_windowed("polars", firings=True, late_processing=True),
         beam_windowed("polars", firings=False),
         keys=10,
+    ),
+    *(
+        Case(
+            f"polars Beam global window, a pane every 1,000 of a key's elements, accumulating, "
+            f"{keys} keys",
+            10_000_000,
+            beam_global("polars"),
+            polars_running_baseline,
+            keys=keys,
+        )
+        for keys in (10, 10_000)
     ),
     *(
         Case(
