@@ -628,3 +628,23 @@ def test_global_windows_fire_early_by_count_and_on_time_at_the_end_of_input(
         (None, None, values[2], "ON_TIME", True, end_of_time),
     ]
     assert result.late_records().height == 0
+
+
+def test_processing_time_panes_with_clocks_far_apart(backend: str) -> None:
+    # the clocks span most of the long range (the kernel numbers them by rank instead of
+    # by their distance to the smallest): the first pane's timer fires at the second
+    # record's clock, the second pane's timer never does (the watermark passes first)
+    far = 2**62
+    frame = pl.DataFrame(
+        {"k": ["a", "a", "a", "b"], "ts": [1, 2, 3, 200], "pt": [-far, far, far + 1, far + 2]}
+    )
+    stream = _clocked(frame, "k", backend)
+    result = stream.window_into(
+        beam.FixedWindows(100), trigger=beam.AfterWatermark(early=beam.AfterProcessingTime(10))
+    ).combine_per_key(ks.agg.count())
+    out = result.collect().select("k", "window_start", "count", "pane_timing", "pane_index")
+    assert out.rows() == [
+        ("a", 0, 1, "EARLY", 0),
+        ("a", 0, 2, "ON_TIME", 1),
+        ("b", 200, 1, "ON_TIME", 0),
+    ]

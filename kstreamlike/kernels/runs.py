@@ -25,6 +25,7 @@ __all__ = [
     "run_cum_sum",
     "run_first",
     "run_index",
+    "run_last",
     "run_rank",
     "run_shift",
     "run_start",
@@ -80,6 +81,18 @@ def run_cum_sum(expr: pl.Expr) -> pl.Expr:
     """The running sum of ``expr`` (no nulls) within the run."""
     total = expr.cum_sum()
     return total - pl.when(pl.col(NEW)).then(total - expr).forward_fill()
+
+
+def run_last(expr: pl.Expr) -> pl.Expr:
+    """``expr`` (no nulls) at the run's last row.
+
+    Example:
+        >>> frame = pl.DataFrame({"w": [0, 0, 5], "x": [1, 2, 3]})
+        >>> frame.with_columns(run_start(["w"])).select(run_last(pl.col("x")))["x"].to_list()
+        [2, 2, 3]
+    """
+    last = pl.col(NEW).shift(-1, fill_value=True)
+    return pl.when(last).then(expr).backward_fill()
 
 
 def run_first(expr: pl.Expr) -> pl.Expr:

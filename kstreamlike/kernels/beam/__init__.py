@@ -62,6 +62,7 @@ from kstreamlike.kernels.beam.processing import (
     LATE_BLOCK,
     late_rank,
     timed_panes,
+    window_ids,
 )
 from kstreamlike.kernels.beam.triggers import Firings, window_firings
 from kstreamlike.kernels.beam.values import block_values, pane_values
@@ -243,9 +244,14 @@ def _ranked(
     panes fire, :mod:`.processing`)."""
     # A window's expired elements come after all the others (the watermark only grows), so
     # ranks and early counts over all its pairs are those over the elements it took.
+    windows: list[pl.Expr] = []
+    if clock is not None:
+        pairs, window = window_ids(pairs, group)
+        windows.append(window)
     pairs = pairs.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK),
         (pl.col(WM) <= pl.col(WMAX)).sum().over(group).cast(pl.Int64).alias(EARLY),
+        *windows,
     )
     r, n_early = pl.col(RANK), pl.col(EARLY)
     late_ranked = late_rank()

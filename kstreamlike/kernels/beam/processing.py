@@ -36,8 +36,19 @@ import polars as pl
 from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.beam.names import CLOSED, EARLY, EXPIRED, GC, RANK
 from kstreamlike.kernels.columns import CLOCK, PART, SEQ, SLOT, TICK, WM, WMAX
+from kstreamlike.kernels.runs import NEW, run_cum_sum, run_last, run_start
 
-__all__ = ["AT", "AT_TIE", "EARLY_BLOCK", "EARLY_FIRED", "LATE_BLOCK", "late_rank", "timed_panes"]
+__all__ = [
+    "AT",
+    "AT_TIE",
+    "EARLY_BLOCK",
+    "EARLY_FIRED",
+    "LATE_BLOCK",
+    "WINDOW",
+    "late_rank",
+    "timed_panes",
+    "window_ids",
+]
 
 AT = "__ks_beam_at"  # the emission position of the firing of the element's pane by its timer
 AT_TIE = "__ks_beam_at_tie"  # that firing's timer timestamp
@@ -48,10 +59,17 @@ LATE_BLOCK = "__ks_beam_late_pane"  # the index of the element's late pane in it
 _I = "__ks_beam_i"  # an element's index in its phase
 _J = "__ks_beam_j"  # the index of the element that would start the next pane
 _P = "__ks_beam_p"  # a pair's index
-_W = "__ks_beam_w"  # a window's id
+WINDOW = "__ks_beam_window"  # a window's id: the index of its first pair
+_RUN = "__ks_beam_run"  # a window's number in window order
 _HEAD = "__ks_beam_head"  # the element starts a pane
 _KEY = "__ks_beam_timer_at"  # the timer of a pane started by the element
 _STALE = "__ks_beam_stale"  # the timestamp of a window's early timer left pending
+
+
+def window_ids(pairs: pl.LazyFrame, group: list[str]) -> tuple[pl.LazyFrame, pl.Expr]:
+    """``pairs`` with their indices, and the expression of each one's :data:`WINDOW` (to
+    compute with the other window expressions over ``group``, which share its groups)."""
+    return pairs.with_row_index(_P), pl.col(_P).min().over(group).alias(WINDOW)
 
 
 def late_rank() -> pl.Expr:
@@ -93,16 +111,45 @@ def _filled(value: bool | None, n: int, dtype: pl.DataType, name: str = "") -> p
     return filled.alias(name)
 
 
+def _clock_numbers(early: pl.DataFrame) -> tuple[pl.Series, pl.Series, int]:
+    """Numbers for the early elements' clocks and their timers, in the same order: a clock's
+    number, and the number of the first clock at or past a timer (past every clock: the
+    largest number, plus one); and a bound on the numbers. The clocks less their smallest
+    when the bound times the count of windows fits, else the clocks' dense ranks."""
+    clock, key = early[CLOCK], early[_KEY]
+    low, high, last_window = clock.min(), clock.max(), early[_RUN].max()
+    assert isinstance(low, int) and isinstance(high, int) and isinstance(last_window, int)
+    windows = last_window + 1
+    if high < LONG_MAX and (high - low + 2) * windows < 2**62:
+        timers = key.fill_null(high + 1).clip(upper_bound=high + 1)
+        return clock - low, timers - low, high - low + 2
+    clocks = clock.unique().sort()
+    numbers = clocks.search_sorted(clock, side="left").cast(pl.Int64)
+    timers = clocks.search_sorted(key.fill_null(LONG_MAX), side="left").cast(pl.Int64)
+    return numbers, timers, clocks.len() + 2
+
+
 def _next_heads(early: pl.DataFrame) -> pl.Series:
-    """For each early element (``_I`` their index), the index of its window's first element
-    with a clock at or past the element's timer (``_KEY``); the count of elements (a sink)
-    when there is none. A window's elements are in arrival order, and so in clock order."""
-    left = early.select(_W, _KEY, _I).sort(_KEY, nulls_last=True)
-    right = early.select(_W, CLOCK, pl.col(_I).alias(_J)).sort(CLOCK, maintain_order=True)
-    found = left.join_asof(
-        right, left_on=_KEY, right_on=CLOCK, by=_W, strategy="forward", check_sortedness=False
-    )
-    heads: pl.Series = found.sort(_I)[_J].fill_null(early.height).cast(pl.Int64)
+    """For each early element (in window order, ``_I`` their index, ``_RUN`` their window's
+    number), the index of its window's first element with a clock at or past the element's
+    timer (``_KEY``); the count of elements (a sink) when there is none.
+
+    A window's elements are in arrival order, and so in clock order: with the clocks
+    numbered in order (:func:`_clock_numbers`), (window, clock number) grows along the
+    frame, and one binary search of (window, number of the first clock at or past the
+    timer) finds the element (the searched values grow along the frame too, so the
+    searches walk memory in order)."""
+    m = early.height
+    if m == 0:
+        return pl.Series(_J, [], dtype=pl.Int64)
+    numbers, timers, width = _clock_numbers(early)
+    run = early[_RUN].cast(pl.Int64)
+    place = run * width + numbers
+    found = place.search_sorted(run * width + timers, side="left").cast(pl.Int64)
+    same = (found < m) & (run.gather(found.clip(upper_bound=max(m - 1, 0))) == run)
+    heads: pl.Series = pl.select(
+        pl.when(same).then(found).otherwise(pl.lit(m, dtype=pl.Int64))
+    ).to_series()
     return heads
 
 
@@ -157,17 +204,21 @@ def _phase_panes(
     :func:`timed_panes`), and the timers of its last panes that did not fire (``group``,
     ``_KEY``)."""
     ticks, watermarks = clock
-    elements = pairs.with_row_index(_P).filter(phase.elements)
-    elements = elements.select(_P, *group, CLOCK, phase.deadline)
-    # a window by the index of its first element (an as-of join matches no null key, and
-    # one integer groups faster than the window's columns)
-    elements = elements.with_row_index(_I).with_columns(
-        _timer(delay).alias(_KEY), pl.col(_I).min().over(group).alias(_W)
+    # sorted by window, in arrival order within each: a window is a run of rows, and its
+    # running operations need no grouping
+    elements = (
+        pairs.filter(phase.elements)
+        .select(_P, WINDOW, *group, CLOCK, phase.deadline)
+        .sort(WINDOW, maintain_order=True)
+        .with_columns(run_start(group))
     )
-    roots = elements.filter(pl.col(_I) == pl.col(_W))[_I].cast(pl.Int64)
+    elements = elements.with_row_index(_I).with_columns(
+        _timer(delay).alias(_KEY), (pl.col(NEW).cum_sum() - 1).cast(pl.Int64).alias(_RUN)
+    )
+    roots = elements.filter(NEW)[_I].cast(pl.Int64)
     elements = elements.with_columns(_chained(_next_heads(elements), roots).alias(_HEAD))
     elements = elements.with_columns(
-        (pl.col(_HEAD).cast(pl.Int64).cum_sum().over(_W) - 1).alias(phase.block)
+        (run_cum_sum(pl.col(_HEAD).cast(pl.Int64)) - 1).alias(phase.block)
     )
     # each pane's timer fires at the first clock advance reaching it, unless the watermark
     # has passed the phase's deadline by then (a watermark timer came first)
@@ -191,12 +242,12 @@ def _phase_panes(
     unfired = pl.repeat(-1, fire.height, dtype=pl.Int64, eager=True)
     at = _filled(None, m, pl.Int64(), AT).scatter(fire[_I], fire[SLOT].zip_with(fired, unfired))
     at_tie = _filled(None, m, pl.Int64(), AT_TIE).scatter(fire[_I], tie)
-    elements = elements.with_columns(at, at_tie).with_columns(
-        pl.col(AT, AT_TIE).forward_fill().over(_W)
-    )
+    # (a window's first element starts a pane, whose AT is set: the fill stays within the
+    # window; a pane's AT_TIE is null only when its AT is negative, which masks it below)
+    elements = elements.with_columns(at, at_tie).with_columns(pl.col(AT, AT_TIE).forward_fill())
     if phase.fired is not None:
-        fired_count = (pl.col(_HEAD) & (pl.col(AT) >= 0)).sum().over(_W).cast(pl.Int64)
-        elements = elements.with_columns(fired_count.alias(phase.fired))
+        counted = (pl.col(_HEAD) & (pl.col(AT) >= 0)).cast(pl.Int64)
+        elements = elements.with_columns(run_last(run_cum_sum(counted)).alias(phase.fired))
     elements = elements.with_columns(
         pl.when(pl.col(AT) >= 0).then(pl.col(c)).alias(c) for c in (AT, AT_TIE)
     )
@@ -212,8 +263,10 @@ def _phase_panes(
     ]
     out = pairs.with_columns(*columns, *timed)
     if phase.fired is not None:
-        # a window's count onto its later elements too
-        out = out.with_columns(pl.col(phase.fired).max().over(group).fill_null(0))
+        # a window's count onto all its pairs (none early: 0)
+        starts = elements.filter(NEW)
+        counts = _filled(None, n, pl.Int64()).scatter(starts[WINDOW], starts[phase.fired])
+        out = out.with_columns(counts.gather(out[WINDOW]).fill_null(0).alias(phase.fired))
     return out, unfired_heads
 
 
@@ -227,8 +280,9 @@ def timed_panes(
     """The early and late panes of ``AfterProcessingTime`` early and late firings.
 
     Args:
-        pairs: the (record, window) pairs with ``group``, ``RANK``, ``EARLY``, ``CLOCK``,
-            ``WMAX``, ``GC``, ``EXPIRED`` and ``CLOSED``, a window's in arrival order.
+        pairs: the (record, window) pairs with their indices and windows
+            (:func:`window_ids`), ``group``, ``RANK``, ``EARLY``, ``CLOCK``, ``WMAX``,
+            ``GC``, ``EXPIRED`` and ``CLOSED``, a window's in arrival order.
         group: the columns of a window (partition, keys, start).
         early_delay: the early trigger's delay in processing-time ticks (None: not by
             processing time).
