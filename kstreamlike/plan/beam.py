@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from kstreamlike._time import LONG_MAX
+
 if TYPE_CHECKING:
     from kstreamlike.plan.nodes import Aggregation, Source, WatermarkPlan
 
@@ -34,10 +36,17 @@ __all__ = [
     "BeamTrigger",
     "BeamWindowFn",
     "BeamWindowedAggregate",
+    "GLOBAL_MAX_TIMESTAMP",
     "TimestampCombiner",
     "geometry",
     "uses_processing_time",
 ]
+
+
+GLOBAL_MAX_TIMESTAMP = LONG_MAX - 1
+"""``GlobalWindow#maxTimestamp`` (the end of the global window): every window's
+garbage-collection time saturates there, and a pane stamped there is shown at the end of
+time (``Long.MAX_VALUE``)."""
 
 
 class AccumulationMode(Enum):

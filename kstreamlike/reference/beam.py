@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike.plan.beam import GLOBAL_MAX_TIMESTAMP as GLOBAL_MAX_TIMESTAMP
 from kstreamlike.plan.beam import (
     AccumulationMode,
     BeamFixedWindows,
@@ -40,7 +41,6 @@ from kstreamlike.reference.aggregates import folding_for
 
 __all__ = ["GLOBAL_MAX_TIMESTAMP", "BeamOperator", "Pane"]
 
-GLOBAL_MAX_TIMESTAMP = LONG_MAX - 1
 """The ``maxTimestamp`` of the global window: the watermark passes it only at the end of a
 bounded input (``Long.MAX_VALUE``). Panes stamped with it show ``Long.MAX_VALUE``."""
 

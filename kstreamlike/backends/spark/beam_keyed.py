@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX
 from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ, TS
 from kstreamlike.backends.spark._flink_events import DUE, reached_events
@@ -49,7 +48,12 @@ from kstreamlike.frames import schema_of
 from kstreamlike.kernels.beam import beam_panes, vectorized
 from kstreamlike.kernels.beam.triggers import window_firings
 from kstreamlike.kernels.columns import DOMAIN, FIRST_ARRIVAL, LAST, POS, TIE
-from kstreamlike.plan.beam import BeamGlobalWindows, BeamWindowedAggregate, geometry
+from kstreamlike.plan.beam import (
+    GLOBAL_MAX_TIMESTAMP,
+    BeamGlobalWindows,
+    BeamWindowedAggregate,
+    geometry,
+)
 from kstreamlike.plan.flink_time import saturating_add
 from kstreamlike.plan.nodes import DeclarativeAggregation
 from kstreamlike.plan.positions import refined
@@ -211,7 +215,7 @@ def _due(node: BeamWindowedAggregate, records: DataFrame, group: list[str]) -> D
 
     if isinstance(node.window, BeamGlobalWindows):
         # the end and the garbage collection of the global window: past its maxTimestamp
-        return records.select(*group).distinct().withColumn(DUE, F.lit(LONG_MAX))
+        return records.select(*group).distinct().withColumn(DUE, F.lit(GLOBAL_MAX_TIMESTAMP + 1))
     size, period, offset = geometry(node)
     ts = F.col(TS)
     last = records.select(*group, (ts - F.pmod(ts - offset, F.lit(period))).alias(_LAST_START))
@@ -223,7 +227,9 @@ def _due(node: BeamWindowedAggregate, records: DataFrame, group: list[str]) -> D
         ).alias(_LAST_START),
     )
     max_timestamp = F.col(_LAST_START) + (size - 1)
-    gc = F.least(saturating_add(max_timestamp, node.allowed_lateness, SPARK), F.lit(LONG_MAX - 1))
+    gc = F.least(
+        saturating_add(max_timestamp, node.allowed_lateness, SPARK), F.lit(GLOBAL_MAX_TIMESTAMP)
+    )
     due = starts.select(*group, F.explode(F.array(max_timestamp + 1, gc + 1)).alias(DUE))
     return due.distinct()
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike._time import LONG_MIN
 from kstreamlike.kernels.beam.firings import blocks, fired
 from kstreamlike.kernels.beam.names import (
     BLOCK,
@@ -71,6 +71,7 @@ from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.processing_time import processing_clock
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.beam import (
+    GLOBAL_MAX_TIMESTAMP,
     AccumulationMode,
     BeamFixedWindows,
     BeamGlobalWindows,
@@ -88,7 +89,6 @@ __all__ = ["CLOSED_WINDOW", "beam_panes", "unassigned_beam_records", "vectorized
 CLOSED_WINDOW = "closed window"
 """The late reason of an element every open window of which has finished its trigger."""
 
-_GLOBAL_MAX = LONG_MAX - 1  # GlobalWindow.maxTimestamp: garbage collection saturates there
 _GLOBAL_START = LONG_MIN  # the global window's start in the kernel's frames (shown as null)
 _WINDOWS = "__ks_beam_windows"  # the count of a record's windows
 
@@ -134,8 +134,8 @@ def _pairs(node: BeamWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
         return records.with_columns(
             pl.lit(_GLOBAL_START, dtype=pl.Int64).alias(WSTART),
             pl.lit(0, dtype=pl.Int64).alias(WINDEX),
-            pl.lit(_GLOBAL_MAX, dtype=pl.Int64).alias(WMAX),
-            pl.lit(_GLOBAL_MAX, dtype=pl.Int64).alias(GC),
+            pl.lit(GLOBAL_MAX_TIMESTAMP, dtype=pl.Int64).alias(WMAX),
+            pl.lit(GLOBAL_MAX_TIMESTAMP, dtype=pl.Int64).alias(GC),
         )
     size, period, offset = geometry(node)
     outside = unassigned_rule(node)
@@ -157,7 +157,9 @@ def _pairs(node: BeamWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
             .with_columns(pl.col(WSTART) - pl.col(WINDEX) * period)
         )
     max_timestamp = pl.col(WSTART) + (size - 1)
-    gc = saturating_add(max_timestamp, node.allowed_lateness, POLARS).clip(upper_bound=_GLOBAL_MAX)
+    gc = saturating_add(max_timestamp, node.allowed_lateness, POLARS).clip(
+        upper_bound=GLOBAL_MAX_TIMESTAMP
+    )
     return pairs.with_columns(max_timestamp.alias(WMAX), gc.alias(GC))
 
 
@@ -302,7 +304,7 @@ def _late(node: BeamWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
         .alias(REASON)
     )
     dropped = pairs.filter(pl.col(EXPIRED) | pl.col(CLOSED))
-    if isinstance(node.window, BeamGlobalWindows) or _one_window(node):  # one per record
+    if _one_window(node):
         return dropped.with_columns(reason)
     # a record's pairs are consecutive: it is dropped when all of them are
     names = dropped.collect_schema().names()
@@ -318,6 +320,8 @@ def _late(node: BeamWindowedAggregate, pairs: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _one_window(node: BeamWindowedAggregate) -> bool:
-    """Whether the node's fixed or sliding windows give each record one window."""
+    """Whether the node's windows give each record one window (global and fixed ones)."""
+    if isinstance(node.window, BeamGlobalWindows):
+        return True
     size, period, _ = geometry(node)
     return period == size

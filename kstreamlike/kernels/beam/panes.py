@@ -12,6 +12,7 @@ from kstreamlike.kernels.beam.names import BLOCK, SUB, TIMING
 from kstreamlike.kernels.columns import DOMAIN, PART, POS, TIE, WMAX, WSTART
 from kstreamlike.kernels.runs import NEW, run_cum_sum, run_index, run_shift, run_start
 from kstreamlike.plan.beam import (
+    GLOBAL_MAX_TIMESTAMP,
     AccumulationMode,
     BeamGlobalWindows,
     BeamWindowedAggregate,
@@ -46,7 +47,7 @@ def described(node: BeamWindowedAggregate, panes: pl.LazyFrame, group: list[str]
         .alias("pane_nonspeculative_index"),
         # (the global window's maxTimestamp stamps its panes at the end of time, as Beam's
         # END_OF_GLOBAL_WINDOW is shown)
-        pl.when(pl.col(WMAX) == LONG_MAX - 1)
+        pl.when(pl.col(WMAX) == GLOBAL_MAX_TIMESTAMP)
         .then(pl.lit(LONG_MAX, dtype=pl.Int64))
         .otherwise(pl.col(WMAX))
         .alias("timestamp"),
