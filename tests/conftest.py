@@ -18,9 +18,15 @@ SUPPRESSED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 # Two layers. The default one (`pytest`, the README's command) proves every code path once:
 # every test on the reference and Polars backends, and on Spark the tests written for Spark,
 # the differential properties marked ``spark_path`` (few examples) and one conformance
-# scenario per code path. The full layer (`KSTREAMLIKE_TESTS=full pytest`, CI's second run)
-# adds every generic test on Spark and more Hypothesis examples everywhere.
-FULL = os.environ.get("KSTREAMLIKE_TESTS") == "full"
+# scenario per code path. The full layer (`KSTREAMLIKE_TESTS=full pytest`) adds every generic
+# test on Spark and more Hypothesis examples everywhere. `KSTREAMLIKE_TESTS=rest pytest` (CI's
+# second run, after the default layer) runs only what the full layer adds: the tests the
+# default layer leaves out, with the full layer's budgets.
+LAYERS = ("default", "full", "rest")
+LAYER = os.environ.get("KSTREAMLIKE_TESTS", "default")
+if LAYER not in LAYERS:
+    raise pytest.UsageError(f"KSTREAMLIKE_TESTS={LAYER!r}: expected one of {', '.join(LAYERS)}")
+FULL = LAYER != "default"
 
 # Hypothesis profiles, derandomized without an example database, so that every machine draws
 # the same examples and a fresh clone gets CI's verdict: "ci" (the default layer) and "full"
@@ -57,21 +63,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Tests marked ``site`` build the documentation site: they run only when a marker
     expression names them (``pytest -m site``). Outside the full layer, tests marked
     ``full``, and generic tests drawn on Spark that no ``spark_path`` mark names as the one
-    proving a Spark code path, are deselected (the full layer runs them).
+    proving a Spark code path, are deselected (the full layer runs them). The ``rest`` layer
+    keeps exactly these.
     """
     if not re.search(r"\bsite\b", config.option.markexpr or ""):
         skip = pytest.mark.skip(reason="builds the documentation site: run with `pytest -m site`")
         for item in items:
             if item.get_closest_marker("site") is not None:
                 item.add_marker(skip)
-    if FULL:
+    if LAYER == "full":
         return
     kept, deselected = [], []
     for item in items:
         in_full = item.get_closest_marker("full") is not None or (
             _generic_spark(item) and item.get_closest_marker("spark_path") is None
         )
-        (deselected if in_full else kept).append(item)
+        (deselected if in_full == (LAYER == "default") else kept).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept

@@ -134,11 +134,11 @@ def spark_examples(few: int) -> int:
 
 def costly_examples(few: int) -> int:
     """How many examples a costly Hypothesis test takes (a Spark query, or long streams):
-    ``few`` in the full layer, a third of it (at least 2) in the default layer, 25 times
-    ``few`` with the ``thorough`` profile."""
+    ``few`` in the full layer (and its rest), a third of it (at least 2) in the default
+    layer, 25 times ``few`` with the ``thorough`` profile."""
     if os.environ.get("HYPOTHESIS_PROFILE") == "thorough":
         return few * 25
-    if os.environ.get("KSTREAMLIKE_TESTS") == "full":
+    if os.environ.get("KSTREAMLIKE_TESTS") in ("full", "rest"):
         return few
     return max(2, few // 3)
 
