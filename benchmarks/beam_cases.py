@@ -78,7 +78,12 @@ def beam_windowed(
     def run(df: Any) -> object:
         clock = None
         if processing or late_processing:
-            df = df.with_columns((pl.col("offset") // 2 + ARRIVAL_CLOCK).alias("arrived"))
+            if backend == "spark":
+                from pyspark.sql import functions as F
+
+                df = df.withColumn("arrived", F.floor(F.col("offset") / 2) + ARRIVAL_CLOCK)
+            else:
+                df = df.with_columns((pl.col("offset") // 2 + ARRIVAL_CLOCK).alias("arrived"))
             clock = "arrived"
         stream = _events(df, backend, clock)
         trigger = EARLY_AND_LATE

@@ -652,4 +652,13 @@ CASES = [
         target=3.0,
         keys=10,
     ),
+    Case(
+        "spark Beam per key, fixed 1 min, early every 10 s of processing time + late each, "
+        "discarding, 10 keys",
+        1_000_000,
+        beam_windowed("spark", firings=True, processing=True, per_key=True),
+        beam_windowed("spark", firings=False, per_key=True),
+        spark_input,
+        keys=10,
+    ),
 ]

@@ -456,10 +456,10 @@ def test_the_spark_backend_runs_beam_plans_per_key_or_per_partition() -> None:
     merged = s.merge(s).window_into(beam.FixedWindows(10))
     assert unsupported(lower(merged.group_by_key().plan)) == (
         "a merged stream (merge / union) with the Beam profile (window_into) beyond fixed, "
-        "sliding and global windows combined with ks.agg under watermark and count firings "
-        "runs on the reference and Polars backends"
+        "sliding and global windows combined with ks.agg under watermark, count and "
+        "processing-time firings runs on the reference and Polars backends"
     )
-    # ks.agg combines under watermark and count firings run per key: merged streams too
+    # ks.agg combines under the kernel's firings run per key: merged streams too
     assert unsupported(lower(merged.combine_per_key(ks.agg.count()).plan)) is None
 
 

@@ -296,6 +296,6 @@ def test_beam_window_into_inherits_only_time_windows_and_not_on_spark() -> None:
 
     assert unsupported(lower(beam.plan)) == (
         "a chained pipeline with the Beam profile (window_into) beyond fixed, sliding and "
-        "global windows combined with ks.agg under watermark and count firings runs on the "
-        "reference and Polars backends"
+        "global windows combined with ks.agg under watermark, count and processing-time "
+        "firings runs on the reference and Polars backends"
     )

@@ -12,6 +12,8 @@ Each property runs on every compiled backend (``compiled_backend``) with the bud
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import polars as pl
@@ -112,17 +114,24 @@ def test_beam_kernel_matches_reference(compiled_backend: str) -> None:
     _kernel_property(compiled_backend)
 
 
-@pytest.mark.spark
-def test_beam_kernel_per_key_on_spark_matches_reference(spark: Any) -> None:
-    """The same plans run per key on Spark (by default a stream that can runs one input
-    partition at a time)."""
+@contextmanager
+def _per_key(spark: Any) -> Iterator[None]:
+    """Spark runs the Beam kernel's plans per key (by default a stream that can runs one
+    input partition at a time)."""
     from kstreamlike.backends.spark.beam_keyed import PER_KEY
 
     spark.conf.set(PER_KEY, "true")
     try:
-        _kernel_property("spark")
+        yield
     finally:
         spark.conf.unset(PER_KEY)
+
+
+@pytest.mark.spark
+def test_beam_kernel_per_key_on_spark_matches_reference(spark: Any) -> None:
+    """The same plans run per key on Spark."""
+    with _per_key(spark):
+        _kernel_property("spark")
 
 
 def _kernel_property(compiled_backend: str) -> None:
@@ -212,6 +221,20 @@ def test_beam_kernel_processing_time_firings_match_reference(compiled_backend: s
     past its first element's processing time plus the delay, unless the watermark passed
     the window (early) or its garbage-collection time (late) first; the clock is read
     behind, jumps and stands still."""
+    _processing_time_property(compiled_backend)
+
+
+@pytest.mark.spark
+def test_beam_processing_time_firings_per_key_on_spark_match_reference(spark: Any) -> None:
+    """The same plans per key on Spark: each key is fed the partition's clock advances that
+    first reach its panes' timers."""
+    with _per_key(spark):
+        _processing_time_property("spark")
+
+
+def _processing_time_property(compiled_backend: str) -> None:
+    """The Beam kernel's plans with processing-time firings equal the reference's on
+    ``compiled_backend``."""
 
     @budget(compiled_backend, few=4)
     @given(

@@ -7,10 +7,10 @@ with Python aggregations, run the Polars backend's algorithms per (partition, ke
 executors (:mod:`.kafka_keyed`), once every record carries its partition's stream time; so
 does Flink's firing model (:mod:`.flink_keyed`: sessions, triggers, evictors, global and
 count windows, Python and window functions), once every record carries its partition's
-watermark; and so does the Beam kernel for its plans with watermark and count firings
-(:mod:`.beam_keyed`). Flink plans whose firings depend on the partition's processing-time
-clock run the key among rows standing for the partition's events; the other Beam plans,
-custom triggers and evictors run one input partition at a time (:mod:`.per_partition`).
+watermark; and so does the Beam kernel (:mod:`.beam_keyed`). Flink plans whose firings
+depend on the partition's processing-time clock run the key among rows standing for the
+partition's events; the other Beam plans, custom triggers and evictors run one input
+partition at a time (:mod:`.per_partition`).
 Flink time windows with the default trigger and ``ks.agg`` aggregations stay vectorized
 (:func:`vectorized`). :func:`unsupported` names the plans that do not run on Spark. Results
 are Spark frames when the input is one, and Polars frames (converted through Arrow)
@@ -215,11 +215,12 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
     from kstreamlike.backends.spark._arrivals import bucket_width
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
-    from kstreamlike.backends.spark.beam_keyed import keyed, per_key_asked, run_beam_keyed
+    from kstreamlike.backends.spark.beam_keyed import per_key_asked, run_beam_keyed
     from kstreamlike.backends.spark.flink import run_flink
     from kstreamlike.backends.spark.flink_keyed import run_flink_keyed
     from kstreamlike.backends.spark.kafka import run_kafka
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
+    from kstreamlike.kernels.beam import vectorized as beam_vectorized
     from kstreamlike.kernels.python import infer_python_columns
 
     if isinstance(plan, KafkaStreamJoin):
@@ -236,7 +237,8 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
         return run_window_join(spark_session(leaf_frame(plan.left)), plan)
     agg = plan.aggregate
     if per_partition(plan) is not None:
-        asked = isinstance(agg, BeamWindowedAggregate) and keyed(agg) and per_key_asked()
+        beam = isinstance(agg, BeamWindowedAggregate) and beam_vectorized(agg)
+        asked = beam and per_key_asked()
         if not asked:
             return run_per_partition(plan)
     spark = spark_session(leaf_frame(agg.source))

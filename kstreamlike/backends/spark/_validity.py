@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from kstreamlike.backends.spark._columns import GAP, PROCESSING, REASON, ROW, TS
 from kstreamlike.backends.spark._frames import local_micros
 from kstreamlike.plan.join import StreamJoin
-from kstreamlike.plan.nodes import FlinkWindowedAggregate, WindowedAggregate
+from kstreamlike.plan.nodes import BeamWindowedAggregate, FlinkWindowedAggregate, WindowedAggregate
 from kstreamlike.plan.validity import (
     Above,
     AllNull,
@@ -85,8 +85,8 @@ def _from_micros(node: WindowedAggregate | StreamJoin, micros: Column) -> Column
 
 
 def derived(node: WindowedAggregate, frame: DataFrame) -> dict[str, Column]:
-    """The event time in ticks, and what the Flink profile reads besides: a dynamic session
-    gap (``GAP``) and the processing time (``PROCESSING``), in ticks."""
+    """The event time in ticks, and what the Flink and Beam profiles read besides: a dynamic
+    session gap (``GAP``) and the processing time (``PROCESSING``), in ticks."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import DayTimeIntervalType
 
@@ -98,7 +98,8 @@ def derived(node: WindowedAggregate, frame: DataFrame) -> dict[str, Column]:
         if isinstance(frame.schema[window.gap_column].dataType, DayTimeIntervalType):
             gap = _from_micros(node, F.unix_micros(F.timestamp_micros(F.lit(0)) + gap))
         out[GAP] = gap.cast("long")
-    if isinstance(node, FlinkWindowedAggregate) and source.processing_time is not None:
+    timed = isinstance(node, FlinkWindowedAggregate | BeamWindowedAggregate)
+    if timed and source.processing_time is not None:
         out[PROCESSING] = event_ticks(node, frame, source.processing_time)
     return out
 

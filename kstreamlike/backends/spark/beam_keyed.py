@@ -1,26 +1,28 @@
-"""The Beam profile on Spark, per key: the plans the Beam kernel runs with watermark and
-count firings (:func:`keyed`).
+"""The Beam profile on Spark, per key: the plans of the Beam kernel
+(:func:`kstreamlike.kernels.beam.vectorized`), whatever fires their panes.
 
-A Beam window's panes depend on its own elements, each with the watermark it arrived at,
-and on where the partition's watermark first passes the window's end and its
-garbage-collection time: the two timers of the window. So once the scans have given every
-record its partition's watermark (:func:`.flink.flink_watermarks`), each (partition, key)
-is an independent problem. Its kernel (:func:`kstreamlike.kernels.beam.beam_panes`, run
-on the executors by :func:`._kernels.per_key`) gets the key's records and, as the
-partition's watermark advances, only those that first reach a timer of one of the key's
-windows (:func:`._flink_events.reached_events`). That is enough: the first of these
+A Beam window's panes depend on its own elements, each with the watermark (and the
+processing-time clock) it arrived at, and on where the partition's clocks first reach the
+window's timers: its end and its garbage-collection time on the watermark, and, with
+``AfterProcessingTime`` firings, a pane's first element's clock plus the delay on the
+processing-time clock. So once the scans have given every record its partition's
+watermark (:func:`.flink.flink_watermarks`) and clock, each (partition, key) is an
+independent problem. Its kernel (:func:`kstreamlike.kernels.beam.beam_panes`, run on the
+executors by :func:`._kernels.per_key`) gets the key's records and, of the partition's
+clock advances, only those that first reach a timer the key's windows may set
+(:func:`._flink_events.reached_events`): for the watermark, the ends and garbage-collection
+times of the windows of its records; for the processing-time clock, each record's clock
+plus each delay (a superset of the panes' timers). That is enough: the first of these
 advances reaching a timer is the first of the partition's (an advance before it does not
-reach the timer, or it would be the first), with the same watermark, so every pane fires
-at the same place, with the same flags, as in the partition's replay. The panes come back
-with their positions and ties, and are ordered as one operator emits them.
+reach the timer, or it would be the first), with the same watermark and clock, so every
+pane fires at the same place, with the same flags, as in the partition's replay. The panes
+come back with their positions and ties, and are ordered as one operator emits them.
 
-The plans with processing-time firings need the partition's clock at every pane's timer,
-and run one partition at a time (:mod:`.per_partition`). So do, by default, the
-:func:`keyed` plans of a stream that can run that way: one Polars run per partition costs
-far less per record than the scans, the shuffle and the per-key runs (about ten times
-less on two cores), but holds a whole partition on one executor. Merged, chained and
-``flat_map`` streams, which cannot run that way, run per key; the others too when the
-session sets :data:`PER_KEY`.
+By default, the plans of a stream that can run one input partition at a time still do
+(:mod:`.per_partition`): one Polars run per partition costs far less per record than the
+scans, the shuffle and the per-key runs (about ten times less on two cores), but holds a
+whole partition on one executor. Merged, chained and ``flat_map`` streams, which cannot run
+that way, run per key; the others too when the session sets :data:`PER_KEY`.
 """
 
 from __future__ import annotations
@@ -30,10 +32,20 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.spark import _scan
-from kstreamlike.backends.spark._columns import PART, REASON, ROW, SEQ, TS
-from kstreamlike.backends.spark._flink_events import DUE, reached_events
-from kstreamlike.backends.spark._flink_kernels import EV_POS, EV_PT, EV_WM, KIND, RECORD, WM_EVENT
+from kstreamlike.backends.spark._columns import PART, PROCESSING, REASON, ROW, SEQ, TS
+from kstreamlike.backends.spark._flink_events import DUE, PT_BEFORE, reached_events
+from kstreamlike.backends.spark._flink_kernels import (
+    EV_POS,
+    EV_PT,
+    EV_WM,
+    KIND,
+    PT,
+    PT_EVENT,
+    RECORD,
+    WM_EVENT,
+)
 from kstreamlike.backends.spark._kernels import per_key, shippable
 from kstreamlike.backends.spark._ops import SPARK
 from kstreamlike.backends.spark._output import (
@@ -42,12 +54,14 @@ from kstreamlike.backends.spark._output import (
     finish_main,
     with_emit_order,
 )
+from kstreamlike.backends.spark._scan import running_max
 from kstreamlike.backends.spark._validity import holds
 from kstreamlike.backends.spark.flink import ADVANCE, SLOT, WM, emission_step, flink_watermarks
 from kstreamlike.frames import schema_of
-from kstreamlike.kernels.beam import beam_panes, vectorized
+from kstreamlike.kernels.beam import beam_panes
+from kstreamlike.kernels.beam.processing import TICK_WM
 from kstreamlike.kernels.beam.triggers import window_firings
-from kstreamlike.kernels.columns import DOMAIN, FIRST_ARRIVAL, LAST, POS, TIE
+from kstreamlike.kernels.columns import CLOCK, DOMAIN, FIRST_ARRIVAL, LAST, POS, TICK, TIE
 from kstreamlike.plan.beam import (
     GLOBAL_MAX_TIMESTAMP,
     BeamGlobalWindows,
@@ -56,14 +70,14 @@ from kstreamlike.plan.beam import (
 )
 from kstreamlike.plan.flink_time import saturating_add
 from kstreamlike.plan.nodes import DeclarativeAggregation
-from kstreamlike.plan.positions import refined
+from kstreamlike.plan.positions import advance_before, refined
 from kstreamlike.plan.schema import output_schema
 from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["PER_KEY", "keyed", "per_key_asked", "run_beam_keyed"]
+__all__ = ["PER_KEY", "per_key_asked", "run_beam_keyed"]
 
 LOCAL = "__ks_local"  # a row's rank in its kernel's output (emission order)
 LATE = "__ks_late"  # a row that names a late record (by SEQ)
@@ -72,7 +86,7 @@ _TIMERS = ("window_start", "window_end", "timestamp")
 
 
 PER_KEY = "spark.kstreamlike.beam.perKey"
-"""The Spark SQL option that runs the :func:`keyed` plans per key on every stream
+"""The Spark SQL option that runs the Beam kernel's plans per key on every stream
 (``"true"``); by default only merged, chained and ``flat_map`` streams do, the others
 running one input partition at a time (:mod:`.per_partition`)."""
 
@@ -92,33 +106,21 @@ def per_key_asked() -> bool:
     return str(session.conf.get(PER_KEY, "false")).strip().lower() == "true"
 
 
-def keyed(node: BeamWindowedAggregate) -> bool:
-    """Whether ``node`` runs per key on Spark: a plan of the Beam kernel whose panes fire
-    by the watermark and by counts only (processing-time firings need the partition's
-    clock, and run one partition at a time).
-
-    Example:
-        >>> import kstreamlike as ks
-        >>> from datetime import timedelta
-        >>> from kstreamlike import beam
-        >>> s = ks.stream([{"k": "a", "ts": 1, "x": 2, "pt": 0}], key="k", timestamp="ts",
-        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
-        ...               processing_time="pt")
-        >>> def plan(early):
-        ...     trigger = beam.AfterWatermark(early=early, late=beam.AfterCount(1))
-        ...     w = s.window_into(beam.FixedWindows(10), trigger=trigger)
-        ...     return w.combine_per_key(ks.agg.sum("x")).plan
-        >>> keyed(plan(beam.AfterCount(2)))
-        True
-        >>> keyed(plan(beam.AfterProcessingTime(5)))
-        False
-    """
+def _delays(node: BeamWindowedAggregate) -> list[int]:
+    """The delays of the plan's ``AfterProcessingTime`` firings, early and late."""
     firings = window_firings(node)
-    return (
-        vectorized(node)
-        and firings is not None
-        and firings.early_delay is None
-        and firings.late_delay is None
+    assert firings is not None
+    return [d for d in (firings.early_delay, firings.late_delay) if d is not None]
+
+
+def _steps(group: pl.DataFrame, kind: int, values: dict[str, str]) -> pl.DataFrame:
+    """A kernel's events of ``kind`` as its clock's advances: the partition, ``SLOT`` (the
+    position as the Polars backend counts it: unrefined) and ``values`` (event column:
+    name)."""
+    return group.filter(pl.col(KIND) == kind).select(
+        PART,
+        (pl.col(EV_POS).cast(pl.Int64) // 2).alias(SLOT),
+        *(pl.col(event).cast(pl.Int64).alias(name) for event, name in values.items()),
     )
 
 
@@ -126,31 +128,29 @@ def _kernel(node: BeamWindowedAggregate) -> Callable[[pl.DataFrame], pl.DataFram
     """The run of a bucket of keys of a partition: the panes (``POS`` refined), then one
     row per late record (``SEQ``, ``reason``)."""
     shipped = shippable(node)
+    timed = bool(_delays(node))
 
     def kernel(group: pl.DataFrame) -> pl.DataFrame:
         records = group.filter(pl.col(KIND) == RECORD).sort(SEQ)
         part = records[PART][:1]
         # the advances that first reach a timer of the keys' windows, as the kernel's
-        # advances (positions as the Polars backend counts them: unrefined; recorded
-        # watermarks may advance several times in one slot)
-        advances = (
-            group.filter(pl.col(KIND) == WM_EVENT)
-            .select(
-                PART,
-                (pl.col(EV_POS).cast(pl.Int64) // 2).alias(SLOT),
-                pl.col(EV_WM).cast(pl.Int64).alias(ADVANCE),
-            )
-            .unique([SLOT, ADVANCE])
-            .sort(SLOT, ADVANCE)
-        )
+        # advances (recorded watermarks may advance several times in one slot)
+        advances = _steps(group, WM_EVENT, {EV_WM: ADVANCE}).unique([SLOT, ADVANCE])
+        advances = advances.sort(SLOT, ADVANCE)
         bounds = pl.DataFrame({PART: part, FIRST_ARRIVAL: [0], LAST: group[LAST][:1]}).cast(
             {FIRST_ARRIVAL: pl.Int64, LAST: pl.Int64}
         )
         records = records.drop(KIND, EV_POS, EV_WM, EV_PT, LAST).with_columns(
             pl.col(SEQ, ROW, TS, WM).cast(pl.Int64)
         )
+        ticks = None
+        if timed:
+            # the processing-time clock's advances reaching a timer of the keys' panes
+            ticks = _steps(group, PT_EVENT, {EV_PT: TICK, EV_WM: TICK_WM}).unique(SLOT).sort(SLOT)
+            clock = pl.col(PT).cast(pl.Int64).fill_null(LONG_MIN)
+            records = records.with_columns(clock.alias(CLOCK)).drop(PT)
         panes, late = pl.collect_all(
-            beam_panes(shipped, records.lazy(), advances.lazy(), bounds.lazy())
+            beam_panes(shipped, records.lazy(), advances.lazy(), bounds.lazy(), ticks)
         )
         panes = panes.with_columns(
             part.gather([0] * panes.height).alias(PART),
@@ -182,11 +182,13 @@ def _schema(node: BeamWindowedAggregate, records: DataFrame) -> dict[str, pl.Dat
 
 
 def _input_columns(node: BeamWindowedAggregate) -> list[str]:
-    """The record columns a kernel reads."""
+    """The record columns a kernel reads (``PT``, the partition's clock, with
+    processing-time firings)."""
     assert isinstance(node.aggregation, DeclarativeAggregation)
     aggregated = [e.column for e in node.aggregation.exprs if e.column is not None]
-    source = node.source
-    return list(dict.fromkeys([PART, SEQ, ROW, TS, WM, *node.keys, *source.value, *aggregated]))
+    clock = [PT] if _delays(node) else []
+    columns = [PART, SEQ, ROW, TS, WM, *clock, *node.keys, *node.source.value, *aggregated]
+    return list(dict.fromkeys(columns))
 
 
 def _timer_events(
@@ -207,6 +209,30 @@ def _timer_events(
         F.lit(None).cast("long").alias(EV_PT),
     )
     return reached_events(group, _due(node, records, group), steps, EV_WM, WM_EVENT)
+
+
+def _tick_events(node: BeamWindowedAggregate, records: DataFrame, windowed: DataFrame) -> DataFrame:
+    """Per (partition, key): the processing-time clock's advances (every record's) first
+    reaching a timer a pane of the key may set: its first element's clock plus the delay,
+    plus one (each ``windowed`` record's, for each delay: a superset; a record no window
+    takes sets none, and a key with only such records gets no event)."""
+    from pyspark.sql import functions as F
+
+    group = list(dict.fromkeys([PART, *node.keys]))
+    clock = F.coalesce(F.col(PT), F.lit(LONG_MIN))
+    before = F.coalesce(F.col(PT_BEFORE), F.lit(LONG_MIN))
+    steps = records.filter(clock > before).select(
+        PART,
+        refined(advance_before(F.col(SEQ)), clock=True).alias(EV_POS),
+        F.col(WM).alias(EV_WM),
+        F.col(PT).alias(EV_PT),
+    )
+    timers = [
+        windowed.select(*group, F.when(clock <= LONG_MAX - d - 1, clock + (d + 1)).alias(DUE))
+        for d in _delays(node)
+    ]
+    due = timers[0] if len(timers) == 1 else timers[0].unionByName(timers[1])
+    return reached_events(group, due.distinct(), steps, EV_PT, PT_EVENT)
 
 
 def _due(node: BeamWindowedAggregate, records: DataFrame, group: list[str]) -> DataFrame:
@@ -250,17 +276,24 @@ def _unassigned(node: BeamWindowedAggregate, records: DataFrame) -> DataFrame | 
 def run_beam_keyed(
     node: BeamWindowedAggregate, valid: DataFrame
 ) -> tuple[DataFrame, DataFrame, DataFrame | None]:
-    """(main output, late records, records no window took) of a :func:`keyed` plan over
+    """(main output, late records, records no window took) of a Beam kernel's plan over
     prepared records."""
     from pyspark.sql import functions as F
 
+    if _delays(node):
+        # the partition's processing-time clock at each record, and before it
+        valid = running_max(valid, PROCESSING, PT, before=PT_BEFORE)
     # (the records and advances are read by the timers, the kernels, the late records)
     records, advances = flink_watermarks(node, valid, checkpoint=_scan.CHECKPOINT)
     outside = unassigned_rule(node)
     windowed = records if outside is None else records.filter(~holds(outside))
     last = records.groupBy(PART).agg(F.max(SEQ).alias(LAST))
     inputs = windowed.select(_input_columns(node)).withColumn(KIND, F.lit(RECORD))
-    inputs = inputs.unionByName(_timer_events(node, windowed, advances), allowMissingColumns=True)
+    events = [_timer_events(node, windowed, advances)]
+    if _delays(node):
+        events.append(_tick_events(node, records, windowed))
+    for timers in events:
+        inputs = inputs.unionByName(timers, allowMissingColumns=True)
     inputs = inputs.join(F.broadcast(last), PART)
     out = per_key(inputs, PART, node.keys, _kernel(node), _schema(node, records))
     if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off

@@ -23,9 +23,9 @@ import polars as pl
 from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.spark._frames import with_input_dtypes
 from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
-from kstreamlike.backends.spark.beam_keyed import keyed as beam_keyed
 from kstreamlike.backends.spark.streaming import detached, with_frame
 from kstreamlike.frames import is_spark_frame
+from kstreamlike.kernels.beam import vectorized
 from kstreamlike.kernels.flink.retractions import record_by_record as retracts_merges
 from kstreamlike.plan.chained import upstream_of
 from kstreamlike.plan.firing import is_custom
@@ -49,13 +49,13 @@ _READ = "__ks_read"  # the order the rows were read in
 def per_partition(plan: LoweredPlan) -> str | None:
     """What makes ``plan`` run one input partition at a time (a custom trigger or evictor,
     ``duplicates="drop"``, the Beam profile: on a merged, chained or ``flat_map`` stream
-    the Beam plans :func:`.beam_keyed.keyed` names run per key instead), or None."""
+    the Beam kernel's plans run per key instead, :mod:`.beam_keyed`), or None."""
     agg = plan.aggregate
     if isinstance(agg, BeamWindowedAggregate):
-        if not beam_keyed(agg):
+        if not vectorized(agg):
             return (
                 "the Beam profile (window_into) beyond fixed, sliding and global windows combined "
-                "with ks.agg under watermark and count firings"
+                "with ks.agg under watermark, count and processing-time firings"
             )
         # what one partition cannot run, the per-key path does
         what = "the Beam profile (window_into)"

@@ -60,15 +60,15 @@ from kstreamlike.kernels.beam.processing import (
     EARLY_BLOCK,
     EARLY_FIRED,
     LATE_BLOCK,
+    clock_ticks,
     late_rank,
     timed_panes,
     window_ids,
 )
 from kstreamlike.kernels.beam.triggers import Firings, window_firings
 from kstreamlike.kernels.beam.values import block_values, pane_values
-from kstreamlike.kernels.columns import PART, REASON, ROW, SEQ, TS, WINDEX, WM, WMAX, WSTART
+from kstreamlike.kernels.columns import PART, REASON, ROW, TS, WINDEX, WM, WMAX, WSTART
 from kstreamlike.kernels.expr_ops import POLARS
-from kstreamlike.kernels.flink.processing_time import processing_clock
 from kstreamlike.kernels.validity import holds
 from kstreamlike.plan.beam import (
     GLOBAL_MAX_TIMESTAMP,
@@ -168,6 +168,7 @@ def beam_panes(
     records: pl.LazyFrame,
     advances: pl.LazyFrame,
     bounds: pl.LazyFrame,
+    ticks: pl.DataFrame | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Every pane (retractions included) and the late records of a :func:`vectorized` plan.
 
@@ -177,6 +178,10 @@ def beam_panes(
             :func:`~kstreamlike.kernels.flink.watermarks.replay_watermarks`).
         advances: the watermark advances (``PART``, ``SLOT``, ``ADVANCE``).
         bounds: per partition, its first and last arrival positions.
+        ticks: with processing-time firings, the processing-time clock's advances that
+            reach the panes' timers (:func:`.processing.clock_ticks`), the records then
+            carrying ``CLOCK``, their partition's clock; None: the records are whole
+            partitions, which give both.
 
     Returns:
         The panes in emission order (the output columns, window bounds and ``timestamp`` in
@@ -188,11 +193,12 @@ def beam_panes(
     group = list(dict.fromkeys([PART, *node.keys, WSTART]))
     clock = None
     if firings.early_delay is not None or firings.late_delay is not None:
-        # (materialized: the pairs, the clock advances and the watermarks all read them)
-        partitioned = node.source.partition is not None
-        clocked, ticks = pl.collect_all(processing_clock(records.collect().lazy(), partitioned))
-        records = clocked.lazy()
-        clock = (ticks, clocked.select(SEQ, WM))
+        if ticks is None:
+            # (materialized: the pairs and the clock advances read them)
+            partitioned = node.source.partition is not None
+            clocked, ticks = clock_ticks(records.collect().lazy(), partitioned)
+            records = clocked.lazy()
+        clock = ticks
     # (materialized first: Polars runs window expressions over a materialized frame more
     # than twice as fast as fused with the expressions computing the windows)
     pairs = _pairs(node, records).collect().lazy()
@@ -238,12 +244,12 @@ def _ranked(
     firings: Firings,
     pairs: pl.LazyFrame,
     group: list[str],
-    clock: tuple[pl.DataFrame, pl.DataFrame] | None,
+    clock: pl.DataFrame | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(pairs with ``EXPIRED`` and ``CLOSED``, the elements windows took with their rank,
     early count, whether they fire and their block; and with processing-time early or
-    late firings (``clock``: the clock advances and each record's watermark), where their
-    panes fire, :mod:`.processing`)."""
+    late firings (``clock``: the clock advances, :func:`.processing.clock_ticks`), where
+    their panes fire, :mod:`.processing`)."""
     # A window's expired elements come after all the others (the watermark only grows), so
     # ranks and early counts over all its pairs are those over the elements it took.
     windows: list[pl.Expr] = []

@@ -36,7 +36,9 @@ import polars as pl
 from kstreamlike._time import LONG_MAX
 from kstreamlike.kernels.beam.names import CLOSED, EARLY, EXPIRED, GC, RANK
 from kstreamlike.kernels.columns import CLOCK, PART, SEQ, SLOT, TICK, WM, WMAX
+from kstreamlike.kernels.flink.processing_time import processing_clock
 from kstreamlike.kernels.runs import NEW, run_cum_sum, run_last, run_start
+from kstreamlike.plan.positions import advance_before
 
 __all__ = [
     "AT",
@@ -44,7 +46,9 @@ __all__ = [
     "EARLY_BLOCK",
     "EARLY_FIRED",
     "LATE_BLOCK",
+    "TICK_WM",
     "WINDOW",
+    "clock_ticks",
     "late_rank",
     "timed_panes",
     "window_ids",
@@ -55,6 +59,7 @@ AT_TIE = "__ks_beam_at_tie"  # that firing's timer timestamp
 EARLY_BLOCK = "__ks_beam_early_pane"  # the index of the element's early pane in its window
 EARLY_FIRED = "__ks_beam_early_fired"  # the count of the window's early firings
 LATE_BLOCK = "__ks_beam_late_pane"  # the index of the element's late pane in its window
+TICK_WM = "__ks_beam_tick_wm"  # the watermark at the record a clock advance comes before
 
 _I = "__ks_beam_i"  # an element's index in its phase
 _J = "__ks_beam_j"  # the index of the element that would start the next pane
@@ -64,6 +69,21 @@ _RUN = "__ks_beam_run"  # a window's number in window order
 _HEAD = "__ks_beam_head"  # the element starts a pane
 _KEY = "__ks_beam_timer_at"  # the timer of a pane started by the element
 _STALE = "__ks_beam_stale"  # the timestamp of a window's early timer left pending
+
+
+def clock_ticks(records: pl.LazyFrame, partitioned: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``records`` (in arrival order, with ``WM``) with ``CLOCK``, the clock when each is
+    processed; and the clock advances (``PART``, ``SLOT``, ``TICK``, :data:`TICK_WM`), the
+    ticks :func:`timed_panes` reads (``partitioned``: one clock per partition)."""
+    clocked, ticks = pl.collect_all(processing_clock(records, partitioned))
+    watermarks = clocked.select(pl.col(SEQ).cast(pl.Int64), pl.col(WM).alias(TICK_WM))
+    ticks = ticks.join(
+        watermarks.with_columns(advance_before(pl.col(SEQ)).alias(SLOT)).drop(SEQ),
+        on=SLOT,
+        how="left",
+        maintain_order="left",
+    )
+    return clocked, ticks
 
 
 def window_ids(pairs: pl.LazyFrame, group: list[str]) -> tuple[pl.LazyFrame, pl.Expr]:
@@ -180,8 +200,9 @@ def _timer(delay: int) -> pl.Expr:
 
 
 def _reached(timers: pl.DataFrame, ticks: pl.DataFrame, timer: str) -> pl.DataFrame:
-    """``timers`` (``PART``, the timer's timestamp ``timer``) with ``SLOT``: where the first
-    clock advance reaching each fires it (null: none does)."""
+    """``timers`` (``PART``, the timer's timestamp ``timer``) with ``SLOT`` and
+    :data:`TICK_WM`: where the first clock advance reaching each fires it and the watermark
+    there (null: none does)."""
     return timers.sort(timer, nulls_last=True).join_asof(
         ticks.sort(TICK),
         left_on=timer,
@@ -196,14 +217,13 @@ def _phase_panes(
     pairs: pl.DataFrame,
     group: list[str],
     delay: int,
-    clock: tuple[pl.DataFrame, pl.DataFrame],
+    ticks: pl.DataFrame,
     phase: _Phase,
     stale: pl.DataFrame | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """``pairs`` with the panes of one phase (``phase.block``, ``AT``, ``AT_TIE``; see
     :func:`timed_panes`), and the timers of its last panes that did not fire (``group``,
     ``_KEY``)."""
-    ticks, watermarks = clock
     # sorted by window, in arrival order within each: a window is a run of rows, and its
     # running operations need no grouping
     elements = (
@@ -223,9 +243,8 @@ def _phase_panes(
     # each pane's timer fires at the first clock advance reaching it, unless the watermark
     # has passed the phase's deadline by then (a watermark timer came first)
     fire = _reached(elements.filter(_HEAD), ticks, _KEY).sort(_I)
-    # the watermark when the record whose clock advance fires it is processed
-    by_seq = _filled(None, watermarks.height, pl.Int64()).scatter(watermarks[SEQ], watermarks[WM])
-    then = by_seq.gather(fire[SLOT] // 2)
+    # (the watermark when the record whose clock advance fires it is processed)
+    then = fire[TICK_WM]
     fired = (fire[SLOT].is_not_null() & (then <= fire[phase.deadline])).fill_null(False)
     tie = fire[_KEY]
     if stale is not None:
@@ -275,7 +294,7 @@ def timed_panes(
     group: list[str],
     early_delay: int | None,
     late_delay: int | None,
-    clock: tuple[pl.DataFrame, pl.DataFrame],
+    ticks: pl.DataFrame,
 ) -> pl.DataFrame:
     """The early and late panes of ``AfterProcessingTime`` early and late firings.
 
@@ -287,8 +306,9 @@ def timed_panes(
         early_delay: the early trigger's delay in processing-time ticks (None: not by
             processing time).
         late_delay: the late trigger's, likewise.
-        clock: the clock advances (``PART``, ``SLOT``, ``TICK``) and the watermark when
-            each record is processed (``SEQ``, ``WM``).
+        ticks: the clock advances (``PART``, ``SLOT``, ``TICK``, :data:`TICK_WM`, see
+            :func:`clock_ticks`): those that first reach each timer the panes may set are
+            enough.
 
     Returns:
         ``pairs`` with, for the elements of a phase by processing time, the index of their
@@ -298,7 +318,7 @@ def timed_panes(
     """
     stale = None
     if early_delay is not None:
-        pairs, pending = _phase_panes(pairs, group, early_delay, clock, _EARLY_PHASE, None)
+        pairs, pending = _phase_panes(pairs, group, early_delay, ticks, _EARLY_PHASE, None)
         if late_delay is not None:
             # a window whose first element arrives late: that element sets an early timer
             fresh = pairs.select(*group, RANK, EARLY, EXPIRED, CLOCK).filter(
@@ -307,5 +327,5 @@ def timed_panes(
             timers = fresh.select(*group, _timer(early_delay).alias(_STALE))
             stale = pl.concat([pending, timers])
     if late_delay is not None:
-        pairs, _ = _phase_panes(pairs, group, late_delay, clock, _LATE_PHASE, stale)
+        pairs, _ = _phase_panes(pairs, group, late_delay, ticks, _LATE_PHASE, stale)
     return pairs

@@ -1,6 +1,6 @@
 """The Beam profile on Spark frames gives the outputs of the reference interpreter's replay
-of the whole input: per key for the Beam kernel's plans with watermark and count firings
-(merged and chained streams too, global windows too), else each input partition run on an
+of the whole input: per key for the Beam kernel's plans (merged and chained streams too,
+global windows and processing-time firings too), else each input partition run on an
 executor (by the Beam kernel, or record by record for the plans it does not cover)."""
 
 from __future__ import annotations
@@ -122,18 +122,34 @@ def _assert_same(got: Any, want: Any) -> None:
         assert to_polars(getattr(got, side)()).sort("o").equals(expected.sort("o"))
 
 
-@pytest.mark.parametrize(
-    "window_fn", [beam.FixedWindows(10), beam.GlobalWindows()], ids=["fixed", "global"]
+PROCESSING = beam.AfterWatermark(
+    early=beam.AfterProcessingTime(4), late=beam.AfterProcessingTime(2)
 )
-def test_a_merged_stream_runs_per_key(spark: Any, window_fn: Any) -> None:
+
+
+@pytest.mark.parametrize(
+    ("window_fn", "trigger"),
+    [
+        (beam.FixedWindows(10), COUNTS),
+        (beam.GlobalWindows(), COUNTS),
+        (beam.SlidingWindows(10, 5), PROCESSING),
+        (beam.GlobalWindows(), beam.Repeatedly(beam.AfterProcessingTime(3))),
+    ],
+    ids=["fixed", "global", "sliding-processing-time", "global-processing-time"],
+)
+def test_a_merged_stream_runs_per_key(spark: Any, window_fn: Any, trigger: Any) -> None:
+    """Each input is a partition, with its own watermark and processing-time clock (read
+    behind, standing still, jumping)."""
+    rng = random.Random(3)
     frame = _frame(2)
+    frame = frame.with_columns(pt=pl.Series([i + rng.choice([0, 0, -4, 6]) for i in frame["o"]]))
     halves = [frame.filter(pl.col("p") == p).drop("p") for p in (0, 1)]
 
     def result(left: Any, right: Any, **backend: Any) -> Any:
         windowed = (
-            _stream(left, **backend)
-            .merge(_stream(right, **backend))
-            .window_into(window_fn, trigger=COUNTS, allowed_lateness=3)
+            _stream(left, processing_time="pt", **backend)
+            .merge(_stream(right, processing_time="pt", **backend))
+            .window_into(window_fn, trigger=trigger, allowed_lateness=3)
         )
         return windowed.combine_per_key(ks.agg.sum("v"))
 
@@ -189,3 +205,35 @@ def test_two_recorded_watermarks_after_one_record_fire_their_own_timers(spark: A
     finally:
         spark.conf.unset(PER_KEY)
     assert to_polars(got).equals(want)
+
+
+def test_keys_no_window_takes_set_no_processing_time_timer(spark: Any) -> None:
+    """Sliding windows with gaps between them: keys "c" and "g" have records in no window.
+    They advance their partition's clock but set no timer, and their keys, run apart from
+    "a" (another bucket of keys of three), get no event."""
+    frame = pl.DataFrame(
+        {
+            "o": [0, 1, 2, 3, 4, 5],
+            "k": ["a", "c", "a", "g", "a", "c"],
+            "ts": [1, 7, 2, 8, 12, 18],
+            "v": [1, 2, 3, 4, 5, 6],
+            "pt": [0, 5, 10, 20, 30, 31],
+        }
+    )
+    parts = [frame.head(3), frame.tail(3)]
+
+    def result(left: Any, right: Any, **backend: Any) -> Any:
+        stream = _stream(left, processing_time="pt", **backend)
+        windowed = stream.merge(_stream(right, processing_time="pt", **backend))
+        return windowed.window_into(
+            beam.SlidingWindows(5, 10), trigger=PROCESSING, allowed_lateness=3
+        ).combine_per_key(ks.agg.sum("v"))
+
+    got = result(*(spark.createDataFrame(p.to_arrow()) for p in parts))
+    assert per_partition(lower(got.plan)) is None
+    want = result(*parts, backend="reference")
+    assert want.collect()["pane_timing"].to_list() == ["EARLY", "EARLY", "ON_TIME", "ON_TIME"]
+    assert to_polars(got.to_polars()).equals(want.collect())
+    no_window = want.invalid_records()
+    assert no_window["k"].to_list() == ["c", "g", "c"]
+    assert to_polars(got.invalid_records()).sort("o").equals(no_window.sort("o"))
