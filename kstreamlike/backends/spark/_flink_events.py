@@ -57,7 +57,7 @@ from kstreamlike.plan.windows import (
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["DUE", "PT_BEFORE", "reached_events", "timer_events"]
+__all__ = ["DUE", "PT_BEFORE", "clock_steps", "reached_events", "timer_events"]
 
 PT_BEFORE = "__ks_pt_before"  # the partition's processing-time clock before the record
 DUE = "__ks_due"  # a timer's timestamp, or the value an event must reach
@@ -181,6 +181,23 @@ def _continuous_spans(
 # ---------------------------------------------------------------------------------------------
 
 
+def clock_steps(records: DataFrame) -> DataFrame:
+    """The partition's processing-time clock advances as events (``PART``, ``EV_POS``,
+    ``EV_WM``, ``EV_PT``): the records (with ``PT`` and ``PT_BEFORE``, see
+    :func:`._scan.running_max`) that raise their partition's clock, at the tick before
+    each."""
+    from pyspark.sql import functions as F
+
+    return records.filter(
+        F.col(PT).isNotNull() & (F.col(PT_BEFORE).isNull() | (F.col(PT) > F.col(PT_BEFORE)))
+    ).select(
+        PART,
+        refined(advance_before(F.col(SEQ)), clock=True).alias(EV_POS),
+        F.col(WM).alias(EV_WM),
+        F.col(PT).alias(EV_PT),
+    )
+
+
 def reached_events(
     group: list[str], due: DataFrame, steps: DataFrame, value: str, kind: int
 ) -> DataFrame:
@@ -269,14 +286,7 @@ def timer_events(
         spans = _continuous_spans(node, windows, TS, trigger.interval)
         events.append(_crossing_events(node, spans, wm_steps, EV_WM, trigger.interval, WM_EVENT))
     if uses_processing_time(node.trigger):
-        pt_steps = records.filter(
-            F.col(PT).isNotNull() & (F.col(PT_BEFORE).isNull() | (F.col(PT) > F.col(PT_BEFORE)))
-        ).select(
-            PART,
-            refined(advance_before(F.col(SEQ)), clock=True).alias(EV_POS),
-            F.col(WM).alias(EV_WM),
-            F.col(PT).alias(EV_PT),
-        )
+        pt_steps = clock_steps(records)
         due = _processing_time_due(node, windows)
         events.append(reached_events(_group(node), due, pt_steps, EV_PT, PT_EVENT))
         if isinstance(trigger, FlinkContinuousProcessingTimeTrigger):

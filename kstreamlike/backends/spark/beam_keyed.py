@@ -35,7 +35,7 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._columns import PART, PROCESSING, REASON, ROW, SEQ, TS
-from kstreamlike.backends.spark._flink_events import DUE, PT_BEFORE, reached_events
+from kstreamlike.backends.spark._flink_events import DUE, PT_BEFORE, clock_steps, reached_events
 from kstreamlike.backends.spark._flink_kernels import (
     EV_POS,
     EV_PT,
@@ -70,7 +70,7 @@ from kstreamlike.plan.beam import (
 )
 from kstreamlike.plan.flink_time import saturating_add
 from kstreamlike.plan.nodes import DeclarativeAggregation
-from kstreamlike.plan.positions import advance_before, refined
+from kstreamlike.plan.positions import refined
 from kstreamlike.plan.schema import output_schema
 from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
 
@@ -104,6 +104,11 @@ def per_key_asked() -> bool:
     if session is None:
         return False
     return str(session.conf.get(PER_KEY, "false")).strip().lower() == "true"
+
+
+def _group(node: BeamWindowedAggregate) -> list[str]:
+    """A kernel's group: the partition and the keys."""
+    return list(dict.fromkeys([PART, *node.keys]))
 
 
 def _delays(node: BeamWindowedAggregate) -> list[int]:
@@ -201,7 +206,7 @@ def _timer_events(
     are harmless, see the module docstring)."""
     from pyspark.sql import functions as F
 
-    group = list(dict.fromkeys([PART, *node.keys]))
+    group = _group(node)
     steps = advances.select(
         PART,
         F.col(SLOT).alias(EV_POS),
@@ -211,28 +216,19 @@ def _timer_events(
     return reached_events(group, _due(node, records, group), steps, EV_WM, WM_EVENT)
 
 
-def _tick_events(node: BeamWindowedAggregate, records: DataFrame, windowed: DataFrame) -> DataFrame:
+def _tick_events(
+    node: BeamWindowedAggregate, records: DataFrame, windowed: DataFrame, delays: list[int]
+) -> DataFrame:
     """Per (partition, key): the processing-time clock's advances (every record's) first
     reaching a timer a pane of the key may set: its first element's clock plus the delay,
-    plus one (each ``windowed`` record's, for each delay: a superset; a record no window
-    takes sets none, and a key with only such records gets no event)."""
+    plus one (each ``windowed`` record's, for each of ``delays``: a superset; a record no
+    window takes sets none, and a key with only such records gets no event)."""
     from pyspark.sql import functions as F
 
-    group = list(dict.fromkeys([PART, *node.keys]))
     clock = F.coalesce(F.col(PT), F.lit(LONG_MIN))
-    before = F.coalesce(F.col(PT_BEFORE), F.lit(LONG_MIN))
-    steps = records.filter(clock > before).select(
-        PART,
-        refined(advance_before(F.col(SEQ)), clock=True).alias(EV_POS),
-        F.col(WM).alias(EV_WM),
-        F.col(PT).alias(EV_PT),
-    )
-    timers = [
-        windowed.select(*group, F.when(clock <= LONG_MAX - d - 1, clock + (d + 1)).alias(DUE))
-        for d in _delays(node)
-    ]
-    due = timers[0] if len(timers) == 1 else timers[0].unionByName(timers[1])
-    return reached_events(group, due.distinct(), steps, EV_PT, PT_EVENT)
+    timers = [F.when(clock <= LONG_MAX - d - 1, clock + (d + 1)) for d in delays]
+    due = windowed.select(*_group(node), F.explode(F.array(*timers)).alias(DUE)).distinct()
+    return reached_events(_group(node), due, clock_steps(records), EV_PT, PT_EVENT)
 
 
 def _due(node: BeamWindowedAggregate, records: DataFrame, group: list[str]) -> DataFrame:
@@ -280,7 +276,8 @@ def run_beam_keyed(
     prepared records."""
     from pyspark.sql import functions as F
 
-    if _delays(node):
+    delays = _delays(node)
+    if delays:
         # the partition's processing-time clock at each record, and before it
         valid = running_max(valid, PROCESSING, PT, before=PT_BEFORE)
     # (the records and advances are read by the timers, the kernels, the late records)
@@ -289,11 +286,10 @@ def run_beam_keyed(
     windowed = records if outside is None else records.filter(~holds(outside))
     last = records.groupBy(PART).agg(F.max(SEQ).alias(LAST))
     inputs = windowed.select(_input_columns(node)).withColumn(KIND, F.lit(RECORD))
-    events = [_timer_events(node, windowed, advances)]
-    if _delays(node):
-        events.append(_tick_events(node, records, windowed))
-    for timers in events:
-        inputs = inputs.unionByName(timers, allowMissingColumns=True)
+    inputs = inputs.unionByName(_timer_events(node, windowed, advances), allowMissingColumns=True)
+    if delays:
+        ticks = _tick_events(node, records, windowed, delays)
+        inputs = inputs.unionByName(ticks, allowMissingColumns=True)
     inputs = inputs.join(F.broadcast(last), PART)
     out = per_key(inputs, PART, node.keys, _kernel(node), _schema(node, records))
     if _scan.CHECKPOINT:  # read at run time: tests that read whole plans turn it off
