@@ -58,6 +58,13 @@ def _flink(frame: pl.DataFrame, backend: str | None = None) -> Any:
     return stream.key_by("k").window(ks.TumblingEventTimeWindows.of(50)).sum("v")
 
 
+def _flink_sessions(frame: pl.DataFrame) -> Any:
+    strategy = ks.WatermarkStrategy.for_bounded_out_of_orderness(30)
+    stream = ks.stream(frame, key="k", timestamp="ts", order_by="o", watermarks=strategy)
+    windowed = stream.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
+    return windowed.allowed_lateness(10).sum("v")
+
+
 def _flink_reference(frame: pl.DataFrame) -> Any:
     return _flink(frame, "reference")
 
@@ -72,6 +79,7 @@ def _flink_reference(frame: pl.DataFrame) -> Any:
         (_sliding, 200),
         (_sliding_on_close, 200),
         (_flink, 1000),
+        (_flink_sessions, 1000),
         (_flink_reference, 1000),
     ],
 )

@@ -1,28 +1,36 @@
 """The vectorized live path of the Flink profile: a plan run batch by batch with the Polars
-kernels (tumbling and sliding event-time windows, generated watermarks; see
+kernels (tumbling, sliding and session event-time windows, generated watermarks; see
 :func:`flink_live_gap`).
 
-Per partition, a :class:`PolarsFlinkRun` keeps the records from the first one one of whose
-windows is still alive on (a *suffix* of the partition's records, each with the watermark
-it was processed at) and the watermark advances from there on, and per partition the
-largest event time read (the watermark generator's state), the next arrival position, the
-last ``order_by`` value and how many rows were emitted at the step of the advance after
-the partition's last record. A batch's records get their watermarks from the carried
-largest event time, and the Flink window kernel
-(:func:`~kstreamlike.kernels.flink.time.flink_panes`) runs once over the suffix followed by
-the batch, with the carried and the new advances.
-Its firings at the batch's steps are the batch's output.
+Per partition, a :class:`PolarsFlinkRun` keeps the records one of whose windows may still
+be alive, and its last record (each with the watermark it was processed at), and the
+watermark advances from the first of them on; and per partition the largest event time read
+(the watermark generator's state), the next arrival position, the last ``order_by`` value
+and how many rows were emitted at the step of the advance after the partition's last
+record. A batch's records get their watermarks from the carried largest event time, and
+the Flink window kernel (:func:`~kstreamlike.kernels.flink.time.flink_panes`) runs once
+over the kept records followed by the batch, with the carried and the new advances (an
+advance that followed a record no longer kept follows the kept record before it, with the
+others there in order, as recorded watermarks may: :func:`_placed`). Its firings at the
+batch's steps are the batch's output.
 
 Why this is exact: a window's state (contents, trigger state, timers) starts with its first
 record and changes only at its records and at watermark advances after them, so a window
-whose records are all in the suffix is rebuilt exactly. A record outside the suffix has
-every window cleaned up (``maxTimestamp + allowedLateness`` at or below the watermark
-before the partition's last record), so every window that fires at the advance after the
-partition's last record, which is the first step of the next batch, is whole in the
-suffix: that step's rows (and their ranks) come out as before, and the end of the input,
-which shares that step when a partition gets no new record, is ranked after them. The
-suffix keeps the run's steps a shift of the stream's, so ``emit_order`` is the batch
-replay's.
+whose records are all kept is rebuilt exactly: the same advances pass over it in the same
+order. A record no longer kept has every window cleaned up (``maxTimestamp +
+allowedLateness`` at or below the watermark before the partition's last record), so every
+window that fires at the advance after the partition's last record, which is the first
+step of the next batch, is whole in the kept records: that step's rows (and their ranks)
+come out as before, and the end of the input, which shares that step when a partition gets
+no new record, is ranked after them. The kept records from each partition's last one on are
+consecutive, so the batch's steps are a shift of the stream's, and ``emit_order`` is the
+batch replay's.
+
+Session windows grow as records merge into them: a record is kept while its *chain*
+(:func:`_last_cleanup`) may be alive. A window cleaned up is gone from Flink's merging
+window set, so no later record merges with it, and a window rebuilt without the records
+left out differs from the stream's only if it merged with one of them, in which case it
+lies in that record's dead chain and was cleaned up before the batch too.
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ from kstreamlike.kernels.columns import (
     CLEANUP,
     EMIT_ORDER,
     FIRST_ARRIVAL,
+    GAP,
     LAST,
     PART,
     POS,
@@ -90,7 +99,8 @@ from kstreamlike.plan.nodes import (
     FlinkWindowedAggregate,
     GeneratedWatermarks,
 )
-from kstreamlike.plan.windows import FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.plan.positions import advance_after, advance_before
+from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, FlinkTumblingWindow
 from kstreamlike.reference import Replay
 
 __all__ = ["PolarsFlinkRun", "flink_live_gap"]
@@ -98,6 +108,8 @@ __all__ = ["PolarsFlinkRun", "flink_live_gap"]
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition's block of the run
 _GSLOT = "__ks_live_slot"  # an advance's step, counted from the partition's first record
 _START = "__ks_live_start"  # a partition's first retained position
+_ROW, _REACH, _CHAIN = "__ks_live_row", "__ks_live_reach", "__ks_live_chain"
+_LAST, _WM_LAST = "__ks_live_last", "__ks_live_wm_last"  # a partition's last record, its WM
 
 
 def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
@@ -114,11 +126,13 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
         >>> flink_live_gap(w.evictor(ks.CountEvictor.of(2)).count().plan) is None
         True
         >>> sessions = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
-        >>> flink_live_gap(sessions.count().plan)
-        'Flink session, global and count windows'
+        >>> flink_live_gap(sessions.count().plan) is None
+        True
+        >>> flink_live_gap(s.key_by("k").count_window(3).count().plan)
+        'Flink global and count windows'
     """
-    if not isinstance(node.window, FlinkTumblingWindow | FlinkSlidingWindow):
-        return "Flink session, global and count windows"
+    if not isinstance(node.window, FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow):
+        return "Flink global and count windows"
     if not isinstance(node.watermarks, GeneratedWatermarks):
         return "recorded watermarks"
     trigger = node.trigger
@@ -143,7 +157,8 @@ def _summed(node: FlinkWindowedAggregate) -> bool:
     records; else it replays them with the reference interpreter)."""
     nested = node.trigger
     return (
-        isinstance(node.aggregation, DeclarativeAggregation)
+        not isinstance(node.window, FlinkSessionWindow)
+        and isinstance(node.aggregation, DeclarativeAggregation)
         and node.evictor is None
         and not isinstance(nested, FlinkPurgingTrigger)
     )
@@ -157,12 +172,62 @@ def _watermark(max_timestamp: pl.Expr, node: FlinkWindowedAggregate) -> pl.Expr:
     return after.fill_null(LONG_MIN)
 
 
-def _alive(node: FlinkWindowedAggregate, watermark: pl.Expr) -> pl.Expr:
-    """Whether one of a record's windows is not cleaned up at ``watermark`` (cleanup times
-    grow with the window start: its latest window is the last cleaned up)."""
-    window = time_window(node)
-    latest_max = last_window_start(pl.col(TS), window, POLARS) + (window.size - 1)
-    return cleanup_time(latest_max, node.allowed_lateness, POLARS) > watermark
+def _last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Series:
+    """Per record of ``records`` (in their order), the latest cleanup time of a window it
+    may be in: a record's windows are all cleaned up at a watermark at or past it.
+
+    Time windows: its latest window's (cleanup times grow with the window start).
+    Session windows: the merged window holding a record lies in the record's *chain*, the
+    records of its store (partition and key) whose windows ``[ts, ts + gap)`` touch one
+    after the other in time order (Flink merges windows that intersect, their bounds
+    included), late ones too; so the chain's latest window end bounds it.
+    """
+    window = node.window
+    if isinstance(window, FlinkSessionWindow):
+        store = [PART, *node.keys]
+        gap = pl.col(GAP) if window.gap_column is not None else pl.lit(window.gap)
+        latest_max = (
+            records.select(*store, TS, (pl.col(TS) + gap).alias(_REACH))
+            .with_row_index(_ROW)
+            .sort([*store, TS])
+            .with_columns(pl.col(_REACH).cum_max().over(store))
+            .with_columns(
+                (pl.col(TS) > pl.col(_REACH).shift(1).over(store))
+                .fill_null(True)
+                .cum_sum()
+                .over(store)
+                .alias(_CHAIN)
+            )
+            .sort(_ROW)
+            .select(pl.col(_REACH).max().over([*store, _CHAIN]) - 1)
+            .to_series()
+        )
+        return pl.select(
+            cleanup_time(pl.lit(latest_max), node.allowed_lateness, POLARS)
+        ).to_series()
+    time = time_window(node)
+    latest = last_window_start(pl.col(TS), time, POLARS) + (time.size - 1)
+    return records.select(cleanup_time(latest, node.allowed_lateness, POLARS)).to_series()
+
+
+def _placed(advances: pl.DataFrame, records: pl.DataFrame, row: str) -> pl.DataFrame:
+    """``advances`` (``PART``, ``_GSLOT``, ``ADVANCE``) with ``row`` of the last of
+    ``records`` (``PART``, ``POSITION``, ``row``) at or before each advance's position
+    (null: none). The run may leave out records between two it reads (records whose
+    windows are all cleaned up): the advances after them then share a slot, in order."""
+    after = (pl.col(_GSLOT) // 2 - 1).alias(POSITION)
+    return (
+        advances.with_columns(after)
+        .sort(POSITION)
+        .join_asof(
+            records.sort(POSITION),
+            on=POSITION,
+            by=PART,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .drop(POSITION)
+    )
 
 
 class PolarsFlinkRun(LiveReader):
@@ -230,17 +295,28 @@ class PolarsFlinkRun(LiveReader):
         new = new.drop(WM_NEXT)
         retained = self.retained if self.retained is not None else new.clear()
         run = kernel_run(retained, new).with_columns(pl.col(SEQ).cast(pl.Int64))
+        # (positions are consecutive from each partition's last retained record on)
         bounds = run.group_by(PART, maintain_order=True).agg(
             pl.col(SEQ).min().alias(FIRST_ARRIVAL),
             pl.col(SEQ).max().alias(LAST),
-            (pl.col(POSITION) - pl.col(SEQ)).first().alias(_BASE),
+            (pl.col(POSITION) - pl.col(SEQ)).last().alias(_BASE),
         )
         carried = self.advances if self.advances is not None else new_advances.clear()
         advances = pl.concat([carried, new_advances], how="vertical_relaxed")
         local = (
-            advances.join(bounds.select(PART, _BASE), on=PART)
-            .select(PART, (pl.col(_GSLOT) - 2 * pl.col(_BASE)).alias(SLOT), ADVANCE)
-            .sort(PART, SLOT, maintain_order=True)
+            _placed(advances, run.select(PART, POSITION, SEQ), SEQ)
+            .join(bounds.select(PART, FIRST_ARRIVAL), on=PART)
+            .select(
+                PART,
+                pl.when(pl.col(SEQ).is_null())
+                .then(advance_before(pl.col(FIRST_ARRIVAL)))
+                .otherwise(advance_after(pl.col(SEQ)))
+                .alias(SLOT),
+                ADVANCE,
+                _GSLOT,
+            )
+            .sort(PART, SLOT, _GSLOT)
+            .drop(_GSLOT)
         )
         ran = dataclasses.replace(
             node, source=dataclasses.replace(node.source, bounded=node.source.bounded and end)
@@ -306,23 +382,20 @@ class PolarsFlinkRun(LiveReader):
             self.at_boundary[p] = (self.at_boundary.get(p, 0) if same else 0) + rows.height
 
     def _retain(self, run: pl.DataFrame, advances: pl.DataFrame) -> None:
-        """Keep each partition's records from the first one one of whose windows is alive at
-        the watermark before its last record, and the advances from there on."""
+        """Keep each partition's records one of whose windows may be alive at the watermark
+        before its last record, and its last record, and the advances from the first of
+        them on."""
         node = self.node
-        last = run.filter(pl.col(SEQ) == pl.col(SEQ).max().over(PART)).select(
-            PART, pl.col(WM).alias("__wm")
+        last = pl.col(SEQ) == pl.col(SEQ).max().over(PART)
+        marks = run.filter(last).select(PART, pl.col(WM).alias(_WM_LAST))
+        kept = (
+            run.with_columns(_last_cleanup(node, run).alias(CLEANUP), last.alias(_LAST))
+            .join(marks, on=PART)
+            .filter((pl.col(CLEANUP) > pl.col(_WM_LAST)) | pl.col(_LAST))
+            .sort(PART, POSITION)
         )
-        starts = (
-            run.join(last, on=PART)
-            .filter(_alive(node, pl.col("__wm")))
-            .group_by(PART)
-            .agg(pl.col(POSITION).min().alias(_START))
-        )
-        self.retained = (
-            run.join(starts, on=PART)
-            .filter(pl.col(POSITION) >= pl.col(_START))
-            .drop(SEQ, NEW, _START)
-        )
+        starts = kept.group_by(PART).agg(pl.col(POSITION).min().alias(_START))
+        self.retained = kept.drop(SEQ, NEW, CLEANUP, _LAST, _WM_LAST)
         self.advances = (
             advances.join(starts, on=PART).filter(pl.col(_GSLOT) >= 2 * pl.col(_START)).drop(_START)
         )
@@ -389,11 +462,10 @@ class PolarsFlinkRun(LiveReader):
             if self.advances is not None
             else pl.DataFrame(schema={PART: pl.Int64, _GSLOT: pl.Int64, ADVANCE: pl.Int64})
         )
-        # an advance follows the record before its step (-1: before the partition's first)
+        # an advance follows the last record at or before its step (-1: before the first)
         marks = (
-            advances.with_columns((pl.col(_GSLOT) // 2 - 1).alias(POSITION))
-            .join(records.select(PART, POSITION, "__row"), on=[PART, POSITION], how="left")
-            .sort(PART, _GSLOT, maintain_order=True)
+            _placed(advances, records.select(PART, POSITION, "__row"), "__row")
+            .sort(PART, _GSLOT)
             .select(
                 pl.col("__row").cast(pl.Int64).fill_null(-1).alias("after"),
                 pl.col(ADVANCE).alias("watermark"),

@@ -145,8 +145,10 @@ def _found(node: FlinkWindowedAggregate, world: World) -> pl.DataFrame:
             .select(SEQ, "__ks_cut"),
         ]
     ).sort(SEQ, "__ks_cut")
+    # (the previous cut of the same record: the cuts are sorted, so a shift, not a window)
+    previous = pl.when(pl.col(SEQ) == pl.col(SEQ).shift(1)).then(pl.col("__ks_cut").shift(1) + 1)
     runs = (
-        cuts.with_columns((pl.col("__ks_cut").shift(1).over(SEQ) + 1).alias(FOUND_LO))
+        cuts.with_columns(previous.alias(FOUND_LO))
         .filter(pl.col(FOUND_LO).is_not_null())
         .select(SEQ, FOUND_LO, pl.col("__ks_cut").alias(FOUND_HI))
         .join(by_seq, on=SEQ)
