@@ -119,6 +119,18 @@ def _non_purging(trigger: Any) -> bool:
     return not isinstance(trigger, ks.PurgingTrigger)
 
 
+def _generated(frame: pl.DataFrame, partition: bool, delay: int, bounded: bool) -> Any:
+    """``frame`` as a stream with generated watermarks (``delay`` of out-of-orderness)."""
+    return ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
+        bounded=bounded,
+    )
+
+
 @given(
     frame=fl.frames(),
     assigner=fl.assigners(),
@@ -144,14 +156,7 @@ def test_flink_vectorized_batches_equal_the_replay(
     """The Flink plans the vectorized live path runs (time windows, generated watermarks,
     triggers that do not purge): any batching, with restarts, gives the replay's outputs."""
     frame = in_arrival_order(frame, "o")
-    stream = ks.stream(
-        frame,
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
-        bounded=bounded,
-    )
+    stream = _generated(frame, partition, delay, bounded)
     result = fl.time_window_firing(stream, ["k"], assigner, lateness, trigger, None, aggregations)
     assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
@@ -243,21 +248,8 @@ def test_flink_vectorized_sessions_in_batches(
     outputs (which the differential tests compare with the reference interpreter's), although
     a batch's run reads only the records of the chains still alive."""
     frame = in_arrival_order(frame, "o")
-    stream = ks.stream(
-        frame,
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
-        bounded=bounded,
-    )
-    windowed = stream.key_by(keys[0] if len(keys) == 1 else keys).window(assigner)
-    windowed = windowed.allowed_lateness(lateness)
-    if trigger is not None:
-        windowed = windowed.trigger(trigger)
-    if evictor is not None:
-        windowed = windowed.evictor(evictor)
-    result = windowed.aggregate(*aggregations)
+    stream = _generated(frame, partition, delay, bounded)
+    result = fl.time_window_firing(stream, keys, assigner, lateness, trigger, evictor, aggregations)
     assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
     assert_batches_equal_replay(result, outs, engine="polars")

@@ -11,8 +11,9 @@ record. A batch's records get their watermarks from the carried largest event ti
 the Flink window kernel (:func:`~kstreamlike.kernels.flink.time.flink_panes`) runs once
 over the kept records followed by the batch, with the carried and the new advances (an
 advance that followed a record no longer kept follows the kept record before it, with the
-others there in order, as recorded watermarks may: :func:`_placed`). Its firings at the
-batch's steps are the batch's output.
+others there in order, as recorded watermarks may:
+:func:`~kstreamlike.backends.polars.live_flink_kept.placed`). Its firings at the batch's
+steps are the batch's output.
 
 Why this is exact: a window's state (contents, trigger state, timers) starts with its first
 record and changes only at its records and at watermark advances after them, so a window
@@ -27,10 +28,11 @@ consecutive, so the batch's steps are a shift of the stream's, and ``emit_order`
 batch replay's.
 
 Session windows grow as records merge into them: a record is kept while its *chain*
-(:func:`_last_cleanup`) may be alive. A window cleaned up is gone from Flink's merging
-window set, so no later record merges with it, and a window rebuilt without the records
-left out differs from the stream's only if it merged with one of them, in which case it
-lies in that record's dead chain and was cleaned up before the batch too.
+(:func:`~kstreamlike.backends.polars.live_flink_kept.last_cleanup`) may be alive. A window
+cleaned up is gone from Flink's merging window set, so no later record merges with it, and
+a window rebuilt without the records left out differs from the stream's only if it merged
+with one of them, in which case it lies in that record's dead chain and was cleaned up
+before the batch too.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from kstreamlike.backends.polars._output import (
     finish_late,
     finish_main,
 )
+from kstreamlike.backends.polars.live_flink_kept import GSLOT, last_cleanup, placed
 from kstreamlike.backends.polars.live_reading import (
     NEW,
     POSITION,
@@ -62,7 +65,6 @@ from kstreamlike.kernels.columns import (
     CLEANUP,
     EMIT_ORDER,
     FIRST_ARRIVAL,
-    GAP,
     LAST,
     PART,
     POS,
@@ -70,7 +72,6 @@ from kstreamlike.kernels.columns import (
     SEQ,
     SLOT,
     ST,
-    TS,
     WM,
     WM_NEXT,
     WSTART,
@@ -87,8 +88,6 @@ from kstreamlike.plan.firing import (
 )
 from kstreamlike.plan.flink_time import (
     bounded_out_of_orderness,
-    cleanup_time,
-    last_window_start,
     time_window,
 )
 from kstreamlike.plan.lower import LoweredPlan
@@ -106,9 +105,7 @@ from kstreamlike.reference import Replay
 __all__ = ["PolarsFlinkRun", "flink_live_gap"]
 
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition's block of the run
-_GSLOT = "__ks_live_slot"  # an advance's step, counted from the partition's first record
 _START = "__ks_live_start"  # a partition's first retained position
-_ROW, _REACH, _CHAIN = "__ks_live_row", "__ks_live_reach", "__ks_live_chain"
 _LAST, _WM_LAST = "__ks_live_last", "__ks_live_wm_last"  # a partition's last record, its WM
 
 
@@ -172,64 +169,6 @@ def _watermark(max_timestamp: pl.Expr, node: FlinkWindowedAggregate) -> pl.Expr:
     return after.fill_null(LONG_MIN)
 
 
-def _last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Series:
-    """Per record of ``records`` (in their order), the latest cleanup time of a window it
-    may be in: a record's windows are all cleaned up at a watermark at or past it.
-
-    Time windows: its latest window's (cleanup times grow with the window start).
-    Session windows: the merged window holding a record lies in the record's *chain*, the
-    records of its store (partition and key) whose windows ``[ts, ts + gap)`` touch one
-    after the other in time order (Flink merges windows that intersect, their bounds
-    included), late ones too; so the chain's latest window end bounds it.
-    """
-    window = node.window
-    if isinstance(window, FlinkSessionWindow):
-        store = [PART, *node.keys]
-        gap = pl.col(GAP) if window.gap_column is not None else pl.lit(window.gap)
-        latest_max = (
-            records.select(*store, TS, (pl.col(TS) + gap).alias(_REACH))
-            .with_row_index(_ROW)
-            .sort([*store, TS])
-            .with_columns(pl.col(_REACH).cum_max().over(store))
-            .with_columns(
-                (pl.col(TS) > pl.col(_REACH).shift(1).over(store))
-                .fill_null(True)
-                .cum_sum()
-                .over(store)
-                .alias(_CHAIN)
-            )
-            .sort(_ROW)
-            .select(pl.col(_REACH).max().over([*store, _CHAIN]) - 1)
-            .to_series()
-        )
-        return pl.select(
-            cleanup_time(pl.lit(latest_max), node.allowed_lateness, POLARS)
-        ).to_series()
-    time = time_window(node)
-    latest = last_window_start(pl.col(TS), time, POLARS) + (time.size - 1)
-    return records.select(cleanup_time(latest, node.allowed_lateness, POLARS)).to_series()
-
-
-def _placed(advances: pl.DataFrame, records: pl.DataFrame, row: str) -> pl.DataFrame:
-    """``advances`` (``PART``, ``_GSLOT``, ``ADVANCE``) with ``row`` of the last of
-    ``records`` (``PART``, ``POSITION``, ``row``) at or before each advance's position
-    (null: none). The run may leave out records between two it reads (records whose
-    windows are all cleaned up): the advances after them then share a slot, in order."""
-    after = (pl.col(_GSLOT) // 2 - 1).alias(POSITION)
-    return (
-        advances.with_columns(after)
-        .sort(POSITION)
-        .join_asof(
-            records.sort(POSITION),
-            on=POSITION,
-            by=PART,
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .drop(POSITION)
-    )
-
-
 class PolarsFlinkRun(LiveReader):
     """A Flink-profile plan (see :func:`flink_live_gap`) fed batch by batch, vectorized.
 
@@ -290,7 +229,7 @@ class PolarsFlinkRun(LiveReader):
             .drop("__st0")
         )
         new_advances = new.filter(pl.col(WM_NEXT) > pl.col(WM)).select(
-            PART, (2 * pl.col(POSITION) + 2).alias(_GSLOT), pl.col(WM_NEXT).alias(ADVANCE)
+            PART, (2 * pl.col(POSITION) + 2).alias(GSLOT), pl.col(WM_NEXT).alias(ADVANCE)
         )
         new = new.drop(WM_NEXT)
         retained = self.retained if self.retained is not None else new.clear()
@@ -304,7 +243,7 @@ class PolarsFlinkRun(LiveReader):
         carried = self.advances if self.advances is not None else new_advances.clear()
         advances = pl.concat([carried, new_advances], how="vertical_relaxed")
         local = (
-            _placed(advances, run.select(PART, POSITION, SEQ), SEQ)
+            placed(advances, run.select(PART, POSITION, SEQ), SEQ)
             .join(bounds.select(PART, FIRST_ARRIVAL), on=PART)
             .select(
                 PART,
@@ -313,10 +252,10 @@ class PolarsFlinkRun(LiveReader):
                 .otherwise(advance_after(pl.col(SEQ)))
                 .alias(SLOT),
                 ADVANCE,
-                _GSLOT,
+                GSLOT,
             )
-            .sort(PART, SLOT, _GSLOT)
-            .drop(_GSLOT)
+            .sort(PART, SLOT, GSLOT)
+            .drop(GSLOT)
         )
         ran = dataclasses.replace(
             node, source=dataclasses.replace(node.source, bounded=node.source.bounded and end)
@@ -389,7 +328,7 @@ class PolarsFlinkRun(LiveReader):
         last = pl.col(SEQ) == pl.col(SEQ).max().over(PART)
         marks = run.filter(last).select(PART, pl.col(WM).alias(_WM_LAST))
         kept = (
-            run.with_columns(_last_cleanup(node, run).alias(CLEANUP), last.alias(_LAST))
+            run.with_columns(last_cleanup(node, run).alias(CLEANUP), last.alias(_LAST))
             .join(marks, on=PART)
             .filter((pl.col(CLEANUP) > pl.col(_WM_LAST)) | pl.col(_LAST))
             .sort(PART, POSITION)
@@ -397,7 +336,7 @@ class PolarsFlinkRun(LiveReader):
         starts = kept.group_by(PART).agg(pl.col(POSITION).min().alias(_START))
         self.retained = kept.drop(SEQ, NEW, CLEANUP, _LAST, _WM_LAST)
         self.advances = (
-            advances.join(starts, on=PART).filter(pl.col(_GSLOT) >= 2 * pl.col(_START)).drop(_START)
+            advances.join(starts, on=PART).filter(pl.col(GSLOT) >= 2 * pl.col(_START)).drop(_START)
         )
 
     def _watermarks(self) -> dict[Any, int]:
@@ -460,12 +399,12 @@ class PolarsFlinkRun(LiveReader):
         advances = (
             self.advances
             if self.advances is not None
-            else pl.DataFrame(schema={PART: pl.Int64, _GSLOT: pl.Int64, ADVANCE: pl.Int64})
+            else pl.DataFrame(schema={PART: pl.Int64, GSLOT: pl.Int64, ADVANCE: pl.Int64})
         )
         # an advance follows the last record at or before its step (-1: before the first)
         marks = (
-            _placed(advances, records.select(PART, POSITION, "__row"), "__row")
-            .sort(PART, _GSLOT)
+            placed(advances, records.select(PART, POSITION, "__row"), "__row")
+            .sort(PART, GSLOT)
             .select(
                 pl.col("__row").cast(pl.Int64).fill_null(-1).alias("after"),
                 pl.col(ADVANCE).alias("watermark"),
