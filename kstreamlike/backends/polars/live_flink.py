@@ -106,7 +106,6 @@ __all__ = ["PolarsFlinkRun", "flink_live_gap"]
 
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition's block of the run
 _START = "__ks_live_start"  # a partition's first retained position
-_LAST, _WM_LAST = "__ks_live_last", "__ks_live_wm_last"  # a partition's last record, its WM
 
 
 def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
@@ -324,17 +323,12 @@ class PolarsFlinkRun(LiveReader):
         """Keep each partition's records one of whose windows may be alive at the watermark
         before its last record, and its last record, and the advances from the first of
         them on."""
-        node = self.node
+        # (the run is in arrival order: a partition's last row is its last record)
         last = pl.col(SEQ) == pl.col(SEQ).max().over(PART)
-        marks = run.filter(last).select(PART, pl.col(WM).alias(_WM_LAST))
-        kept = (
-            run.with_columns(last_cleanup(node, run).alias(CLEANUP), last.alias(_LAST))
-            .join(marks, on=PART)
-            .filter((pl.col(CLEANUP) > pl.col(_WM_LAST)) | pl.col(_LAST))
-            .sort(PART, POSITION)
-        )
+        alive = pl.col(CLEANUP) > pl.col(WM).last().over(PART)
+        kept = run.with_columns(last_cleanup(self.node, run).alias(CLEANUP)).filter(alive | last)
         starts = kept.group_by(PART).agg(pl.col(POSITION).min().alias(_START))
-        self.retained = kept.drop(SEQ, NEW, CLEANUP, _LAST, _WM_LAST)
+        self.retained = kept.drop(SEQ, NEW, CLEANUP)
         self.advances = (
             advances.join(starts, on=PART).filter(pl.col(GSLOT) >= 2 * pl.col(_START)).drop(_START)
         )

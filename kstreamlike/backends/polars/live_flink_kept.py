@@ -17,7 +17,7 @@ from kstreamlike.plan.windows import FlinkSessionWindow
 __all__ = ["GSLOT", "last_cleanup", "placed"]
 
 GSLOT = "__ks_live_slot"  # an advance's step, counted from the partition's first record
-_ROW, _REACH, _CHAIN = "__ks_live_row", "__ks_live_reach", "__ks_live_chain"
+_ROW, _REACH = "__ks_live_row", "__ks_live_reach"
 
 
 def last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Series:
@@ -44,25 +44,19 @@ def last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Seri
     if isinstance(window, FlinkSessionWindow):
         store = [PART, *node.keys]
         gap = pl.col(GAP) if window.gap_column is not None else pl.lit(window.gap)
-        latest_max = (
+        # in (store, time) order, a chain opens at a store's first record or past its reach
+        other_store = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in store)
+        opens = other_store | (pl.col(TS) > pl.col(_REACH).shift(1)).fill_null(True)
+        chain_max = pl.col(_REACH).max().over(opens.cum_sum()) - 1
+        return (
             records.select(*store, TS, (pl.col(TS) + gap).alias(_REACH))
             .with_row_index(_ROW)
             .sort([*store, TS])
             .with_columns(pl.col(_REACH).cum_max().over(store))
-            .with_columns(
-                (pl.col(TS) > pl.col(_REACH).shift(1).over(store))
-                .fill_null(True)
-                .cum_sum()
-                .over(store)
-                .alias(_CHAIN)
-            )
+            .with_columns(cleanup_time(chain_max, node.allowed_lateness, POLARS).alias(_REACH))
             .sort(_ROW)
-            .select(pl.col(_REACH).max().over([*store, _CHAIN]) - 1)
-            .to_series()
+            .to_series(-1)
         )
-        return pl.select(
-            cleanup_time(pl.lit(latest_max), node.allowed_lateness, POLARS)
-        ).to_series()
     time = time_window(node)
     latest = last_window_start(pl.col(TS), time, POLARS) + (time.size - 1)
     return records.select(cleanup_time(latest, node.allowed_lateness, POLARS)).to_series()
