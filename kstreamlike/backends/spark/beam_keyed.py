@@ -35,7 +35,13 @@ import polars as pl
 from kstreamlike._time import LONG_MAX, LONG_MIN
 from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._columns import PART, PROCESSING, REASON, ROW, SEQ, TS
-from kstreamlike.backends.spark._flink_events import DUE, PT_BEFORE, clock_steps, reached_events
+from kstreamlike.backends.spark._flink_events import (
+    DUE,
+    PT_BEFORE,
+    clock_steps,
+    kernel_group,
+    reached_events,
+)
 from kstreamlike.backends.spark._flink_kernels import (
     EV_POS,
     EV_PT,
@@ -104,11 +110,6 @@ def per_key_asked() -> bool:
     if session is None:
         return False
     return str(session.conf.get(PER_KEY, "false")).strip().lower() == "true"
-
-
-def _group(node: BeamWindowedAggregate) -> list[str]:
-    """A kernel's group: the partition and the keys."""
-    return list(dict.fromkeys([PART, *node.keys]))
 
 
 def _delays(node: BeamWindowedAggregate) -> list[int]:
@@ -206,7 +207,7 @@ def _timer_events(
     are harmless, see the module docstring)."""
     from pyspark.sql import functions as F
 
-    group = _group(node)
+    group = kernel_group(node)
     steps = advances.select(
         PART,
         F.col(SLOT).alias(EV_POS),
@@ -227,8 +228,8 @@ def _tick_events(
 
     clock = F.coalesce(F.col(PT), F.lit(LONG_MIN))
     timers = [F.when(clock <= LONG_MAX - d - 1, clock + (d + 1)) for d in delays]
-    due = windowed.select(*_group(node), F.explode(F.array(*timers)).alias(DUE)).distinct()
-    return reached_events(_group(node), due, clock_steps(records), EV_PT, PT_EVENT)
+    due = windowed.select(*kernel_group(node), F.explode(F.array(*timers)).alias(DUE)).distinct()
+    return reached_events(kernel_group(node), due, clock_steps(records), EV_PT, PT_EVENT)
 
 
 def _due(node: BeamWindowedAggregate, records: DataFrame, group: list[str]) -> DataFrame:
