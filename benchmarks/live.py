@@ -71,6 +71,12 @@ def _flink_sessions(df: pl.DataFrame) -> Any:
     return windowed.aggregate(ks.agg.count(), ks.agg.sum("amount"))
 
 
+def _flink_count_window(df: pl.DataFrame) -> Any:
+    stream = ks.stream(df, key="key", timestamp="ts", order_by="offset")
+    windowed = stream.key_by("key").count_window(100, 10)
+    return windowed.aggregate(ks.agg.count(), ks.agg.sum("amount"))
+
+
 def _stream(df: pl.DataFrame) -> Any:
     return ks.stream(df, key="key", timestamp="ts", order_by="offset").group_by_key()
 
@@ -83,6 +89,7 @@ LIVE_CASES: dict[str, Callable[[pl.DataFrame], Any]] = {
     "sessions 5 min gap, suppressed until close": _sessions,
     "Flink tumbling 1 min, CountTrigger.of(100)": _flink_count,
     "Flink sessions 5 s gap, out-of-orderness 10 s": _flink_sessions,
+    "Flink count_window(100, 10)": _flink_count_window,
 }
 
 

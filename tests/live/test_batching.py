@@ -186,6 +186,52 @@ def test_flink_global_and_count_windows_in_batches(
     assert_batches_equal_replay(result, outs)
 
 
+COUNT_TRIGGERS = st.integers(1, 6).map(ks.CountTrigger.of)
+
+
+@given(
+    frame=fl.frames(),
+    trigger=st.one_of(COUNT_TRIGGERS, COUNT_TRIGGERS.map(ks.PurgingTrigger.of)),
+    evictor=st.one_of(st.none(), st.builds(ks.CountEvictor.of, st.integers(1, 7), st.booleans())),
+    delay=st.one_of(st.none(), st.integers(0, 25)),
+    keys=fl.KEYS,
+    partition=st.booleans(),
+    bounded=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+)
+def test_flink_vectorized_count_windows_in_batches(
+    frame: pl.DataFrame,
+    trigger: Any,
+    evictor: Any,
+    delay: int | None,
+    keys: list[str],
+    partition: bool,
+    bounded: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+) -> None:
+    """Count windows on the vectorized live path (global windows, a count trigger, purging
+    or not, a count evictor or none; generated watermarks or none): any batching, with
+    restarts, gives the replay's outputs, pane indexes included, although a batch's run
+    reads only each key's elements from the first one a later firing may read."""
+    frame = in_arrival_order(frame, "o")
+    if delay is None:
+        stream = ks.stream(
+            frame,
+            timestamp="ts",
+            order_by="o",
+            partition="p" if partition else None,
+            bounded=bounded,
+        )
+    else:
+        stream = _generated(frame, partition, delay, bounded)
+    result = fl.global_window_firing(stream, keys, trigger, evictor, aggregations)
+    assert result.start().engine == "polars"
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
+    assert_batches_equal_replay(result, outs)
+
+
 @given(
     frame=fl.frames(),
     gap=st.integers(1, 30),

@@ -65,6 +65,11 @@ def _flink_sessions(frame: pl.DataFrame) -> Any:
     return windowed.allowed_lateness(10).sum("v")
 
 
+def _flink_count_windows(frame: pl.DataFrame) -> Any:
+    stream = ks.stream(frame, key="k", timestamp="ts", order_by="o")
+    return stream.key_by("k").count_window(10, 3).sum("v")
+
+
 def _flink_reference(frame: pl.DataFrame) -> Any:
     return _flink(frame, "reference")
 
@@ -80,6 +85,7 @@ def _flink_reference(frame: pl.DataFrame) -> Any:
         (_sliding_on_close, 200),
         (_flink, 1000),
         (_flink_sessions, 1000),
+        (_flink_count_windows, 1000),
         (_flink_reference, 1000),
     ],
 )

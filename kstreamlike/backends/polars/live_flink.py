@@ -1,6 +1,6 @@
 """The vectorized live path of the Flink profile: a plan run batch by batch with the Polars
-kernels (tumbling, sliding and session event-time windows, generated watermarks; see
-:func:`flink_live_gap`).
+kernels (tumbling, sliding and session event-time windows and count windows, with generated
+watermarks or none; see :func:`flink_live_gap`).
 
 Per partition, a :class:`PolarsFlinkRun` keeps the records one of whose windows may still
 be alive, and its last record (each with the watermark it was processed at), and the
@@ -33,6 +33,13 @@ cleaned up is gone from Flink's merging window set, so no later record merges wi
 a window rebuilt without the records left out differs from the stream's only if it merged
 with one of them, in which case it lies in that record's dead chain and was cleaned up
 before the batch too.
+
+A global window is never cleaned up: a count window (:func:`~kstreamlike.backends.polars.
+live_flink_kept.counted`) keeps a key's elements from the first one a later firing may read
+(:func:`~kstreamlike.backends.polars.live_flink_kept.count_window_start`), a multiple of the
+trigger's count ``n``, so the kept elements fire at the same ranks modulo ``n``; the run
+carries per key how many elements it left out, ``n`` for each firing before them, and adds
+those firings to the pane indexes.
 """
 
 from __future__ import annotations
@@ -50,7 +57,14 @@ from kstreamlike.backends.polars._output import (
     finish_late,
     finish_main,
 )
-from kstreamlike.backends.polars.live_flink_kept import GSLOT, last_cleanup, placed
+from kstreamlike.backends.polars.live_flink_kept import (
+    GSLOT,
+    count_retained,
+    counted,
+    earlier_panes,
+    last_cleanup,
+    placed,
+)
 from kstreamlike.backends.polars.live_reading import (
     NEW,
     POSITION,
@@ -99,7 +113,12 @@ from kstreamlike.plan.nodes import (
     GeneratedWatermarks,
 )
 from kstreamlike.plan.positions import advance_after, advance_before
-from kstreamlike.plan.windows import FlinkSessionWindow, FlinkSlidingWindow, FlinkTumblingWindow
+from kstreamlike.plan.windows import (
+    FlinkGlobalWindow,
+    FlinkSessionWindow,
+    FlinkSlidingWindow,
+    FlinkTumblingWindow,
+)
 from kstreamlike.reference import Replay
 
 __all__ = ["PolarsFlinkRun", "flink_live_gap"]
@@ -124,12 +143,20 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
         >>> sessions = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
         >>> flink_live_gap(sessions.count().plan) is None
         True
-        >>> flink_live_gap(s.key_by("k").count_window(3).count().plan)
-        'Flink global and count windows'
+        >>> flink_live_gap(s.key_by("k").count_window(3).count().plan) is None
+        True
+        >>> flink_live_gap(s.key_by("k").window(ks.GlobalWindows.create()).count().plan)
+        'Flink global windows other than count windows'
     """
-    if not isinstance(node.window, FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow):
-        return "Flink global and count windows"
-    if not isinstance(node.watermarks, GeneratedWatermarks):
+    window = node.window
+    if isinstance(window, FlinkGlobalWindow) and counted(node) is None:
+        # (a firing may read every element of a key, re-run at every batch)
+        return "Flink global windows other than count windows"
+    if not isinstance(
+        window, FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow | FlinkGlobalWindow
+    ):
+        return "windows inherited from an upstream window"
+    if not isinstance(node.watermarks, GeneratedWatermarks) and not _unwatermarked(node):
         return "recorded watermarks"
     trigger = node.trigger
     processing = (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
@@ -147,13 +174,19 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
     return None
 
 
+def _unwatermarked(node: FlinkWindowedAggregate) -> bool:
+    """Whether the stream has no watermarks (no strategy: no recorded watermark)."""
+    watermarks = node.watermarks
+    return type(watermarks) is ExplicitWatermarks and watermarks.frame.height == 0
+
+
 def _summed(node: FlinkWindowedAggregate) -> bool:
     """Whether the contents a window holds are every record it took, aggregated by
     ``ks.agg`` expressions (then :meth:`PolarsFlinkRun.fetch` reads them from the retained
     records; else it replays them with the reference interpreter)."""
     nested = node.trigger
     return (
-        not isinstance(node.window, FlinkSessionWindow)
+        not isinstance(node.window, FlinkSessionWindow | FlinkGlobalWindow)
         and isinstance(node.aggregation, DeclarativeAggregation)
         and node.evictor is None
         and not isinstance(nested, FlinkPurgingTrigger)
@@ -162,8 +195,10 @@ def _summed(node: FlinkWindowedAggregate) -> bool:
 
 def _watermark(max_timestamp: pl.Expr, node: FlinkWindowedAggregate) -> pl.Expr:
     """The generated watermark after a record, the largest timestamp so far being
-    ``max_timestamp`` (null: no record yet, ``Long.MIN_VALUE``)."""
-    assert isinstance(node.watermarks, GeneratedWatermarks)
+    ``max_timestamp`` (null: no record yet, ``Long.MIN_VALUE``); ``Long.MIN_VALUE`` without
+    watermarks."""
+    if not isinstance(node.watermarks, GeneratedWatermarks):
+        return pl.lit(LONG_MIN, dtype=pl.Int64)
     after = bounded_out_of_orderness(max_timestamp, node.watermarks.out_of_orderness, POLARS)
     return after.fill_null(LONG_MIN)
 
@@ -188,7 +223,7 @@ class PolarsFlinkRun(LiveReader):
         [(10, 1)]
     """
 
-    FRAMES = ("retained", "advances", "recent")
+    FRAMES = ("retained", "advances", "dropped", "recent")
 
     def __init__(self, plan: LoweredPlan) -> None:
         node = narrowed(plan.aggregate, FlinkWindowedAggregate)
@@ -199,6 +234,8 @@ class PolarsFlinkRun(LiveReader):
         self.node = node
         self.retained: pl.DataFrame | None = None
         self.advances: pl.DataFrame | None = None
+        # count windows: per key, how many of its elements are no longer retained
+        self.dropped: pl.DataFrame | None = None
         # per partition: the rows emitted at step 2 * next position (the advance after the
         # partition's last record)
         self.at_boundary: dict[Any, int] = {}
@@ -294,6 +331,8 @@ class PolarsFlinkRun(LiveReader):
         node = self.node
         base = self._part_expr(bounds[PART], bounds[_BASE], 0)
         steps = panes.with_columns((pl.col(POS) + 2 * base).alias(POS))
+        if self.dropped is not None:
+            steps = earlier_panes(node, steps, self.dropped)
         main = finish_main(node, steps, pl.DataFrame(schema={PART: bounds.schema[PART]}))
         known = list(positions)
         thresholds = pl.Series(
@@ -321,13 +360,21 @@ class PolarsFlinkRun(LiveReader):
 
     def _retain(self, run: pl.DataFrame, advances: pl.DataFrame) -> None:
         """Keep each partition's records one of whose windows may be alive at the watermark
-        before its last record, and its last record, and the advances from the first of
-        them on."""
+        before its last record (count windows: :func:`count_retained`), and its last
+        record, and the advances from the first of them on (count windows: from the last
+        on)."""
         # (the run is in arrival order: a partition's last row is its last record)
         last = pl.col(SEQ) == pl.col(SEQ).max().over(PART)
-        alive = pl.col(CLEANUP) > pl.col(WM).last().over(PART)
-        kept = run.with_columns(last_cleanup(self.node, run).alias(CLEANUP)).filter(alive | last)
-        starts = kept.group_by(PART).agg(pl.col(POSITION).min().alias(_START))
+        if counted(self.node) is None:
+            alive = pl.col(CLEANUP) > pl.col(WM).last().over(PART)
+            run = run.with_columns(last_cleanup(self.node, run).alias(CLEANUP))
+        else:
+            run, self.dropped = count_retained(self.node, run, self.dropped)
+            alive = pl.col(CLEANUP)
+        kept = run.filter(alive | last)
+        # (a count window's firings are at its elements: it reads no watermark advance)
+        first = pl.col(POSITION).min() if counted(self.node) is None else pl.col(POSITION).max()
+        starts = kept.group_by(PART).agg(first.alias(_START))
         self.retained = kept.drop(SEQ, NEW, CLEANUP)
         self.advances = (
             advances.join(starts, on=PART).filter(pl.col(GSLOT) >= 2 * pl.col(_START)).drop(_START)

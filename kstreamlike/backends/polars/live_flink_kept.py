@@ -1,6 +1,7 @@
 """Which records and watermark advances a Flink live run keeps
 (:class:`~kstreamlike.backends.polars.live_flink.PolarsFlinkRun`): the time until which a
-record may still be in a window not cleaned up (:func:`last_cleanup`), and where the kept
+record may still be in a window not cleaned up (:func:`last_cleanup`), the first element a
+later firing of a count window may read (:func:`count_window_start`), and where the kept
 advances fall among the kept records (:func:`placed`)."""
 
 from __future__ import annotations
@@ -8,16 +9,33 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.backends.polars.live_reading import POSITION
-from kstreamlike.kernels.columns import GAP, PART, TS
+from kstreamlike.kernels.columns import CLEANUP, GAP, PART, SEQ, TS
 from kstreamlike.kernels.expr_ops import POLARS
+from kstreamlike.kernels.flink.count_trigger import PANE
+from kstreamlike.plan.firing import (
+    FlinkCountEvictor,
+    FlinkCountTrigger,
+    FlinkPurgingTrigger,
+    nested_trigger,
+)
 from kstreamlike.plan.flink_time import cleanup_time, last_window_start, time_window
 from kstreamlike.plan.nodes import FlinkWindowedAggregate
-from kstreamlike.plan.windows import FlinkSessionWindow
+from kstreamlike.plan.windows import FlinkGlobalWindow, FlinkSessionWindow
 
-__all__ = ["GSLOT", "last_cleanup", "placed"]
+__all__ = [
+    "GSLOT",
+    "count_retained",
+    "count_window_start",
+    "counted",
+    "earlier_panes",
+    "last_cleanup",
+    "placed",
+]
 
 GSLOT = "__ks_live_slot"  # an advance's step, counted from the partition's first record
 _ROW, _REACH = "__ks_live_row", "__ks_live_reach"
+_DROPPED = "__ks_live_dropped"  # a count window's elements no longer retained
+_RANK = "__ks_live_rank"  # an element's rank among its key's retained ones
 
 
 def last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Series:
@@ -60,6 +78,137 @@ def last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Seri
     time = time_window(node)
     latest = last_window_start(pl.col(TS), time, POLARS) + (time.size - 1)
     return records.select(cleanup_time(latest, node.allowed_lateness, POLARS)).to_series()
+
+
+def counted(node: FlinkWindowedAggregate) -> int | None:
+    """``n`` when ``node``'s windows are global windows fired by a ``CountTrigger(n)``,
+    purging or not, without an evictor or with a ``CountEvictor`` (``count_window(size)``
+    and ``count_window(size, slide)`` are two of them), else None.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts")
+        >>> counted(s.key_by("k").count_window(5, 2).count().plan)
+        2
+        >>> counted(s.key_by("k").window(ks.GlobalWindows.create()).count().plan) is None
+        True
+    """
+    nested = nested_trigger(node.trigger)
+    evictor = node.evictor
+    if not isinstance(node.window, FlinkGlobalWindow) or not isinstance(nested, FlinkCountTrigger):
+        return None
+    if evictor is not None and not isinstance(evictor, FlinkCountEvictor):
+        return None
+    return nested.count
+
+
+def count_window_start(node: FlinkWindowedAggregate, elements: pl.Expr) -> pl.Expr:
+    """The first rank (``0, 1, 2, ...`` in arrival order) among a key's ``elements`` that a
+    later firing of a count window (:func:`counted`) may read, rounded down to a multiple of
+    the trigger's count ``n`` (so that the elements from it on fire at the same ranks
+    modulo ``n``, and a firing's pane index is ``n``-th of the elements before it).
+
+    The next firing is at the ``f``-th element, ``f`` the next multiple of ``n``. Purging, it
+    reads the elements after the last firing, ``[f - n, f)``; under a ``CountEvictor(m)``,
+    the last ``m`` of them, or (evicting after the function) the last ``m`` kept at the
+    previous firing and the ``n`` since, ``[f - n - m, f)``; without either, every element.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts")
+        >>> sliding = s.key_by("k").count_window(5, 2).count().plan
+        >>> pl.select(count_window_start(sliding, pl.lit(9))).item()  # f = 10, [3, 10)
+        2
+        >>> tumbling = s.key_by("k").count_window(4).count().plan
+        >>> pl.select(count_window_start(tumbling, pl.lit(9))).item()  # f = 12, [8, 12)
+        8
+    """
+    n = counted(node)
+    assert n is not None
+    following = (elements.cast(pl.Int64) // n + 1) * n
+    if isinstance(node.trigger, FlinkPurgingTrigger):
+        first = following - n
+    elif isinstance(node.evictor, FlinkCountEvictor):
+        first = pl.max_horizontal(following - n - node.evictor.max_count, pl.lit(0))
+    else:
+        first = pl.lit(0)
+    return first // n * n
+
+
+def _store(node: FlinkWindowedAggregate) -> list[str]:
+    """The columns of a key's state: the partition (operator) and the key."""
+    return list(dict.fromkeys([PART, *node.keys]))
+
+
+def count_retained(
+    node: FlinkWindowedAggregate, run: pl.DataFrame, dropped: pl.DataFrame | None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``run`` (the records of a count window's run, :func:`counted`, in arrival order) with
+    ``CLEANUP`` true for the elements a later firing may read, and ``dropped`` (per key,
+    ``_DROPPED`` elements no longer retained; None: none) with the others counted in.
+
+    A partition's last record stays, and so do its key's elements from the multiple of the
+    trigger's count at or below it on, so that they still fire at the same ranks.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike.kernels.columns import SEQ
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts")
+        >>> node = s.key_by("k").count_window(2).count().plan
+        >>> run = pl.DataFrame({PART: [0] * 5, "k": list("aabab"), SEQ: range(5)})
+        >>> kept, dropped = count_retained(node, run, None)
+        >>> # a fired at its 2nd element; b too, but it holds the last record: from rank 0
+        >>> kept[CLEANUP].to_list(), dropped.rows()
+        ([False, False, True, True, True], [(0, 'a', 2)])
+    """
+    store = _store(node)
+    count = counted(node)
+    assert count is not None
+    last = pl.when(pl.col(SEQ) == pl.col(SEQ).max().over(PART)).then(pl.col(_RANK))
+    first = pl.min_horizontal(
+        count_window_start(node, pl.len().over(store)),
+        last.min().over(store) // count * count,
+    )
+    run = run.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(store).alias(_RANK)
+    ).with_columns((pl.col(_RANK) >= first).alias(CLEANUP))
+    left_out = run.group_by(store).agg((~pl.col(CLEANUP)).sum().cast(pl.Int64).alias(_DROPPED))
+    carried = dropped if dropped is not None else left_out.clear()
+    dropped = (
+        pl.concat([carried, left_out], how="vertical_relaxed")
+        .group_by(store, maintain_order=True)
+        .agg(pl.col(_DROPPED).sum())
+        .filter(pl.col(_DROPPED) > 0)
+    )
+    return run.drop(_RANK), dropped
+
+
+def earlier_panes(
+    node: FlinkWindowedAggregate, panes: pl.LazyFrame, dropped: pl.DataFrame
+) -> pl.LazyFrame:
+    """``panes`` of a count window's run with the firings before its elements
+    (``dropped``, :func:`count_retained`) counted in their pane indexes; other plans'
+    panes as they are.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts")
+        >>> node = s.key_by("k").count_window(2).count().plan
+        >>> panes = pl.LazyFrame({PART: [0, 0], "k": ["a", "b"], PANE: [0, 0]})
+        >>> dropped = pl.DataFrame({PART: [0], "k": ["a"], _DROPPED: [4]})
+        >>> earlier_panes(node, panes, dropped).collect()[PANE].to_list()
+        [2, 0]
+    """
+    count = counted(node)
+    if count is None:
+        return panes
+    return (
+        panes.join(
+            dropped.lazy(), on=_store(node), how="left", nulls_equal=True, maintain_order="left"
+        )
+        .with_columns(pl.col(PANE) + pl.col(_DROPPED).fill_null(0) // count)
+        .drop(_DROPPED)
+    )
 
 
 def placed(advances: pl.DataFrame, records: pl.DataFrame, row: str) -> pl.DataFrame:
