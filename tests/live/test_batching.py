@@ -182,8 +182,11 @@ def test_flink_global_and_count_windows_in_batches(
     frame = in_arrival_order(frame, "o")
     stream = fl.firing_stream(frame, data, partition=partition, bounded=True)
     result = fl.global_window_firing(stream, ["k"], trigger, evictor, aggregations)
+    # (count windows with generated watermarks run on the vectorized path, whose float
+    # sums may round differently from the reference's)
+    engine = result.start().engine
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
-    assert_batches_equal_replay(result, outs)
+    assert_batches_equal_replay(result, outs, floats=engine == "polars")
 
 
 COUNT_TRIGGERS = st.integers(1, 6).map(ks.CountTrigger.of)
@@ -229,7 +232,8 @@ def test_flink_vectorized_count_windows_in_batches(
     result = fl.global_window_firing(stream, keys, trigger, evictor, aggregations)
     assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
-    assert_batches_equal_replay(result, outs)
+    # (a firing's float sum may round differently from the reference interpreter's)
+    assert_batches_equal_replay(result, outs, floats=True)
 
 
 @given(
@@ -290,15 +294,16 @@ def test_flink_vectorized_sessions_in_batches(
     data: st.DataObject,
 ) -> None:
     """Flink session windows on the vectorized live path (generated watermarks, every
-    trigger that merges, evictors): any batching, with restarts, gives the Polars replay's
-    outputs (which the differential tests compare with the reference interpreter's), although
-    a batch's run reads only the records of the chains still alive."""
+    trigger that merges, evictors): any batching, with restarts, gives the replay's outputs
+    (float sums to a relative 1e-9: Flink merges session accumulators in another order than
+    the kernel adds records up), although a batch's run reads only the records of the chains
+    still alive."""
     frame = in_arrival_order(frame, "o")
     stream = _generated(frame, partition, delay, bounded)
     result = fl.time_window_firing(stream, keys, assigner, lateness, trigger, evictor, aggregations)
     assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
-    assert_batches_equal_replay(result, outs, engine="polars")
+    assert_batches_equal_replay(result, outs, floats=True)
 
 
 @given(

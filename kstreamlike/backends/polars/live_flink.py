@@ -164,9 +164,9 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
         return "processing time"
     if is_custom(trigger, node.evictor):
         return "custom triggers and evictors"
-    if node.retracting:
-        # a retraction copies a firing that may be older than the retained records
-        return "the retracting accumulation mode"
+    if node.retracting and isinstance(window, FlinkSessionWindow):
+        # a merge retracts the sessions merged away, which only a record-by-record run sees
+        return "the retracting accumulation mode on session windows"
     if node.calls_window_function:
         # a key's state spans its windows: the re-run over the retained records cannot
         # rebuild it

@@ -112,6 +112,8 @@ def count_window_start(node: FlinkWindowedAggregate, elements: pl.Expr) -> pl.Ex
     reads the elements after the last firing, ``[f - n, f)``; under a ``CountEvictor(m)``,
     the last ``m`` of them, or (evicting after the function) the last ``m`` kept at the
     previous firing and the ``n`` since, ``[f - n - m, f)``; without either, every element.
+    In the retracting mode the next firing retracts the one before, which reads ``n``
+    elements earlier.
 
     Example:
         >>> import kstreamlike as ks
@@ -132,6 +134,9 @@ def count_window_start(node: FlinkWindowedAggregate, elements: pl.Expr) -> pl.Ex
         first = pl.max_horizontal(following - n - node.evictor.max_count, pl.lit(0))
     else:
         first = pl.lit(0)
+    if node.retracting:
+        # the next firing retracts the one before, which the run must fire again
+        first = pl.max_horizontal(first - n, pl.lit(0))
     return first // n * n
 
 

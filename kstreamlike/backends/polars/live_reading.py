@@ -91,7 +91,8 @@ class LiveReader:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        frames = {name: state.pop(f"{name}_ipc") for name in self.FRAMES}
+        # (a frame a later release added is absent from an older checkpoint: None)
+        frames = {name: state.pop(f"{name}_ipc", b"") for name in self.FRAMES}
         self.__dict__.update(state)
         for name, data in frames.items():
             setattr(self, name, pl.read_ipc(io.BytesIO(data)) if data else None)
