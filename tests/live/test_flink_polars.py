@@ -93,6 +93,18 @@ def test_held_windows_and_clocks_match_the_reference(
     assert fast.fetch("a").rows() == reference.fetch("a").rows()
 
 
+def _delayed(frame: pl.DataFrame, partition: bool, backend: str | None = None) -> Any:
+    """``frame`` as a stream with watermarks 3 ticks behind its largest timestamp."""
+    return ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(3),
+        backend=backend,
+    )
+
+
 @given(
     frame=fl.frames(),
     trigger=st.one_of(COUNT_TRIGGERS, COUNT_TRIGGERS.map(ks.PurgingTrigger.of)),
@@ -114,14 +126,7 @@ def test_held_count_windows_match_the_reference(
     frame = in_arrival_order(frame, "o")
 
     def start(backend: str) -> Any:
-        stream = ks.stream(
-            frame,
-            timestamp="ts",
-            order_by="o",
-            partition="p" if partition else None,
-            watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(3),
-            backend=backend,
-        )
+        stream = _delayed(frame, partition, backend)
         return fl.global_window_firing(stream, ["k"], trigger, evictor, aggs).start()
 
     fast, reference = start("polars"), start("reference")
@@ -276,13 +281,7 @@ def test_retracting_jobs_in_batches_equal_the_replay(
     on the vectorized path (a firing's retraction copies the window's firing before, which
     the run fires again), session windows on the reference interpreter."""
     frame = in_arrival_order(frame, "o")
-    stream = ks.stream(
-        frame,
-        timestamp="ts",
-        order_by="o",
-        partition="p" if partition else None,
-        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(3),
-    )
+    stream = _delayed(frame, partition)
     if windows == "sessions":
         sessions = stream.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
         windowed = sessions.allowed_lateness(20).trigger(ks.CountTrigger.of(2))
