@@ -105,8 +105,8 @@ def counted(node: FlinkWindowedAggregate) -> int | None:
 def count_window_start(node: FlinkWindowedAggregate, elements: pl.Expr) -> pl.Expr:
     """The first rank (``0, 1, 2, ...`` in arrival order) among a key's ``elements`` that a
     later firing of a count window (:func:`counted`) may read, rounded down to a multiple of
-    the trigger's count ``n`` (so that the elements from it on fire at the same ranks
-    modulo ``n``, and a firing's pane index is ``n``-th of the elements before it).
+    the trigger's count ``n``: the elements from it on fire at the same ranks modulo ``n``,
+    and each ``n`` elements before it are one firing before them (for the pane index).
 
     The next firing is at the ``f``-th element, ``f`` the next multiple of ``n``. Purging, it
     reads the elements after the last firing, ``[f - n, f)``; under a ``CountEvictor(m)``,
