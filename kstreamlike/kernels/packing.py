@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from kstreamlike.kernels.columns import PART
 from kstreamlike.plan.nodes import WindowedAggregate
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "group_ids",
     "packing",
     "sorting_rows",
+    "state_columns",
 ]
 
 _LIMIT = 1 << 62
@@ -146,6 +148,20 @@ def sorting_rows(frame: pl.DataFrame, *groups: Sequence[str]) -> pl.Series:
         order = step if order is None else order.gather(step)
     assert order is not None, "sorting_rows needs a group"
     return order
+
+
+def state_columns(node: WindowedAggregate) -> list[str]:
+    """The columns the kernels group a key's window state by: the partition (the operator
+    instance, ``PART``) and the keys.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> state_columns(s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count().plan)
+        ['__ks_part', 'k']
+    """
+    return list(dict.fromkeys([PART, *node.keys]))
 
 
 def group_columns(node: WindowedAggregate) -> list[str]:

@@ -125,6 +125,7 @@ __all__ = ["PolarsFlinkRun", "flink_live_gap"]
 
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition's block of the run
 _START = "__ks_live_start"  # a partition's first retained position
+_ALIVE = "__ks_live_alive"  # whether a record of the run may still be read by a firing
 
 
 def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
@@ -366,16 +367,16 @@ class PolarsFlinkRun(LiveReader):
         # (the run is in arrival order: a partition's last row is its last record)
         last = pl.col(SEQ) == pl.col(SEQ).max().over(PART)
         if counted(self.node) is None:
-            alive = pl.col(CLEANUP) > pl.col(WM).last().over(PART)
-            run = run.with_columns(last_cleanup(self.node, run).alias(CLEANUP))
+            alive = pl.lit(last_cleanup(self.node, run)) > pl.col(WM).last().over(PART)
+            run = run.with_columns(alive.alias(_ALIVE))
+            first = pl.col(POSITION).min()
         else:
-            run, self.dropped = count_retained(self.node, run, self.dropped)
-            alive = pl.col(CLEANUP)
-        kept = run.filter(alive | last)
-        # (a count window's firings are at its elements: it reads no watermark advance)
-        first = pl.col(POSITION).min() if counted(self.node) is None else pl.col(POSITION).max()
+            run, self.dropped = count_retained(self.node, run, self.dropped, _ALIVE)
+            # (a count window fires at its elements only: it reads no watermark advance)
+            first = pl.col(POSITION).max()
+        kept = run.filter(pl.col(_ALIVE) | last)
         starts = kept.group_by(PART).agg(first.alias(_START))
-        self.retained = kept.drop(SEQ, NEW, CLEANUP)
+        self.retained = kept.drop(SEQ, NEW, _ALIVE)
         self.advances = (
             advances.join(starts, on=PART).filter(pl.col(GSLOT) >= 2 * pl.col(_START)).drop(_START)
         )

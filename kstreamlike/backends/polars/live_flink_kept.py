@@ -9,9 +9,10 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.backends.polars.live_reading import POSITION
-from kstreamlike.kernels.columns import CLEANUP, GAP, PART, SEQ, TS
+from kstreamlike.kernels.columns import GAP, PART, SEQ, TS
 from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.count_trigger import PANE
+from kstreamlike.kernels.packing import state_columns
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkCountTrigger,
@@ -60,7 +61,7 @@ def last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Seri
     """
     window = node.window
     if isinstance(window, FlinkSessionWindow):
-        store = [PART, *node.keys]
+        store = state_columns(node)
         gap = pl.col(GAP) if window.gap_column is not None else pl.lit(window.gap)
         # in (store, time) order, a chain opens at a store's first record or past its reach
         other_store = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in store)
@@ -140,16 +141,11 @@ def count_window_start(node: FlinkWindowedAggregate, elements: pl.Expr) -> pl.Ex
     return first // n * n
 
 
-def _store(node: FlinkWindowedAggregate) -> list[str]:
-    """The columns of a key's state: the partition (operator) and the key."""
-    return list(dict.fromkeys([PART, *node.keys]))
-
-
 def count_retained(
-    node: FlinkWindowedAggregate, run: pl.DataFrame, dropped: pl.DataFrame | None
+    node: FlinkWindowedAggregate, run: pl.DataFrame, dropped: pl.DataFrame | None, alive: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """``run`` (the records of a count window's run, :func:`counted`, in arrival order) with
-    ``CLEANUP`` true for the elements a later firing may read, and ``dropped`` (per key,
+    ``alive`` true for the elements a later firing may read, and ``dropped`` (per key,
     ``_DROPPED`` elements no longer retained; None: none) with the others counted in.
 
     A partition's last record stays, and so do its key's elements from the multiple of the
@@ -161,12 +157,12 @@ def count_retained(
         >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts")
         >>> node = s.key_by("k").count_window(2).count().plan
         >>> run = pl.DataFrame({PART: [0] * 5, "k": list("aabab"), SEQ: range(5)})
-        >>> kept, dropped = count_retained(node, run, None)
+        >>> kept, dropped = count_retained(node, run, None, "alive")
         >>> # a fired at its 2nd element; b too, but it holds the last record: from rank 0
-        >>> kept[CLEANUP].to_list(), dropped.rows()
+        >>> kept["alive"].to_list(), dropped.rows()
         ([False, False, True, True, True], [(0, 'a', 2)])
     """
-    store = _store(node)
+    store = state_columns(node)
     count = counted(node)
     assert count is not None
     last = pl.when(pl.col(SEQ) == pl.col(SEQ).max().over(PART)).then(pl.col(_RANK))
@@ -176,8 +172,8 @@ def count_retained(
     )
     run = run.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(store).alias(_RANK)
-    ).with_columns((pl.col(_RANK) >= first).alias(CLEANUP))
-    left_out = run.group_by(store).agg((~pl.col(CLEANUP)).sum().cast(pl.Int64).alias(_DROPPED))
+    ).with_columns((pl.col(_RANK) >= first).alias(alive))
+    left_out = run.group_by(store).agg((~pl.col(alive)).sum().cast(pl.Int64).alias(_DROPPED))
     carried = dropped if dropped is not None else left_out.clear()
     dropped = (
         pl.concat([carried, left_out], how="vertical_relaxed")
@@ -209,7 +205,11 @@ def earlier_panes(
         return panes
     return (
         panes.join(
-            dropped.lazy(), on=_store(node), how="left", nulls_equal=True, maintain_order="left"
+            dropped.lazy(),
+            on=state_columns(node),
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
         )
         .with_columns(pl.col(PANE) + pl.col(_DROPPED).fill_null(0) // count)
         .drop(_DROPPED)

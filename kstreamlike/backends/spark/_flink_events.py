@@ -38,7 +38,7 @@ from kstreamlike.backends.spark.flink import (
     cleanup_time,
     window_pairs,
 )
-from kstreamlike.plan.beam import BeamWindowedAggregate
+from kstreamlike.kernels.packing import state_columns
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkContinuousProcessingTimeTrigger,
@@ -58,7 +58,7 @@ from kstreamlike.plan.windows import (
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["DUE", "PT_BEFORE", "clock_steps", "kernel_group", "reached_events", "timer_events"]
+__all__ = ["DUE", "PT_BEFORE", "clock_steps", "reached_events", "timer_events"]
 
 PT_BEFORE = "__ks_pt_before"  # the partition's processing-time clock before the record
 DUE = "__ks_due"  # a timer's timestamp, or the value an event must reach
@@ -73,19 +73,6 @@ _EVENT = (EV_POS, EV_WM, EV_PT)
 # ---------------------------------------------------------------------------------------------
 # Which timers a key may have
 # ---------------------------------------------------------------------------------------------
-
-
-def kernel_group(node: FlinkWindowedAggregate | BeamWindowedAggregate) -> list[str]:
-    """A per-key kernel's group: the partition and the keys (Flink's and Beam's).
-
-    Example:
-        >>> import kstreamlike as ks
-        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
-        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
-        >>> kernel_group(s.key_by("k").window(ks.TumblingEventTimeWindows.of(10)).count().plan)
-        ['__ks_part', 'k']
-    """
-    return list(dict.fromkeys([PART, *node.keys]))
 
 
 def _session_end(node: FlinkWindowedAggregate) -> Column:
@@ -130,7 +117,7 @@ def _after_each_record(node: FlinkWindowedAggregate, windows: DataFrame, clock: 
     when already due fires at the clock's next advance."""
     from pyspark.sql import functions as F
 
-    return windows.select(*kernel_group(node), _plus_one(F.col(clock)).alias(DUE))
+    return windows.select(*state_columns(node), _plus_one(F.col(clock)).alias(DUE))
 
 
 def _event_time_due(node: FlinkWindowedAggregate, windows: DataFrame) -> DataFrame:
@@ -139,7 +126,7 @@ def _event_time_due(node: FlinkWindowedAggregate, windows: DataFrame) -> DataFra
     watermark too (:func:`_after_each_record`)."""
     from pyspark.sql import functions as F
 
-    group = kernel_group(node)
+    group = state_columns(node)
     due = windows.select(*group, F.col(WMAX).alias(DUE)).unionByName(
         windows.select(*group, F.col(CLEANUP).alias(DUE))
     )
@@ -153,7 +140,7 @@ def _processing_time_due(node: FlinkWindowedAggregate, windows: DataFrame) -> Da
     ends, and just past each record's clock (:func:`_after_each_record`)."""
     from pyspark.sql import functions as F
 
-    group = kernel_group(node)
+    group = state_columns(node)
     due = windows.select(*group, F.col(WMAX).alias(DUE)).unionByName(
         _after_each_record(node, windows, PT)
     )
@@ -172,7 +159,7 @@ def _continuous_spans(
     """
     from pyspark.sql import functions as F
 
-    group = kernel_group(node)
+    group = state_columns(node)
     window = node.window
     if isinstance(window, (FlinkTumblingWindow, FlinkSlidingWindow)):
         return windows.groupBy(*group, WSTART).agg(
@@ -257,11 +244,11 @@ def _crossing_events(
     covered = (
         bounded.join(F.broadcast(last), PART)
         .withColumn(C_HI, F.coalesce(F.col(C_HI), F.col("__ks_last_cidx")))
-        .select(*kernel_group(node), F.explode(F.sequence(C_LO, C_HI)).alias(CIDX))
+        .select(*state_columns(node), F.explode(F.sequence(C_LO, C_HI)).alias(CIDX))
         .distinct()
     )
     return covered.join(indexed.drop(PART), CIDX).select(
-        *kernel_group(node), F.lit(kind).alias(KIND), EV_POS, EV_WM, EV_PT
+        *state_columns(node), F.lit(kind).alias(KIND), EV_POS, EV_WM, EV_PT
     )
 
 
@@ -283,21 +270,21 @@ def timer_events(
         # a global window's end and cleanup are at the end of time: a recorded
         # Long.MAX_VALUE watermark reaches them, or the end of the input
         ends = wm_steps.filter(F.col(EV_WM) == LONG_MAX)
-        keys = records.select(*kernel_group(node)).distinct().join(F.broadcast(ends), PART)
-        events.append(keys.select(*kernel_group(node), F.lit(WM_EVENT).alias(KIND), *_EVENT))
+        keys = records.select(*state_columns(node)).distinct().join(F.broadcast(ends), PART)
+        events.append(keys.select(*state_columns(node), F.lit(WM_EVENT).alias(KIND), *_EVENT))
     else:
         due = _event_time_due(node, windows)
-        events.append(reached_events(kernel_group(node), due, wm_steps, EV_WM, WM_EVENT))
+        events.append(reached_events(state_columns(node), due, wm_steps, EV_WM, WM_EVENT))
     if isinstance(trigger, FlinkContinuousEventTimeTrigger):
         if isinstance(node.window, FlinkGlobalWindow):
             due = _after_each_record(node, windows, WM)
-            events.append(reached_events(kernel_group(node), due, wm_steps, EV_WM, WM_EVENT))
+            events.append(reached_events(state_columns(node), due, wm_steps, EV_WM, WM_EVENT))
         spans = _continuous_spans(node, windows, TS, trigger.interval)
         events.append(_crossing_events(node, spans, wm_steps, EV_WM, trigger.interval, WM_EVENT))
     if uses_processing_time(node.trigger):
         pt_steps = clock_steps(records)
         due = _processing_time_due(node, windows)
-        events.append(reached_events(kernel_group(node), due, pt_steps, EV_PT, PT_EVENT))
+        events.append(reached_events(state_columns(node), due, pt_steps, EV_PT, PT_EVENT))
         if isinstance(trigger, FlinkContinuousProcessingTimeTrigger):
             spans = _continuous_spans(node, windows, PT, trigger.interval)
             events.append(

@@ -39,7 +39,6 @@ from kstreamlike.backends.spark._flink_events import (
     DUE,
     PT_BEFORE,
     clock_steps,
-    kernel_group,
     reached_events,
 )
 from kstreamlike.backends.spark._flink_kernels import (
@@ -68,6 +67,7 @@ from kstreamlike.kernels.beam import beam_panes
 from kstreamlike.kernels.beam.processing import TICK_WM
 from kstreamlike.kernels.beam.triggers import window_firings
 from kstreamlike.kernels.columns import CLOCK, DOMAIN, FIRST_ARRIVAL, LAST, POS, TICK, TIE
+from kstreamlike.kernels.packing import state_columns
 from kstreamlike.plan.beam import (
     GLOBAL_MAX_TIMESTAMP,
     BeamGlobalWindows,
@@ -207,7 +207,7 @@ def _timer_events(
     are harmless, see the module docstring)."""
     from pyspark.sql import functions as F
 
-    group = kernel_group(node)
+    group = state_columns(node)
     steps = advances.select(
         PART,
         F.col(SLOT).alias(EV_POS),
@@ -228,8 +228,8 @@ def _tick_events(
 
     clock = F.coalesce(F.col(PT), F.lit(LONG_MIN))
     timers = [F.when(clock <= LONG_MAX - d - 1, clock + (d + 1)) for d in delays]
-    due = windowed.select(*kernel_group(node), F.explode(F.array(*timers)).alias(DUE)).distinct()
-    return reached_events(kernel_group(node), due, clock_steps(records), EV_PT, PT_EVENT)
+    due = windowed.select(*state_columns(node), F.explode(F.array(*timers)).alias(DUE)).distinct()
+    return reached_events(state_columns(node), due, clock_steps(records), EV_PT, PT_EVENT)
 
 
 def _due(node: BeamWindowedAggregate, records: DataFrame, group: list[str]) -> DataFrame:

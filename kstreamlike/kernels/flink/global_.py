@@ -65,6 +65,7 @@ from kstreamlike.kernels.flink.firings import firing_panes
 from kstreamlike.kernels.flink.processing_time import Clock, processing_clock, records_only
 from kstreamlike.kernels.flink.timers import early_or_late
 from kstreamlike.kernels.flink.trigger_firings import trigger_firings
+from kstreamlike.kernels.packing import state_columns
 from kstreamlike.plan.firing import (
     FlinkContinuousEventTimeTrigger,
     FlinkCountEvictor,
@@ -170,7 +171,7 @@ def flink_global_panes(
     if isinstance(nested, FlinkDeltaTrigger):
         panes = delta_trigger_panes(
             records,
-            _group(node),
+            state_columns(node),
             pl.lit(LONG_MAX),
             trigger=nested,
             purging=isinstance(trigger, FlinkPurgingTrigger),
@@ -186,7 +187,7 @@ def flink_global_panes(
         return _output_columns(node, emitted, tie=pl.col(TIMER)), late
     firing = _firing(node.trigger)
     if firing is None:
-        panes = records.head(0).select(*_group(node), *_aggregates_of_empty(node))
+        panes = records.head(0).select(*state_columns(node), *_aggregates_of_empty(node))
         panes = panes.with_columns(
             pl.lit(0, dtype=pl.Int64).alias(POS),
             pl.lit("", dtype=pl.String).alias(TIMING),
@@ -200,11 +201,6 @@ def flink_global_panes(
         panes = _count_firings(node, records, firing.count, firing.purging)
     emitted = panes.sort([PART, POS, *node.keys], nulls_last=True, maintain_order=True)
     return _output_columns(node, emitted), late
-
-
-def _group(node: FlinkWindowedAggregate) -> list[str]:
-    """A window's identity: partition (operator) and key (there is one window per key)."""
-    return list(dict.fromkeys([PART, *node.keys]))
 
 
 def _exprs_of(node: FlinkWindowedAggregate) -> DeclarativeAggregation:
@@ -229,7 +225,7 @@ def _count_firings(
     """One pane per ``count``-th element of each key (:mod:`.count_trigger`)."""
     return count_trigger_panes(
         ranked,
-        _group(node),
+        state_columns(node),
         pl.lit(LONG_MAX),
         count=count,
         purging=purging,
@@ -256,7 +252,7 @@ def _general_panes(
     elements, advanced, ends = pl.collect_all([records_only(records), advances, bounds])
     horizon = advanced.group_by(PART).agg(pl.col(ADVANCE).max().alias(HORIZON))
     elements = elements.with_columns(pl.lit(LONG_MAX, dtype=pl.Int64).alias(WMAX))
-    group = _group(node)
+    group = state_columns(node)
     firings = trigger_firings(
         node,
         elements,
@@ -293,7 +289,7 @@ def _continuous_firings(
     )
     return continuous_panes(
         elements,
-        _group(node),
+        state_columns(node),
         advances,
         bounds,
         interval=interval,
@@ -318,7 +314,7 @@ def _end_of_stream_firings(
 ) -> pl.LazyFrame:
     """``EndOfStreamTrigger``: every key's window fires at the first advance to
     ``Long.MAX_VALUE``, over the elements processed before it."""
-    group = _group(node)
+    group = state_columns(node)
     ends = _end_of_stream(node, advances, bounds)
     contents = ranked.filter(pl.col(WM) < LONG_MAX)
     keep = keep_at_first_firing(node.evictor, group)
@@ -362,7 +358,7 @@ def _python_firings(
 ) -> pl.LazyFrame:
     """Firings with Python functions: the firings and the rank range each reads are
     columnar (as for ``ks.agg``), the functions run per firing (:mod:`.firing_functions`)."""
-    group = _group(node)
+    group = state_columns(node)
     ranked = records.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias(RANK))
     evictor = node.evictor
     hi = pl.col(READ_HI)
