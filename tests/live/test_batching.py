@@ -54,7 +54,8 @@ def test_kafka_batches_equal_the_replay(
     vectorized = backend == "polars" and live_gap(lower(result.plan)) is None
     assert result.start().engine == ("polars" if vectorized else "reference")
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
-    assert_batches_equal_replay(result, outs)
+    # (sessions are held as partial aggregates: a float sum adds them in another order)
+    assert_batches_equal_replay(result, outs, floats=isinstance(windows, ks.SessionWindows))
 
 
 @given(
@@ -160,7 +161,7 @@ def test_flink_vectorized_batches_equal_the_replay(
     result = fl.time_window_firing(stream, ["k"], assigner, lateness, trigger, None, aggregations)
     assert result.start().engine == "polars"
     outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), data.draw(restarts()))
-    assert_batches_equal_replay(result, outs)
+    assert_batches_equal_replay(result, outs, floats=True)
 
 
 @given(

@@ -19,10 +19,11 @@ which holds for emission on window close as for suppression. A Python aggregatio
 time windows is folded again over the retained records at each batch (its accumulators are
 not state).
 
-Session windows retain every accepted record, and a batch's run reads the sessions it can
-reach or that are still open (:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows
-of each partition's last positions to compare re-delivered rows with
-(:mod:`.live_duplicates`).
+Session windows keep every session, as a block of a few records holding its partial
+aggregates (:mod:`.live_session_blocks`; every accepted record when the aggregation needs
+them), and a batch's run reads the sessions it can reach or that are still open
+(:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows of each partition's last
+positions to compare re-delivered rows with (:mod:`.live_duplicates`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from kstreamlike.backends.polars.live_reading import (
     fetched,
     kernel_run,
 )
+from kstreamlike.backends.polars.live_session_blocks import session_partials
 from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
@@ -153,6 +155,20 @@ class PolarsRun(LiveReader):
         assert isinstance(window, _Window)
         self.window: _Window = window
         self.retained: pl.DataFrame | None = None
+        # sessions held as blocks of partial aggregates (live_session_blocks), or None
+        self.partials = session_partials(node)
+        self.kernel_node = node if self.partials is None else self.partials.node
+
+    def __getstate__(self) -> dict[str, Any]:
+        # (derived from the plan: rebuilt on restore)
+        state = super().__getstate__()
+        del state["partials"], state["kernel_node"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self.partials = session_partials(self.node)
+        self.kernel_node = self.node if self.partials is None else self.partials.node
 
     def process(self, frame: pl.DataFrame, *, end: bool = False) -> Outputs[pl.DataFrame]:
         """Process the next batch (``end``: and then the end of the input, at which a Kafka
@@ -162,12 +178,21 @@ class PolarsRun(LiveReader):
         self.ended = end
         node = self.node
         new, invalid = self.read(frame)
+        partials = self.partials
+        if partials is not None:
+            new = partials.records(new)
         if self.retained is None:
             self.retained = new.clear()
+        elif partials is not None and not set(new.columns) <= set(self.retained.columns):
+            # records retained by a release that kept sessions whole
+            self.retained = partials.blocks(partials.records(self.retained))
         fed = self.retained
         if isinstance(self.window, KafkaSessionWindow):
-            clocks = self.clock_frame(new.schema[PART]).select(PART, pl.col("__st0").alias(_ST0))
-            fed = session_inputs(fed, new, self.window, list(node.keys), clocks)
+            clocks = self.clock_frame(new.schema[PART])
+            opened = clocks.select(PART, pl.col("__st0").alias(_ST0))
+            fed = session_inputs(fed, new, self.window, list(node.keys), opened)
+            if partials is not None:
+                fed = partials.placed(fed, clocks)
         run = kernel_run(fed, new)
         marks = (
             run.filter(pl.col(NEW))
@@ -177,7 +202,9 @@ class PolarsRun(LiveReader):
                 (pl.col(POSITION) - pl.col(SEQ).cast(pl.Int64)).first().alias(_BASE),
             )
         )
-        emitted, late = run_kafka_kernel(node, run.lazy(), self.plan.suppress)
+        emitted, late = run_kafka_kernel(self.kernel_node, run.lazy(), self.plan.suppress)
+        if partials is not None:
+            emitted = partials.restore(emitted)
         partition = node.source.partition
         emitted = self._new_steps(
             emitted, marks, EMIT_STEP, pl.col(partition) if partition else None
@@ -218,8 +245,18 @@ class PolarsRun(LiveReader):
             # every accepted record (see live_sessions): the retained ones and the batch's
             dropped = late.select(pl.col(SEQ).cast(pl.Int64)).collect()[SEQ].implode()
             accepted = run.filter(pl.col(NEW) & ~pl.col(SEQ).cast(pl.Int64).is_in(dropped))
+            accepted = accepted.drop(SEQ, NEW)
             retained = self.retained if self.retained is not None else accepted.clear()
-            self.retained = pl.concat([retained, accepted.drop(SEQ, NEW)], how="vertical_relaxed")
+            if self.partials is None:
+                self.retained = pl.concat([retained, accepted], how="vertical_relaxed")
+                return
+            # the sessions of the stores the batch wrote to, as blocks again
+            stores = list(dict.fromkeys([PART, *self.node.keys]))
+            touched = accepted.select(stores).unique()
+            written = retained.join(touched, on=stores, how="semi")
+            merged = pl.concat([written, accepted], how="vertical_relaxed")
+            kept = retained.join(touched, on=stores, how="anti")
+            self.retained = pl.concat([kept, self.partials.blocks(merged)], how="vertical_relaxed")
             return
         final = pl.col(ST).max().over(PART)
         self.retained = run.filter(_retained(self.window, final)).drop(SEQ, NEW)
@@ -236,8 +273,13 @@ class PolarsRun(LiveReader):
             names = {*columns, START, END, *aggregates}
             schema = output_schema(node)
             return pl.DataFrame(schema={c: schema[c] or pl.Null for c in schema if c in names})
+        if self.partials is not None:
+            clocks = self.clock_frame(retained.schema[PART])
+            retained = self.partials.placed(retained, clocks)
         run = retained.sort(PART, POSITION).with_row_index(SEQ)
-        changelog, _ = run_kafka_kernel(node, run.lazy(), None)
+        changelog, _ = run_kafka_kernel(self.kernel_node, run.lazy(), None)
+        if self.partials is not None:
+            changelog = self.partials.restore(changelog)
         final = pl.DataFrame(
             {
                 PART: [self.part(p) for p in self.partitions],

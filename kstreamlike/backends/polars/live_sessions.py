@@ -3,9 +3,10 @@ kernel run reads.
 
 A key's sessions are the gap-split of its accepted records (design page *Kafka session
 windows*), and no session is ever safe to drop: a chain of records, each within ``gap`` of
-the next and the newest one not late, merges a session of any age. So the retained records
-of a session window are every accepted record (late records change nothing and are not
-retained). A batch's kernel run does not read them all: only the sessions that
+the next and the newest one not late, merges a session of any age. So every session is
+retained: as a block of records holding its partial aggregates (:mod:`.live_session_blocks`),
+or as its accepted records (late records change nothing and are not retained). A batch's
+kernel run does not read them all: only the sessions that
 
 - a record of the batch can find or bridge: the sessions of its store (partition and key)
   that have a record of the batch within ``gap`` of them (stored sessions are more than
