@@ -167,8 +167,9 @@ def dump_state(state: object, plan: LoweredPlan, aggregation: str) -> bytes:
     except (pickle.PicklingError, TypeError, AttributeError) as error:
         raise CheckpointError(
             f"the state of aggregation {aggregation} cannot be checkpointed: {error} "
-            "(accumulators, the values a Python aggregation keeps and the state a custom "
-            "trigger sets must be picklable: define their classes at module level)"
+            "(accumulators, the values a Python aggregation keeps, the state a custom "
+            "trigger sets and the state a ProcessWindowFunction keeps must be picklable: "
+            "define their classes at module level)"
         ) from error
     return buffer.getvalue()
 

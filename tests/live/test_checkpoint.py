@@ -216,6 +216,32 @@ def test_state_that_cannot_be_pickled_names_the_aggregation(tmp_path: Path) -> N
         job.close()
 
 
+@pytest.mark.parametrize("backend", ["polars", "reference"])
+def test_window_function_state_that_cannot_be_pickled_is_named(
+    tmp_path: Path, backend: str
+) -> None:
+    class Local:
+        pass
+
+    class Keeping(ks.ProcessWindowFunction[Any, int]):
+        def process(
+            self, key: Any, context: ks.ProcessWindowContext, elements: list[Any]
+        ) -> list[int]:
+            context.global_state["kept"] = Local()
+            return [len(elements)]
+
+    watermarks = ks.WatermarkStrategy.for_monotonous_timestamps()
+    stream = ks.stream(
+        FRAME, key="k", timestamp="ts", order_by="o", watermarks=watermarks, backend=backend
+    )
+    table = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(5)).process(Keeping())
+    job = table.start(checkpoint=tmp_path)
+    assert job.engine == backend
+    assert job.process(FRAME).collect().height
+    with pytest.raises(ks.CheckpointError, match="ProcessWindowFunction"):
+        job.close()
+
+
 def test_the_polars_path_keeps_records_not_python_accumulators(tmp_path: Path) -> None:
     """On the Polars path a Python aggregation over time windows is folded again from the
     retained records: its accumulators are never checkpointed, so they need not pickle."""

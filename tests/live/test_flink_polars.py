@@ -244,9 +244,9 @@ def test_what_the_flink_live_path_leaves_to_the_reference() -> None:
             return [len(elements)]
 
     assert tumbling.sum("v").start().engine == "polars"
-    assert tumbling.process(Numbered()).start().engine == "reference"
+    assert tumbling.process(Numbered()).start().engine == "polars"
     assert sessions.sum("v").start().engine == "polars"
-    assert sessions.process(Numbered()).start().engine == "reference"
+    assert sessions.process(Numbered()).start().engine == "polars"
     assert stream.key_by("k").count_window(3).sum("v").start().engine == "polars"
     assert stream.key_by("k").count_window(3, 2).sum("v").start().engine == "polars"
     forever = stream.key_by("k").window(ks.GlobalWindows.create())
@@ -327,3 +327,47 @@ def test_a_retracting_count_window_evicting_after_fires_its_previous_firing_agai
         (24, False),
     ]
     assert got.equals(result.collect())
+
+
+@given(
+    frame=fl.frames(),
+    windows=st.one_of(
+        st.just("sessions"),
+        st.tuples(fl.assigners(), fl.time_window_triggers()),
+        st.tuples(st.integers(1, 6), st.integers(1, 4)),
+    ),
+    kind=st.sampled_from(["process", "process_cleared", "reduce_window_function"]),
+    lateness=st.sampled_from([0, 20]),
+    partition=st.booleans(),
+    data=st.data(),
+    restart=restarts(),
+)
+def test_window_functions_in_batches_equal_the_replay(
+    frame: pl.DataFrame,
+    windows: Any,
+    kind: str,
+    lateness: int,
+    partition: bool,
+    data: st.DataObject,
+    restart: int,
+) -> None:
+    """ProcessWindowFunctions keep state per window and per key across their calls: a
+    batch's run makes only the batch's calls, with the state the calls before it left
+    (checkpointed with the run), cleanups included."""
+    frame = in_arrival_order(frame, "o")
+    stream = _delayed(frame, partition)
+    keyed = stream.key_by("k")
+    if windows == "sessions":
+        windowed = keyed.window(ks.EventTimeSessionWindows.with_gap(5)).allowed_lateness(lateness)
+    elif isinstance(windows[0], int):
+        windowed = keyed.count_window(*windows)
+    else:
+        assigner, trigger = windows
+        windowed = keyed.window(assigner).allowed_lateness(lateness)
+        windowed = windowed if trigger is None else windowed.trigger(trigger)
+    result = fl.python_function(windowed, kind)
+    job = result.start()
+    assert job.engine == "polars"
+    job.close()
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), restart)
+    assert_batches_equal_replay(result, outs)

@@ -204,7 +204,7 @@ class PolarsRun(LiveReader):
         )
         emitted, late = run_kafka_kernel(self.kernel_node, run.lazy(), self.plan.suppress)
         if partials is not None:
-            emitted = partials.restore(emitted)
+            emitted = partials.restore(emitted, run)
         partition = node.source.partition
         emitted = self._new_steps(
             emitted, marks, EMIT_STEP, pl.col(partition) if partition else None
@@ -279,7 +279,7 @@ class PolarsRun(LiveReader):
         run = retained.sort(PART, POSITION).with_row_index(SEQ)
         changelog, _ = run_kafka_kernel(self.kernel_node, run.lazy(), None)
         if self.partials is not None:
-            changelog = self.partials.restore(changelog)
+            changelog = self.partials.restore(changelog, run)
         final = pl.DataFrame(
             {
                 PART: [self.part(p) for p in self.partitions],

@@ -39,7 +39,8 @@ live_flink_kept.counted`) keeps a key's elements from the first one a later firi
 (:func:`~kstreamlike.backends.polars.live_flink_kept.count_window_start`), a multiple of the
 trigger's count ``n``, so the kept elements fire at the same ranks modulo ``n``; the run
 carries per key how many elements it left out, ``n`` for each firing before them, and adds
-those firings to the pane indexes.
+those firings to the pane indexes. A ``ProcessWindowFunction`` is called only at the batch's
+firings and cleanups, with the state earlier calls left (:mod:`.live_flink_calls`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from kstreamlike.backends.polars._output import (
     finish_late,
     finish_main,
 )
+from kstreamlike.backends.polars.live_flink_calls import NO_CALLS, WindowFunctionCalls
 from kstreamlike.backends.polars.live_flink_kept import (
     GSLOT,
     count_retained,
@@ -91,6 +93,7 @@ from kstreamlike.kernels.columns import (
     WSTART,
 )
 from kstreamlike.kernels.expr_ops import POLARS
+from kstreamlike.kernels.flink.firing_functions import carried_calls
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.time_assignment import assign_windows
 from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order
@@ -168,10 +171,6 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
     if node.retracting and isinstance(window, FlinkSessionWindow):
         # a merge retracts the sessions merged away, which only a record-by-record run sees
         return "the retracting accumulation mode on session windows"
-    if node.calls_window_function:
-        # a key's state spans its windows: the re-run over the retained records cannot
-        # rebuild it
-        return "ProcessWindowFunctions"
     return None
 
 
@@ -240,6 +239,8 @@ class PolarsFlinkRun(LiveReader):
         # per partition: the rows emitted at step 2 * next position (the advance after the
         # partition's last record)
         self.at_boundary: dict[Any, int] = {}
+        # a ProcessWindowFunction's state, and the calls made at those steps
+        self.calls = WindowFunctionCalls()
 
     def process(self, frame: pl.DataFrame, *, end: bool = False) -> Outputs[pl.DataFrame]:
         """Process the next batch (``end``: and then the end of the input, which for a
@@ -297,7 +298,9 @@ class PolarsFlinkRun(LiveReader):
         ran = dataclasses.replace(
             node, source=dataclasses.replace(node.source, bounded=node.source.bounded and end)
         )
-        panes, late = flink_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
+        calls = self.calls.batch(bounds, _BASE, positions, self.at_boundary, self.part)
+        with carried_calls(calls):
+            panes, late = flink_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
         main = self._new_rows(panes, bounds, positions)
         late = late.filter(pl.col(NEW))
         unassigned = unassigned_records(node, run.lazy().filter(pl.col(NEW)))
@@ -307,6 +310,7 @@ class PolarsFlinkRun(LiveReader):
         )
         main_df = check_ranks(main_df)
         self.move_clocks(new)
+        self.calls.settle({p: c.position for p, c in self.partitions.items()}, self.part)
         self._count_boundary(main_df, positions)
         self._retain(run, advances)
         # (the batch's rows numbered from the batch's start, as its invalid rows are)
@@ -464,7 +468,11 @@ class PolarsFlinkRun(LiveReader):
         plan = dataclasses.replace(
             self.plan,
             aggregate=dataclasses.replace(
-                node, source=replayed, watermarks=ExplicitWatermarks(marks)
+                node,
+                source=replayed,
+                watermarks=ExplicitWatermarks(marks),
+                # (a fetch reads the contents: the user's window function is not called)
+                window_function=NO_CALLS if node.window_function else None,
             ),
         )
         replay = Replay(plan)

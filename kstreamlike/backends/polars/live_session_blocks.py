@@ -15,10 +15,12 @@ The aggregation the kernel runs on a block is rewritten over *partial* columns
 (:class:`SessionPartials`): ``count()`` and ``count(c)`` become sums of record and
 non-null counts, ``mean`` a sum and a count, ``min``, ``max`` and ``sum`` stay what they
 are over the partials, and ``last(c)`` reads a column every record of a block carries
-(the session's latest-arriving value). A block's first record holds the session's
-partials, the others add nothing. ``first``, ``count_distinct`` and ``collect_list`` need
-the session's records (in arrival order, or as a set): a session aggregated with one of
-them is kept whole (:func:`session_partials` returns None).
+(the session's latest-arriving value); ``first(c)`` becomes the minimum of the records'
+arrival positions, and the value of ``c`` at that position is read back from the run's
+records (a block carries its session's first arrival and value). A block's first record
+holds the session's partials, the others add nothing. ``count_distinct`` and
+``collect_list`` need the session's records as a set: a session aggregated with one of them
+is kept whole (:func:`session_partials` returns None).
 
 In a batch's run the blocks come first, ordered by their stream time (so that stream time
 never goes back), then the batch's records: a session closed before the batch is closed,
@@ -47,7 +49,8 @@ __all__ = ["SessionPartials", "session_partials"]
 _SESSION = "__ks_block_session"
 _INDEX = "__ks_block_index"  # a record's place in its block: 0 holds the partials
 _START, _END = "__ks_block_start", "__ks_block_end"
-_COMPACTABLE = ("count", "sum", "mean", "min", "max", "last")
+_COMPACTABLE = ("count", "sum", "mean", "min", "max", "first", "last")
+_FPOS = "__ks_partial:first_position"  # a session's first arrival position
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +59,7 @@ class _Partial:
 
     name: str
     value: pl.Expr
-    fold: str  # "sum", "min", "max" or "last"
+    fold: str  # "sum", "min", "max", "first" or "last"
 
 
 def _adding(dtype: pl.DataType) -> pl.DataType | None:
@@ -88,10 +91,13 @@ class SessionPartials:
         partials: dict[str, _Partial] = {}
         rewritten: list[AggExpr] = []
         self._means: list[tuple[str, str, str]] = []  # (name, sum column, count column)
+        self._firsts: list[tuple[str, str, str]] = []  # (name, position column, value column)
 
         def partial(kind: str, column: str | None, fold: str) -> str:
             name = f"__ks_partial:{kind}:{column}"
-            if column is None:
+            if kind == "position":
+                name, value = _FPOS, pl.col(POSITION).cast(pl.Int64)
+            elif column is None:
                 value = pl.lit(1, dtype=pl.Int64)
             elif kind == "n":
                 value = pl.col(column).is_not_null().cast(pl.Int64)
@@ -114,13 +120,18 @@ class SessionPartials:
                 rewritten.append(AggExpr("sum", partial("sum", e.column, "sum"), total))
                 rewritten.append(AggExpr("sum", partial("n", e.column, "sum"), count))
                 self._means.append((e.name, total, count))
+            elif e.kind == "first":
+                # the session's first arrival, then the value there (restore)
+                position = f"__ks_first_position:{e.name}"
+                rewritten.append(AggExpr("min", partial("position", None, "min"), position))
+                self._firsts.append((e.name, position, partial("first", e.column, "first")))
             else:  # min, max, last
                 rewritten.append(AggExpr(e.kind, partial(e.kind, e.column, e.kind), e.name))
         self.partials = list(partials.values())
-        with_partials = pl.DataFrame(schema=schema).select(
-            pl.all(), *[p.value.alias(p.name) for p in self.partials]
+        typed = pl.DataFrame(schema={**schema, POSITION: pl.Int64}).select(
+            p.value.alias(p.name) for p in self.partials
         )
-        source = dataclasses.replace(node.source, schema=with_partials.schema)
+        source = dataclasses.replace(node.source, schema=pl.Schema({**schema, **typed.schema}))
         aggregation = DeclarativeAggregation(tuple(rewritten))
         self.node = dataclasses.replace(node, source=source, aggregation=aggregation)
         """The aggregation the kernel runs, over the partial columns."""
@@ -130,8 +141,17 @@ class SessionPartials:
         """``frame``'s records with their partial columns."""
         return frame.with_columns(p.value.alias(p.name) for p in self.partials)
 
-    def restore(self, rows: pl.LazyFrame) -> pl.LazyFrame:
-        """The kernel's output rows with the aggregation's own columns (means divided)."""
+    def restore(self, rows: pl.LazyFrame, run: pl.DataFrame) -> pl.LazyFrame:
+        """The kernel's output rows with the aggregation's own columns: means divided,
+        ``first`` read at the first arrival of the session among the ``run``'s records."""
+        stores = self._stores
+        for name, position, value in self._firsts:
+            firsts = run.lazy().select(
+                *stores, pl.col(_FPOS).alias(position), pl.col(value).alias(name)
+            )
+            firsts = firsts.filter(pl.col(position).is_not_null())
+            rows = rows.join(firsts, on=[*stores, position], how="left", maintain_order="left")
+            rows = rows.drop(position)
         if not self._means:
             return rows
         return rows.with_columns(
@@ -190,6 +210,9 @@ class SessionPartials:
             return pl.when(col.count() > 0).then(col.sum()).alias(p.name)
         if p.fold == "last":
             return col.sort_by(POSITION).last().alias(p.name)
+        if p.fold == "first":
+            first = pl.col(_FPOS) == pl.col(_FPOS).min()
+            return col.filter(first).first().alias(p.name)
         return (col.min() if p.fold == "min" else col.max()).alias(p.name)
 
     def placed(self, blocks: pl.DataFrame, clocks: pl.DataFrame) -> pl.DataFrame:

@@ -11,7 +11,10 @@ once per firing, in emission order, with per-window and per-key state as Flink k
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import polars as pl
@@ -29,6 +32,8 @@ from kstreamlike.plan.nodes import ElementsAggregation, FlinkWindowedAggregate
 
 __all__ = [
     "CLEAR",
+    "CarriedCalls",
+    "carried_calls",
     "FID",
     "READ_HI",
     "READ_LO",
@@ -39,6 +44,47 @@ __all__ = [
     "python_panes",
     "window_function_panes",
 ]
+
+
+@dataclasses.dataclass
+class CarriedCalls:
+    """A live run's ``ProcessWindowFunction`` calls, carried from batch to batch: the
+    per-window and per-key state the function keeps, and which calls of a batch's re-run
+    (over records an earlier batch read too) are the batch's own.
+
+    Attributes:
+        window_state: per (partition, key, window): the function's window state.
+        global_state: per (partition, key): the function's global state.
+        skipped: given the calls of a run, in call order, and the name of their partition
+            column (the first of ``group``), per call: None for the batch's calls, which are
+            made; for a call an earlier batch made, the number of rows to stand in for its
+            output (the rows a step emitted in an earlier batch keep their ranks).
+    """
+
+    window_state: dict[tuple[Any, ...], dict[str, Any]]
+    global_state: dict[tuple[Any, ...], dict[str, Any]]
+    skipped: Callable[[pl.DataFrame, str], list[int | None]] | None = None
+
+
+_CARRIED: ContextVar[CarriedCalls | None] = ContextVar("_CARRIED", default=None)
+
+
+@contextmanager
+def carried_calls(calls: CarriedCalls) -> Iterator[None]:
+    """Within the block, the window functions of the Flink kernels run with ``calls``' state
+    and make only the calls it says are new (a live run's batch).
+
+    Example:
+        >>> calls = CarriedCalls({}, {})
+        >>> with carried_calls(calls):
+        ...     _CARRIED.get() is calls
+        True
+    """
+    token = _CARRIED.set(calls)
+    try:
+        yield
+    finally:
+        _CARRIED.reset(token)
 
 
 def python_panes(
@@ -139,8 +185,9 @@ def window_function_panes(
         return fires.drop(FID, CLEAR, strict=False).with_columns(
             pl.Series(RUNNING_VALUE, values, dtype=pl.Object)
         )
-    window_state: dict[tuple[Any, ...], dict[str, Any]] = {}
-    global_state: dict[tuple[Any, ...], dict[str, Any]] = {}
+    carried = _CARRIED.get() or CarriedCalls({}, {})
+    window_state, global_state = carried.window_state, carried.global_state
+    skipped = None if carried.skipped is None else carried.skipped(fires, over[0])
     emitted: list[int] = []
     outputs: list[Any] = []
     keys = list(node.keys)
@@ -159,6 +206,12 @@ def window_function_panes(
     rows = fires.select(*over, *window, FIRE_WM, clears, clock)
     width = len(over)
     for fid, row in enumerate(rows.iter_rows()):
+        stand_ins = None if skipped is None else skipped[fid]
+        if stand_ins is not None:
+            # made by an earlier batch: stand-ins for its output rows (filtered out later)
+            emitted.extend([fid] * stand_ins)
+            outputs.extend([None] * stand_ins)
+            continue
         state_key = tuple(row[:width])
         key = tuple(row[over.index(k)] for k in keys)
         start, end, max_timestamp, watermark, clear, processing_time = row[width:]
