@@ -292,4 +292,6 @@ def _stored_keys(task: Any) -> set[tuple[Any, ...]]:
     processor = getattr(task, "processor", None)
     if processor is not None:
         return set(processor.store)
+    if isinstance(task, BeamTask):
+        return set(task.operator.store)
     return {key for key, _ in task.operator.contents.store}

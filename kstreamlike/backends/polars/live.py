@@ -40,7 +40,8 @@ from kstreamlike.backends.polars._output import (
     finish_late,
     finish_main,
 )
-from kstreamlike.backends.polars.live_flink import PolarsFlinkRun, flink_live_gap
+from kstreamlike.backends.polars.live_flink import PolarsFlinkRun
+from kstreamlike.backends.polars.live_gaps import watermarked_live_gap
 from kstreamlike.backends.polars.live_reading import (
     NEW,
     POSITION,
@@ -54,6 +55,7 @@ from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
 from kstreamlike.kernels.kafka.time import is_late
 from kstreamlike.kernels.python import infer_python_columns
+from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import (
@@ -89,10 +91,8 @@ def live_gap(plan: LoweredPlan) -> str | None:
         'Python aggregations on sliding or session windows'
     """
     node = plan.aggregate
-    if isinstance(node, FlinkWindowedAggregate):
-        return flink_live_gap(node)
-    if not isinstance(node, KafkaWindowedAggregate):
-        return "the Beam profile"
+    if isinstance(node, FlinkWindowedAggregate | BeamWindowedAggregate):
+        return watermarked_live_gap(node)
     if not isinstance(node.aggregation, DeclarativeAggregation) and not isinstance(
         node.window, KafkaTimeWindow
     ):
@@ -327,6 +327,6 @@ def polars_run(plan: LoweredPlan) -> PolarsRun | PolarsFlinkRun:
         >>> type(polars_run(lower(w.count().plan))).__name__
         'PolarsFlinkRun'
     """
-    if isinstance(plan.aggregate, FlinkWindowedAggregate):
+    if isinstance(plan.aggregate, FlinkWindowedAggregate | BeamWindowedAggregate):
         return PolarsFlinkRun(plan)
     return PolarsRun(plan)

@@ -67,6 +67,7 @@ from kstreamlike.backends.polars.live_flink_kept import (
     last_cleanup,
     placed,
 )
+from kstreamlike.backends.polars.live_gaps import watermarked_live_gap
 from kstreamlike.backends.polars.live_reading import (
     NEW,
     POSITION,
@@ -76,6 +77,7 @@ from kstreamlike.backends.polars.live_reading import (
 )
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.aggregates import final_exprs
+from kstreamlike.kernels.beam import beam_panes, unassigned_beam_records
 from kstreamlike.kernels.columns import (
     ADVANCE,
     CLEANUP,
@@ -96,19 +98,16 @@ from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.firing_functions import carried_calls
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.time_assignment import assign_windows
+from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.emit_order import RANKS_PER_STEP, emit_order
 from kstreamlike.plan.firing import (
-    FlinkContinuousProcessingTimeTrigger,
-    FlinkProcessingTimeTrigger,
     FlinkPurgingTrigger,
-    is_custom,
 )
 from kstreamlike.plan.flink_time import (
     bounded_out_of_orderness,
     time_window,
 )
 from kstreamlike.plan.lower import LoweredPlan
-from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     ExplicitWatermarks,
@@ -119,71 +118,25 @@ from kstreamlike.plan.positions import advance_after, advance_before
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
     FlinkSessionWindow,
-    FlinkSlidingWindow,
-    FlinkTumblingWindow,
 )
 from kstreamlike.reference import Replay
 
-__all__ = ["PolarsFlinkRun", "flink_live_gap"]
+__all__ = ["PolarsFlinkRun"]
 
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition's block of the run
 _START = "__ks_live_start"  # a partition's first retained position
 _ALIVE = "__ks_live_alive"  # whether a record of the run may still be read by a firing
 
 
-def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
-    """Why the vectorized live path cannot run the Flink plan ``node`` (it then runs on the
-    reference interpreter), or None when it can.
-
-    Example:
-        >>> import kstreamlike as ks
-        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
-        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
-        >>> w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
-        >>> flink_live_gap(w.count().plan) is None
-        True
-        >>> flink_live_gap(w.evictor(ks.CountEvictor.of(2)).count().plan) is None
-        True
-        >>> sessions = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
-        >>> flink_live_gap(sessions.count().plan) is None
-        True
-        >>> flink_live_gap(s.key_by("k").count_window(3).count().plan) is None
-        True
-        >>> flink_live_gap(s.key_by("k").window(ks.GlobalWindows.create()).count().plan)
-        'Flink global windows other than count windows'
-    """
-    window = node.window
-    if isinstance(window, FlinkGlobalWindow) and counted(node) is None:
-        # (a firing may read every element of a key, re-run at every batch)
-        return "Flink global windows other than count windows"
-    if not isinstance(
-        window, FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow | FlinkGlobalWindow
-    ):
-        return "windows inherited from an upstream window"
-    if not isinstance(node.watermarks, GeneratedWatermarks) and not _unwatermarked(node):
-        return "recorded watermarks"
-    trigger = node.trigger
-    processing = (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
-    if node.source.processing_time is not None or isinstance(trigger, processing):
-        return "processing time"
-    if is_custom(trigger, node.evictor):
-        return "custom triggers and evictors"
-    if node.retracting and isinstance(window, FlinkSessionWindow):
-        # a merge retracts the sessions merged away, which only a record-by-record run sees
-        return "the retracting accumulation mode on session windows"
-    return None
+_Watermarked = FlinkWindowedAggregate | BeamWindowedAggregate
 
 
-def _unwatermarked(node: FlinkWindowedAggregate) -> bool:
-    """Whether the stream has no watermarks (no strategy: no recorded watermark)."""
-    watermarks = node.watermarks
-    return type(watermarks) is ExplicitWatermarks and watermarks.frame.height == 0
-
-
-def _summed(node: FlinkWindowedAggregate) -> bool:
+def _summed(node: _Watermarked) -> bool:
     """Whether the contents a window holds are every record it took, aggregated by
     ``ks.agg`` expressions (then :meth:`PolarsFlinkRun.fetch` reads them from the retained
     records; else it replays them with the reference interpreter)."""
+    if isinstance(node, BeamWindowedAggregate):
+        return False
     nested = node.trigger
     return (
         not isinstance(node.window, FlinkSessionWindow | FlinkGlobalWindow)
@@ -193,7 +146,7 @@ def _summed(node: FlinkWindowedAggregate) -> bool:
     )
 
 
-def _watermark(max_timestamp: pl.Expr, node: FlinkWindowedAggregate) -> pl.Expr:
+def _watermark(max_timestamp: pl.Expr, node: _Watermarked) -> pl.Expr:
     """The generated watermark after a record, the largest timestamp so far being
     ``max_timestamp`` (null: no record yet, ``Long.MIN_VALUE``); ``Long.MIN_VALUE`` without
     watermarks."""
@@ -226,12 +179,13 @@ class PolarsFlinkRun(LiveReader):
     FRAMES = ("retained", "advances", "dropped", "recent")
 
     def __init__(self, plan: LoweredPlan) -> None:
-        node = narrowed(plan.aggregate, FlinkWindowedAggregate)
-        gap = flink_live_gap(node)
+        node = plan.aggregate
+        assert isinstance(node, _Watermarked)
+        gap = watermarked_live_gap(node)
         if gap is not None:
             raise KStreamLikeError(f"the vectorized live path does not run {gap}")
         super().__init__(plan, node)
-        self.node = node
+        self.node: _Watermarked = node
         self.retained: pl.DataFrame | None = None
         self.advances: pl.DataFrame | None = None
         # count windows: per key, how many of its elements are no longer retained
@@ -299,11 +253,16 @@ class PolarsFlinkRun(LiveReader):
             node, source=dataclasses.replace(node.source, bounded=node.source.bounded and end)
         )
         calls = self.calls.batch(bounds, _BASE, positions, self.at_boundary, self.part)
-        with carried_calls(calls):
-            panes, late = flink_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
+        unassigned: pl.LazyFrame | None
+        if isinstance(ran, BeamWindowedAggregate):
+            panes, late = beam_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
+            unassigned = unassigned_beam_records(ran, run.lazy().filter(pl.col(NEW)))
+        else:
+            with carried_calls(calls):
+                panes, late = flink_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
+            unassigned = unassigned_records(ran, run.lazy().filter(pl.col(NEW)))
         main = self._new_rows(panes, bounds, positions)
         late = late.filter(pl.col(NEW))
-        unassigned = unassigned_records(node, run.lazy().filter(pl.col(NEW)))
         main_df, late_df, *unassigned_df = pl.collect_all(
             [main, finish_late(node, late, pl.col(WM))]
             + ([] if unassigned is None else [unassigned])
@@ -337,6 +296,7 @@ class PolarsFlinkRun(LiveReader):
         base = self._part_expr(bounds[PART], bounds[_BASE], 0)
         steps = panes.with_columns((pl.col(POS) + 2 * base).alias(POS))
         if self.dropped is not None:
+            assert isinstance(node, FlinkWindowedAggregate)
             steps = earlier_panes(node, steps, self.dropped)
         main = finish_main(node, steps, pl.DataFrame(schema={PART: bounds.schema[PART]}))
         known = list(positions)
@@ -370,12 +330,13 @@ class PolarsFlinkRun(LiveReader):
         on)."""
         # (the run is in arrival order: a partition's last row is its last record)
         last = pl.col(SEQ) == pl.col(SEQ).max().over(PART)
-        if counted(self.node) is None:
-            alive = pl.lit(last_cleanup(self.node, run)) > pl.col(WM).last().over(PART)
+        node = self.node
+        if isinstance(node, BeamWindowedAggregate) or counted(node) is None:
+            alive = pl.lit(last_cleanup(node, run)) > pl.col(WM).last().over(PART)
             run = run.with_columns(alive.alias(_ALIVE))
             first = pl.col(POSITION).min()
         else:
-            run, self.dropped = count_retained(self.node, run, self.dropped, _ALIVE)
+            run, self.dropped = count_retained(node, run, self.dropped, _ALIVE)
             # (a count window fires at its elements only: it reads no watermark advance)
             first = pl.col(POSITION).max()
         kept = run.filter(pl.col(_ALIVE) | last)
@@ -399,6 +360,7 @@ class PolarsFlinkRun(LiveReader):
         """The windows whose contents are held now, of every key (the partition column, the
         keys, bounds in ticks, the aggregate over the contents)."""
         node = self.node
+        assert isinstance(node, FlinkWindowedAggregate)  # (see _summed)
         retained = self.retained if self.retained is not None else pl.DataFrame()
         marks = self._watermarks()
         now = pl.DataFrame(
@@ -465,16 +427,13 @@ class PolarsFlinkRun(LiveReader):
         replayed = dataclasses.replace(
             source, frame=frame, order_by=None, duplicates="error", ops=(), bounded=bounded
         )
-        plan = dataclasses.replace(
-            self.plan,
-            aggregate=dataclasses.replace(
-                node,
-                source=replayed,
-                watermarks=ExplicitWatermarks(marks),
-                # (a fetch reads the contents: the user's window function is not called)
-                window_function=NO_CALLS if node.window_function else None,
-            ),
+        replaced: _Watermarked = dataclasses.replace(
+            node, source=replayed, watermarks=ExplicitWatermarks(marks)
         )
+        if isinstance(replaced, FlinkWindowedAggregate) and replaced.window_function:
+            # (a fetch reads the contents: the user's window function is not called)
+            replaced = dataclasses.replace(replaced, window_function=NO_CALLS)
+        plan = dataclasses.replace(self.plan, aggregate=replaced)
         replay = Replay(plan)
         replay.process(frame, end=True)
         return replay

@@ -9,10 +9,12 @@ from __future__ import annotations
 import polars as pl
 
 from kstreamlike.backends.polars.live_reading import POSITION
+from kstreamlike.kernels.beam import garbage_collection, latest_window_start
 from kstreamlike.kernels.columns import GAP, PART, SEQ, TS
 from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.count_trigger import PANE
 from kstreamlike.kernels.packing import state_columns
+from kstreamlike.plan.beam import BeamWindowedAggregate, geometry
 from kstreamlike.plan.firing import (
     FlinkCountEvictor,
     FlinkCountTrigger,
@@ -39,11 +41,15 @@ _DROPPED = "__ks_live_dropped"  # a count window's elements no longer retained
 _RANK = "__ks_live_rank"  # an element's rank among its key's retained ones
 
 
-def last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Series:
+def last_cleanup(
+    node: FlinkWindowedAggregate | BeamWindowedAggregate, records: pl.DataFrame
+) -> pl.Series:
     """Per record of ``records`` (in their order), the latest cleanup time of a window it
     may be in: a record's windows are all cleaned up at a watermark at or past it.
 
-    Time windows: its latest window's (cleanup times grow with the window start).
+    Time windows: its latest window's (cleanup times grow with the window start); Beam's
+    fixed and sliding windows: the watermark after its latest window's garbage collection
+    time (a window expires once the watermark passes it).
     Session windows: the merged window holding a record lies in the record's *chain*, the
     records of its store (partition and key) whose windows ``[ts, ts + gap)`` touch one
     after the other in time order (Flink merges windows that intersect, their bounds
@@ -59,6 +65,10 @@ def last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Seri
         >>> last_cleanup(node, records).to_list()  # [0, 5) and [4, 9) touch, [12, 17) not
         [8, 16, 8]
     """
+    if isinstance(node, BeamWindowedAggregate):
+        size, _, _ = geometry(node)
+        expired = garbage_collection(node, latest_window_start(node) + (size - 1)) + 1
+        return records.select(expired).to_series()
     window = node.window
     if isinstance(window, FlinkSessionWindow):
         store = state_columns(node)
@@ -81,7 +91,7 @@ def last_cleanup(node: FlinkWindowedAggregate, records: pl.DataFrame) -> pl.Seri
     return records.select(cleanup_time(latest, node.allowed_lateness, POLARS)).to_series()
 
 
-def counted(node: FlinkWindowedAggregate) -> int | None:
+def counted(node: FlinkWindowedAggregate | BeamWindowedAggregate) -> int | None:
     """``n`` when ``node``'s windows are global windows fired by a ``CountTrigger(n)``,
     purging or not, without an evictor or with a ``CountEvictor`` (``count_window(size)``
     and ``count_window(size, slide)`` are two of them), else None.
@@ -94,6 +104,8 @@ def counted(node: FlinkWindowedAggregate) -> int | None:
         >>> counted(s.key_by("k").window(ks.GlobalWindows.create()).count().plan) is None
         True
     """
+    if isinstance(node, BeamWindowedAggregate):
+        return None
     nested = nested_trigger(node.trigger)
     evictor = node.evictor
     if not isinstance(node.window, FlinkGlobalWindow) or not isinstance(nested, FlinkCountTrigger):

@@ -24,6 +24,7 @@ from kstreamlike.backends.polars.live_duplicates import recent_rows, split_re_de
 from kstreamlike.errors import DuplicateArrivalOrderError
 from kstreamlike.kernels.columns import END, PART, ROW, SEQ, ST, START, TS
 from kstreamlike.kernels.python import infer_python_columns
+from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.schema import output_schema
@@ -68,7 +69,9 @@ class LiveReader:
     FRAMES: ClassVar[tuple[str, ...]] = ("recent",)
 
     def __init__(
-        self, plan: LoweredPlan, node: KafkaWindowedAggregate | FlinkWindowedAggregate
+        self,
+        plan: LoweredPlan,
+        node: KafkaWindowedAggregate | FlinkWindowedAggregate | BeamWindowedAggregate,
     ) -> None:
         self.plan = plan
         self.reading = node
@@ -182,7 +185,7 @@ class LiveReader:
 
 
 def fetched(
-    node: KafkaWindowedAggregate | FlinkWindowedAggregate,
+    node: KafkaWindowedAggregate | FlinkWindowedAggregate | BeamWindowedAggregate,
     held: pl.DataFrame,
     key: tuple[Any, ...],
     time_from: int | None,

@@ -84,7 +84,14 @@ from kstreamlike.plan.flink_time import saturating_add
 from kstreamlike.plan.nodes import DeclarativeAggregation
 from kstreamlike.plan.validity import NO_WINDOW, unassigned_rule
 
-__all__ = ["CLOSED_WINDOW", "beam_panes", "unassigned_beam_records", "vectorized"]
+__all__ = [
+    "garbage_collection",
+    "latest_window_start",
+    "CLOSED_WINDOW",
+    "beam_panes",
+    "unassigned_beam_records",
+    "vectorized",
+]
 
 CLOSED_WINDOW = "closed window"
 """The late reason of an element every open window of which has finished its trigger."""
@@ -137,12 +144,12 @@ def _pairs(node: BeamWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
             pl.lit(GLOBAL_MAX_TIMESTAMP, dtype=pl.Int64).alias(WMAX),
             pl.lit(GLOBAL_MAX_TIMESTAMP, dtype=pl.Int64).alias(GC),
         )
-    size, period, offset = geometry(node)
+    size, period, _ = geometry(node)
     outside = unassigned_rule(node)
     if outside is not None:
         records = records.filter(~holds(outside))
     ts = pl.col(TS)
-    last = ts - (ts - offset) % period
+    last = latest_window_start(node)
     if period == size:
         pairs = records.with_columns(last.alias(WSTART), pl.lit(0, dtype=pl.Int64).alias(WINDEX))
     else:
@@ -157,10 +164,36 @@ def _pairs(node: BeamWindowedAggregate, records: pl.LazyFrame) -> pl.LazyFrame:
             .with_columns(pl.col(WSTART) - pl.col(WINDEX) * period)
         )
     max_timestamp = pl.col(WSTART) + (size - 1)
-    gc = saturating_add(max_timestamp, node.allowed_lateness, POLARS).clip(
+    gc = garbage_collection(node, max_timestamp)
+    return pairs.with_columns(max_timestamp.alias(WMAX), gc.alias(GC))
+
+
+def latest_window_start(node: BeamWindowedAggregate) -> pl.Expr:
+    """The start of the latest fixed or sliding window of a record at ``TS`` (its first in
+    assignment order).
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1, "x": 2}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> node = s.window_into(beam.SlidingWindows(10, 5)).combine_per_key(
+        ...     ks.agg.sum("x")).plan
+        >>> pl.select(pl.lit(12).alias(TS)).select(latest_window_start(node)).item()
+        10
+    """
+    _, period, offset = geometry(node)
+    ts = pl.col(TS)
+    return ts - (ts - offset) % period
+
+
+def garbage_collection(node: BeamWindowedAggregate, max_timestamp: pl.Expr) -> pl.Expr:
+    """The garbage-collection time of a window whose ``maxTimestamp`` is ``max_timestamp``:
+    ``maxTimestamp + allowedLateness``, saturating at the global window's; the window
+    expires once the watermark passes it."""
+    return saturating_add(max_timestamp, node.allowed_lateness, POLARS).clip(
         upper_bound=GLOBAL_MAX_TIMESTAMP
     )
-    return pairs.with_columns(max_timestamp.alias(WMAX), gc.alias(GC))
 
 
 def beam_panes(

@@ -1,0 +1,120 @@
+"""Which watermarked plans (Flink and Beam profiles) the vectorized live path runs: the
+reasons it leaves a plan to the reference interpreter."""
+
+from __future__ import annotations
+
+from kstreamlike.backends.polars.live_flink_kept import counted
+from kstreamlike.kernels.beam import vectorized
+from kstreamlike.kernels.beam.triggers import window_firings
+from kstreamlike.plan.beam import BeamGlobalWindows, BeamWindowedAggregate
+from kstreamlike.plan.firing import (
+    FlinkContinuousProcessingTimeTrigger,
+    FlinkProcessingTimeTrigger,
+    is_custom,
+)
+from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate, GeneratedWatermarks
+from kstreamlike.plan.windows import (
+    FlinkGlobalWindow,
+    FlinkSessionWindow,
+    FlinkSlidingWindow,
+    FlinkTumblingWindow,
+)
+
+__all__ = ["beam_live_gap", "flink_live_gap", "unwatermarked", "watermarked_live_gap"]
+
+
+def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
+    """Why the vectorized live path cannot run the Flink plan ``node`` (it then runs on the
+    reference interpreter), or None when it can.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> w = s.key_by("k").window(ks.TumblingEventTimeWindows.of(10))
+        >>> flink_live_gap(w.count().plan) is None
+        True
+        >>> flink_live_gap(w.evictor(ks.CountEvictor.of(2)).count().plan) is None
+        True
+        >>> sessions = s.key_by("k").window(ks.EventTimeSessionWindows.with_gap(5))
+        >>> flink_live_gap(sessions.count().plan) is None
+        True
+        >>> flink_live_gap(s.key_by("k").count_window(3).count().plan) is None
+        True
+        >>> flink_live_gap(s.key_by("k").window(ks.GlobalWindows.create()).count().plan)
+        'Flink global windows other than count windows'
+    """
+    window = node.window
+    if isinstance(window, FlinkGlobalWindow) and counted(node) is None:
+        # (a firing may read every element of a key, re-run at every batch)
+        return "Flink global windows other than count windows"
+    if not isinstance(
+        window, FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow | FlinkGlobalWindow
+    ):
+        return "windows inherited from an upstream window"
+    if not isinstance(node.watermarks, GeneratedWatermarks) and not unwatermarked(node):
+        return "recorded watermarks"
+    trigger = node.trigger
+    processing = (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
+    if node.source.processing_time is not None or isinstance(trigger, processing):
+        return "processing time"
+    if is_custom(trigger, node.evictor):
+        return "custom triggers and evictors"
+    if node.retracting and isinstance(window, FlinkSessionWindow):
+        # a merge retracts the sessions merged away, which only a record-by-record run sees
+        return "the retracting accumulation mode on session windows"
+    return None
+
+
+def unwatermarked(node: FlinkWindowedAggregate) -> bool:
+    """Whether the stream has no watermarks (no strategy: no recorded watermark)."""
+    watermarks = node.watermarks
+    return type(watermarks) is ExplicitWatermarks and watermarks.frame.height == 0
+
+
+def beam_live_gap(node: BeamWindowedAggregate) -> str | None:
+    """Why the vectorized live path cannot run the Beam plan ``node`` (it then runs on the
+    reference interpreter), or None when it can: the plans the Beam kernel runs
+    (:func:`~kstreamlike.kernels.beam.vectorized`) on fixed and sliding windows with
+    generated watermarks, without processing-time firings.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1, "x": 2}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> fixed = s.window_into(beam.FixedWindows(10), trigger=beam.AfterWatermark(
+        ...     early=beam.AfterCount(2), late=beam.AfterCount(1)))
+        >>> beam_live_gap(fixed.combine_per_key(ks.agg.sum("x")).plan) is None
+        True
+        >>> beam_live_gap(s.window_into(beam.GlobalWindows()).combine_per_key(
+        ...     ks.agg.sum("x")).plan)
+        'Beam global windows'
+    """
+    if not vectorized(node):
+        return "Beam plans the Beam kernel does not run"
+    if isinstance(node.window, BeamGlobalWindows):
+        # (never garbage-collected: a pane may read every element of a key)
+        return "Beam global windows"
+    if not isinstance(node.watermarks, GeneratedWatermarks):
+        return "recorded watermarks"
+    firings = window_firings(node)
+    assert firings is not None
+    if firings.early_delay is not None or firings.late_delay is not None:
+        return "processing time"
+    return None
+
+
+def watermarked_live_gap(node: FlinkWindowedAggregate | BeamWindowedAggregate) -> str | None:
+    """:func:`flink_live_gap` or :func:`beam_live_gap`, by ``node``'s profile.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> watermarked_live_gap(s.key_by("k").count_window(3).count().plan) is None
+        True
+    """
+    if isinstance(node, FlinkWindowedAggregate):
+        return flink_live_gap(node)
+    return beam_live_gap(node)
