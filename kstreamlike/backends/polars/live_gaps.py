@@ -83,9 +83,8 @@ def beam_live_gap(node: BeamWindowedAggregate) -> str | None:
         >>> from kstreamlike import beam
         >>> s = ks.stream([{"k": "a", "ts": 1, "x": 2}], key="k", timestamp="ts",
         ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
-        >>> fixed = s.window_into(beam.FixedWindows(10), trigger=beam.AfterWatermark(
-        ...     early=beam.AfterCount(2), late=beam.AfterCount(1)))
-        >>> beam_live_gap(fixed.combine_per_key(ks.agg.sum("x")).plan) is None
+        >>> sliding = s.window_into(beam.SlidingWindows(10, 5), allowed_lateness=20)
+        >>> beam_live_gap(sliding.combine_per_key(ks.agg.sum("x")).plan) is None
         True
         >>> beam_live_gap(s.window_into(beam.GlobalWindows()).combine_per_key(
         ...     ks.agg.sum("x")).plan)
