@@ -54,6 +54,7 @@ from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
 from kstreamlike.kernels.kafka.time import is_late
+from kstreamlike.kernels.packing import state_columns
 from kstreamlike.kernels.python import infer_python_columns
 from kstreamlike.plan.beam import BeamWindowedAggregate
 from kstreamlike.plan.lower import LoweredPlan
@@ -155,20 +156,23 @@ class PolarsRun(LiveReader):
         assert isinstance(window, _Window)
         self.window: _Window = window
         self.retained: pl.DataFrame | None = None
-        # sessions held as blocks of partial aggregates (live_session_blocks), or None
-        self.partials = session_partials(node)
-        self.kernel_node = node if self.partials is None else self.partials.node
+        self._derive()
+
+    def _derive(self) -> None:
+        """What the run derives from the plan (rebuilt on restore, never checkpointed): how
+        sessions are held as blocks of partial aggregates (:mod:`.live_session_blocks`;
+        None: as records) and the aggregation the kernel runs."""
+        self.partials = session_partials(self.node)
+        self.kernel_node = self.node if self.partials is None else self.partials.node
 
     def __getstate__(self) -> dict[str, Any]:
-        # (derived from the plan: rebuilt on restore)
         state = super().__getstate__()
         del state["partials"], state["kernel_node"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        self.partials = session_partials(self.node)
-        self.kernel_node = self.node if self.partials is None else self.partials.node
+        self._derive()
 
     def process(self, frame: pl.DataFrame, *, end: bool = False) -> Outputs[pl.DataFrame]:
         """Process the next batch (``end``: and then the end of the input, at which a Kafka
@@ -251,7 +255,7 @@ class PolarsRun(LiveReader):
                 self.retained = pl.concat([retained, accepted], how="vertical_relaxed")
                 return
             # the sessions of the stores the batch wrote to, as blocks again
-            stores = list(dict.fromkeys([PART, *self.node.keys]))
+            stores = state_columns(self.node)
             touched = accepted.select(stores).unique()
             written = retained.join(touched, on=stores, how="semi")
             merged = pl.concat([written, accepted], how="vertical_relaxed")

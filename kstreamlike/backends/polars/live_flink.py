@@ -252,12 +252,12 @@ class PolarsFlinkRun(LiveReader):
         ran = dataclasses.replace(
             node, source=dataclasses.replace(node.source, bounded=node.source.bounded and end)
         )
-        calls = self.calls.batch(bounds, _BASE, positions, self.at_boundary, self.part)
         unassigned: pl.LazyFrame | None
         if isinstance(ran, BeamWindowedAggregate):
             panes, late = beam_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
             unassigned = unassigned_beam_records(ran, run.lazy().filter(pl.col(NEW)))
         else:
+            calls = self.calls.batch(bounds, _BASE, positions, self.at_boundary, self.part)
             with carried_calls(calls):
                 panes, late = flink_panes(ran, run.lazy(), local.lazy(), bounds.lazy())
             unassigned = unassigned_records(ran, run.lazy().filter(pl.col(NEW)))

@@ -91,7 +91,7 @@ def last_cleanup(
     return records.select(cleanup_time(latest, node.allowed_lateness, POLARS)).to_series()
 
 
-def counted(node: FlinkWindowedAggregate | BeamWindowedAggregate) -> int | None:
+def counted(node: FlinkWindowedAggregate) -> int | None:
     """``n`` when ``node``'s windows are global windows fired by a ``CountTrigger(n)``,
     purging or not, without an evictor or with a ``CountEvictor`` (``count_window(size)``
     and ``count_window(size, slide)`` are two of them), else None.
@@ -104,8 +104,6 @@ def counted(node: FlinkWindowedAggregate | BeamWindowedAggregate) -> int | None:
         >>> counted(s.key_by("k").window(ks.GlobalWindows.create()).count().plan) is None
         True
     """
-    if isinstance(node, BeamWindowedAggregate):
-        return None
     nested = nested_trigger(node.trigger)
     evictor = node.evictor
     if not isinstance(node.window, FlinkGlobalWindow) or not isinstance(nested, FlinkCountTrigger):

@@ -40,7 +40,9 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars.live_reading import POSITION
+from kstreamlike.backends.polars.live_sessions import session_ids
 from kstreamlike.kernels.columns import PART, ST, TS
+from kstreamlike.kernels.packing import state_columns
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 from kstreamlike.plan.windows import KafkaSessionWindow
 
@@ -135,7 +137,7 @@ class SessionPartials:
         aggregation = DeclarativeAggregation(tuple(rewritten))
         self.node = dataclasses.replace(node, source=source, aggregation=aggregation)
         """The aggregation the kernel runs, over the partial columns."""
-        self._stores = list(dict.fromkeys([PART, *node.keys]))
+        self._stores = state_columns(node)
 
     def records(self, frame: pl.DataFrame) -> pl.DataFrame:
         """``frame``'s records with their partial columns."""
@@ -170,9 +172,7 @@ class SessionPartials:
         gap = self.window.gap
         stores = self._stores
         constant = [c for c in records.columns if c in (*stores, *self._carried(records))]
-        ordered = records.sort([*stores, TS]).with_columns(
-            (pl.col(TS).diff().over(stores).fill_null(gap + 1) > gap).cum_sum().alias(_SESSION)
-        )
+        ordered = records.sort([*stores, TS]).with_columns(session_ids(stores, gap).alias(_SESSION))
         folds = [self._fold(p) for p in self.partials]
         sessions = ordered.group_by(_SESSION).agg(
             *[pl.col(c).first() for c in constant],
@@ -224,8 +224,9 @@ class SessionPartials:
         if blocks.height == 0:
             return blocks
         window, stores = self.window, self._stores
-        session = (pl.col(TS).diff().over(stores).fill_null(window.gap + 1) > window.gap).cum_sum()
-        ordered = blocks.sort([*stores, TS]).with_columns(session.alias(_SESSION))
+        ordered = blocks.sort([*stores, TS]).with_columns(
+            session_ids(stores, window.gap).alias(_SESSION)
+        )
         closing = pl.col(TS).max().over(_SESSION) + window.gap + window.grace
         fed = (
             ordered.join(clocks, on=PART, how="left")

@@ -28,10 +28,23 @@ import polars as pl
 from kstreamlike.kernels.columns import PART, TS
 from kstreamlike.plan.windows import KafkaSessionWindow
 
-__all__ = ["session_inputs"]
+__all__ = ["session_ids", "session_inputs"]
 
 _SESSION = "__ks_live_session"
 _LOW, _HIGH, _NEAREST, _ST0 = "__ks_live_low", "__ks_live_high", "__ks_live_near", "__ks_st0"
+
+
+def session_ids(stores: list[str], gap: int) -> pl.Expr:
+    """Over records sorted by ``stores`` then ``TS``: an id of each record's session, the
+    gap-split of its store's records (a new session where the time jumps by more than
+    ``gap``).
+
+    Example:
+        >>> frame = pl.DataFrame({PART: [0] * 4, TS: [0, 3, 20, 22]})
+        >>> frame.select(session_ids([PART], 5))[TS].to_list()
+        [1, 1, 2, 2]
+    """
+    return (pl.col(TS).diff().over(stores).fill_null(gap + 1) > gap).cum_sum()
 
 
 def session_inputs(
@@ -58,9 +71,7 @@ def session_inputs(
         return retained
     stores = [PART, *keys]
     gap = window.gap
-    old = retained.sort([*stores, TS]).with_columns(
-        (pl.col(TS).diff().over(stores).fill_null(gap + 1) > gap).cum_sum().alias(_SESSION)
-    )
+    old = retained.sort([*stores, TS]).with_columns(session_ids(stores, gap).alias(_SESSION))
     sessions = (
         old.group_by(_SESSION)
         .agg(*[pl.col(c).first() for c in stores], pl.col(TS).min(), pl.col(TS).max().alias(_HIGH))
