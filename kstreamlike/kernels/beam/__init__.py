@@ -190,7 +190,18 @@ def latest_window_start(node: BeamWindowedAggregate) -> pl.Expr:
 def garbage_collection(node: BeamWindowedAggregate, max_timestamp: pl.Expr) -> pl.Expr:
     """The garbage-collection time of a window whose ``maxTimestamp`` is ``max_timestamp``:
     ``maxTimestamp + allowedLateness``, saturating at the global window's; the window
-    expires once the watermark passes it."""
+    expires once the watermark passes it.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1, "x": 2}], key="k", timestamp="ts",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> node = s.window_into(beam.FixedWindows(10), allowed_lateness=5).combine_per_key(
+        ...     ks.agg.sum("x")).plan
+        >>> pl.select(garbage_collection(node, pl.lit(9))).item()
+        14
+    """
     return saturating_add(max_timestamp, node.allowed_lateness, POLARS).clip(
         upper_bound=GLOBAL_MAX_TIMESTAMP
     )
