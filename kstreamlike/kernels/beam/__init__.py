@@ -199,7 +199,7 @@ def garbage_collection(node: BeamWindowedAggregate, max_timestamp: pl.Expr) -> p
         ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
         >>> node = s.window_into(beam.FixedWindows(10), allowed_lateness=5).combine_per_key(
         ...     ks.agg.sum("x")).plan
-        >>> pl.select(garbage_collection(node, pl.lit(9))).item()
+        >>> pl.select(garbage_collection(node, pl.lit(9, dtype=pl.Int64))).item()
         14
     """
     return saturating_add(max_timestamp, node.allowed_lateness, POLARS).clip(
