@@ -189,6 +189,56 @@ def test_a_flink_job_restarts_on_the_polars_path(tmp_path: Any) -> None:
     assert pl.concat(outputs).equals(table.collect())
 
 
+def test_a_job_before_its_first_batch_holds_no_window() -> None:
+    def tables(backend: str) -> list[Any]:
+        stream = _flink_stream(FRAME, backend)
+        keyed, aggs = stream.key_by("k"), (ks.agg.count(), ks.agg.sum("v"))
+        return [
+            keyed.window(ks.TumblingEventTimeWindows.of(10)).aggregate(*aggs),
+            keyed.window(ks.EventTimeSessionWindows.with_gap(10)).aggregate(*aggs),
+            keyed.count_window(3).aggregate(*aggs),
+            stream.window_into(beam.FixedWindows(10)).combine_per_key(ks.agg.sum("v")),
+        ]
+
+    for fast, reference in zip(tables("polars"), tables("reference"), strict=True):
+        ours, theirs = fast.start(), reference.start()
+        assert ours.engine == "polars"
+        assert_frame_equal(ours.fetch("a"), theirs.fetch("a"))
+        assert ours.metrics().open_windows == theirs.metrics().open_windows == 0
+
+
+def test_the_processing_clock_outlives_the_record_that_set_it() -> None:
+    # x's window is cleaned up (x is not kept) before y's records, but x set the clock to
+    # 1000: y's continuous trigger fires from 1100 on, so nothing fires at pt 150
+    frame = pl.DataFrame(
+        {
+            "o": range(5),
+            "k": ["x", "y", "y", "y", "y"],
+            "ts": [1, 20_001, 20_002, 20_003, 20_004],
+            "pt": [1000, 30, 31, 150, 1200],
+        }
+    )
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        processing_time="pt",
+        watermarks=ks.WatermarkStrategy.for_monotonous_timestamps(),
+    )
+    window = stream.key_by("k").window(ks.TumblingEventTimeWindows.of(10_000))
+    table = window.trigger(ks.ContinuousProcessingTimeTrigger.of(100)).count()
+    job = table.start()
+    assert job.engine == "polars"
+    assert job.fetch("y").height == 0
+    outputs = [job.process(frame[:3]).collect()]
+    assert job._replay.retained["k"].to_list() == ["y", "y"]  # type: ignore[attr-defined]
+    outputs += [job.process(frame[3:4]).collect(), job.process(frame[4:]).collect()]
+    assert [o.height for o in outputs] == [0, 0, 2]  # at 1100 and 1200, before the record
+    assert job.fetch("y").rows() == [("y", 20_000, 30_000, 4)]
+    assert pl.concat([*outputs, job.finish().collect()]).equals(table.collect())
+
+
 def _flink_stream(frame: pl.DataFrame, backend: str | None = None) -> Any:
     return ks.stream(
         frame,

@@ -34,6 +34,12 @@ a window rebuilt without the records left out differs from the stream's only if 
 with one of them, in which case it lies in that record's dead chain and was cleaned up
 before the batch too.
 
+The processing-time clock is a running maximum: a kept record holds the clock at it in
+place of its processing time (:func:`_clock`), so a run over the kept records and the
+batch's sees the stream's clock. A processing-time timer due at a record no longer kept
+fires at the next kept one instead, still before the batch; the window's records are all
+kept, and Flink's processing-time triggers read the watermark only to clean a window up.
+
 A global window is never cleaned up: a count window (:func:`~kstreamlike.backends.polars.
 live_flink_kept.counted`) keeps a key's elements from the first one a later firing may read
 (:func:`~kstreamlike.backends.polars.live_flink_kept.count_window_start`), a multiple of the
@@ -81,11 +87,13 @@ from kstreamlike.kernels.beam import beam_panes, unassigned_beam_records
 from kstreamlike.kernels.columns import (
     ADVANCE,
     CLEANUP,
+    CLOCK,
     EMIT_ORDER,
     FIRST_ARRIVAL,
     LAST,
     PART,
     POS,
+    PROC,
     ROW,
     SEQ,
     SLOT,
@@ -115,6 +123,7 @@ from kstreamlike.plan.nodes import (
     GeneratedWatermarks,
 )
 from kstreamlike.plan.positions import advance_after, advance_before
+from kstreamlike.plan.schema import output_schema
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
     FlinkSessionWindow,
@@ -126,6 +135,7 @@ __all__ = ["PolarsFlinkRun"]
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition's block of the run
 _START = "__ks_live_start"  # a partition's first retained position
 _ALIVE = "__ks_live_alive"  # whether a record of the run may still be read by a firing
+_CLOCK = "__ks_live_clock"  # the processing-time clock at a kept record, replayed by fetch
 
 
 _Watermarked = FlinkWindowedAggregate | BeamWindowedAggregate
@@ -154,6 +164,15 @@ def _watermark(max_timestamp: pl.Expr, node: _Watermarked) -> pl.Expr:
         return pl.lit(LONG_MIN, dtype=pl.Int64)
     after = bounded_out_of_orderness(max_timestamp, node.watermarks.out_of_orderness, POLARS)
     return after.fill_null(LONG_MIN)
+
+
+def _clock() -> pl.Expr:
+    """The processing-time clock when each record of a run is processed, in place of its
+    processing time: a running maximum per partition (``Long.MIN_VALUE`` before the first
+    processing time). A kept record holds the clock at it, and each partition's last record
+    is kept, so over the kept records and a batch's the kernel's clock is the stream's."""
+    running = pl.col(PROC).cum_max().forward_fill().over(PART)
+    return running.fill_null(LONG_MIN).alias(PROC)
 
 
 class PolarsFlinkRun(LiveReader):
@@ -226,6 +245,8 @@ class PolarsFlinkRun(LiveReader):
         new = new.drop(WM_NEXT)
         retained = self.retained if self.retained is not None else new.clear()
         run = kernel_run(retained, new).with_columns(pl.col(SEQ).cast(pl.Int64))
+        if PROC in run.columns:
+            run = run.with_columns(_clock())
         # (positions are consecutive from each partition's last retained record on)
         bounds = run.group_by(PART, maintain_order=True).agg(
             pl.col(SEQ).min().alias(FIRST_ARRIVAL),
@@ -361,22 +382,25 @@ class PolarsFlinkRun(LiveReader):
         keys, bounds in ticks, the aggregate over the contents)."""
         node = self.node
         assert isinstance(node, FlinkWindowedAggregate)  # (see _summed)
-        retained = self.retained if self.retained is not None else pl.DataFrame()
-        marks = self._watermarks()
-        now = pl.DataFrame(
-            {PART: [self.part(p) for p in marks], "__now": list(marks.values())},
-            schema_overrides={PART: retained.schema.get(PART, pl.Int64), "__now": pl.Int64},
-        )
         aggregation = node.aggregation
         assert isinstance(aggregation, DeclarativeAggregation)
         partition = node.source.partition
         columns = list(dict.fromkeys([*([partition] if partition else []), *node.keys]))
+        retained = self.retained
+        if retained is None:  # (no batch yet)
+            schema = output_schema(node)
+            names = [*columns, "window_start", "window_end", *(e.name for e in aggregation.exprs)]
+            return pl.DataFrame(schema={c: schema[c] or pl.Null for c in names})
+        marks = self._watermarks()
+        now = pl.DataFrame(
+            {PART: [self.part(p) for p in marks], "__now": list(marks.values())},
+            schema_overrides={PART: retained.schema[PART], "__now": pl.Int64},
+        )
         named = [pl.col(PART).alias(partition)] if partition and partition not in node.keys else []
         size = time_window(node).size
-        if retained.height == 0:
-            records = pl.LazyFrame(schema={**retained.schema, SEQ: pl.Int64})
-        else:
-            records = retained.lazy().with_row_index(SEQ).with_columns(pl.col(SEQ).cast(pl.Int64))
+        records = retained.lazy().with_row_index(SEQ).with_columns(pl.col(SEQ).cast(pl.Int64))
+        if node.source.processing_time is not None:
+            records = records.with_columns(pl.col(PROC).alias(CLOCK))  # (see _clock)
         pairs = assign_windows(node, records, general=False)
         return (
             pairs.filter(pl.col(CLEANUP) > pl.col(WM))  # the record went into the window
@@ -402,7 +426,11 @@ class PolarsFlinkRun(LiveReader):
         node, source = self.node, self.node.source
         retained = self.retained
         if retained is None:
-            retained = pl.DataFrame(schema={**source.schema, PART: pl.Int64, POSITION: pl.Int64})
+            schema = pl.Schema(source.schema)
+            schema[PART] = schema[POSITION] = pl.Int64
+            if source.processing_time is not None:
+                schema[PROC] = pl.Int64
+            retained = pl.DataFrame(schema=schema)
         records = retained.sort(PART, POSITION).with_row_index("__row")
         advances = (
             self.advances
@@ -427,6 +455,12 @@ class PolarsFlinkRun(LiveReader):
         replayed = dataclasses.replace(
             source, frame=frame, order_by=None, duplicates="error", ops=(), bounded=bounded
         )
+        if source.processing_time is not None:
+            # the clock at each record as its processing time (what the kept records hold)
+            frame = frame.with_columns(records[PROC].alias(_CLOCK))
+            replayed = dataclasses.replace(
+                replayed, frame=frame, schema=frame.schema, processing_time=_CLOCK
+            )
         replaced: _Watermarked = dataclasses.replace(
             node, source=replayed, watermarks=ExplicitWatermarks(marks)
         )

@@ -7,11 +7,7 @@ from kstreamlike.backends.polars.live_flink_kept import counted
 from kstreamlike.kernels.beam import vectorized
 from kstreamlike.kernels.beam.triggers import window_firings
 from kstreamlike.plan.beam import BeamGlobalWindows, BeamWindowedAggregate
-from kstreamlike.plan.firing import (
-    FlinkContinuousProcessingTimeTrigger,
-    FlinkProcessingTimeTrigger,
-    is_custom,
-)
+from kstreamlike.plan.firing import is_custom
 from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate, GeneratedWatermarks
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
@@ -54,11 +50,7 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
         return "windows inherited from an upstream window"
     if not isinstance(node.watermarks, GeneratedWatermarks) and not unwatermarked(node):
         return "recorded watermarks"
-    trigger = node.trigger
-    processing = (FlinkProcessingTimeTrigger, FlinkContinuousProcessingTimeTrigger)
-    if node.source.processing_time is not None or isinstance(trigger, processing):
-        return "processing time"
-    if is_custom(trigger, node.evictor):
+    if is_custom(node.trigger, node.evictor):
         return "custom triggers and evictors"
     if node.retracting and isinstance(window, FlinkSessionWindow):
         # a merge retracts the sessions merged away, which only a record-by-record run sees
