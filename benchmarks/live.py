@@ -6,7 +6,9 @@ The cases (:data:`LIVE_CASES`) run on the Polars live path; :func:`fed` gives th
 function of a benchmark case (``benchmarks.cases``). Run as a script, each pipeline runs in
 a fresh process, fed the events as ``batches`` batches and then as one: the table gives
 both times, their ratio, the state a checkpoint writes after the last batch (bytes, and
-the records the job retains) and the peak resident memory of each process.
+the records the job retains) and the peak resident memory of each process. The events
+are :func:`benchmarks.data.events`, reshaped for the cases of :data:`SHAPES` (keys that
+come and go).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import polars as pl
 import kstreamlike as ks
 from benchmarks.data import GRACE_MS, events
 
-__all__ = ["LIVE_CASES", "fed"]
+__all__ = ["LIVE_CASES", "SHAPES", "fed"]
 
 
 def _tumbling(df: pl.DataFrame) -> Any:
@@ -49,6 +51,18 @@ def _sliding(df: pl.DataFrame) -> Any:
     windows = ks.SlidingWindows.of_time_difference_and_grace(timedelta(minutes=5), GRACE_MS)
     table = _stream(df).windowed_by(windows).aggregate(ks.agg.count(), ks.agg.sum("amount"))
     return table.suppress(ks.Suppressed.until_window_closes())
+
+
+def _cohorts(df: pl.DataFrame) -> pl.DataFrame:
+    """The events of keys that come and go: 10,000 keys at a time, each with about 12
+    events over a minute (every 120,000 events a new cohort of keys)."""
+    cohort = pl.col("offset") // 120_000
+    return df.with_columns((pl.col("offset") % 10_000 + 10_000 * cohort).alias("key"))
+
+
+def _sliding_every_update(df: pl.DataFrame) -> Any:
+    windows = ks.SlidingWindows.of_time_difference_and_grace(timedelta(minutes=5), GRACE_MS)
+    return _stream(df).windowed_by(windows).aggregate(ks.agg.count(), ks.agg.sum("amount"))
 
 
 def _sessions(df: pl.DataFrame) -> Any:
@@ -86,11 +100,20 @@ LIVE_CASES: dict[str, Callable[[pl.DataFrame], Any]] = {
     "tumbling 1 min, suppressed until close": _tumbling_suppressed,
     "tumbling 1 min, Python reduce, suppressed until close": _tumbling_python,
     "KIP-450 sliding 5 min, suppressed until close": _sliding,
+    "KIP-450 sliding 5 min, keys active 1 min, every update": _sliding_every_update,
+    "KIP-450 sliding 5 min, keys active 1 min, suppressed": _sliding,
     "sessions 5 min gap, suppressed until close": _sessions,
     "Flink tumbling 1 min, CountTrigger.of(100)": _flink_count,
     "Flink sessions 5 s gap, out-of-orderness 10 s": _flink_sessions,
     "Flink count_window(100, 10)": _flink_count_window,
 }
+
+
+SHAPES: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
+    "KIP-450 sliding 5 min, keys active 1 min, every update": _cohorts,
+    "KIP-450 sliding 5 min, keys active 1 min, suppressed": _cohorts,
+}
+"""The cases whose events are reshaped (by default, :func:`benchmarks.data.events`)."""
 
 
 def fed(pipeline: Callable[[pl.DataFrame], Any], batches: int) -> Callable[[pl.DataFrame], Any]:
@@ -108,7 +131,7 @@ def fed(pipeline: Callable[[pl.DataFrame], Any], batches: int) -> Callable[[pl.D
 
 
 def _measure(name: str, n: int, batches: int) -> dict[str, Any]:
-    data = events(n)
+    data = SHAPES.get(name, lambda frame: frame)(events(n))
     began = time.perf_counter()
     job = fed(LIVE_CASES[name], batches)(data)
     seconds = time.perf_counter() - began

@@ -13,7 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import kstreamlike as ks
-from tests.live.batches import assert_batches_equal_replay
+from tests.live.batches import assert_batches_equal_replay, run_in_batches
 
 
 def _batch(i: int, rng: random.Random) -> pl.DataFrame:
@@ -140,6 +140,41 @@ def test_a_session_batch_reads_a_bounded_part_of_the_retained_records(
     # 10 ticks, and the sessions within the gap of the batch's records
     assert max(read) <= 4 * 10
     assert job._replay.retained.height > 700  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("suppressed", [False, True])
+def test_a_sliding_batch_reads_only_the_stores_it_can_change(
+    monkeypatch: pytest.MonkeyPatch, suppressed: bool
+) -> None:
+    # each key has a burst of 5 records; a batch's run reads the stores with a record in
+    # the batch (or an open window), not every store a later record might still read
+    from kstreamlike.backends.polars import live
+
+    read: list[int] = []
+    original = live.sliding_inputs
+
+    def recording(*args: Any, **kwargs: Any) -> pl.DataFrame:
+        fed = original(*args, **kwargs)
+        read.append(fed.height)
+        return fed
+
+    monkeypatch.setattr(live, "sliding_inputs", recording)
+    n = 1000
+    frame = pl.DataFrame(
+        {"o": range(n), "k": [f"k{o // 5}" for o in range(n)], "ts": range(n), "v": [1] * n}
+    )
+    stream = ks.stream(frame, key="k", timestamp="ts", order_by="o")
+    windows = ks.SlidingWindows.of_time_difference_and_grace(20, 5)
+    table = stream.group_by_key().windowed_by(windows).aggregate(ks.agg.sum("v"))
+    if suppressed:
+        table = table.suppress(ks.Suppressed.until_window_closes())
+    outs = run_in_batches(table, frame, list(range(10, n, 10)))
+    assert_batches_equal_replay(table, outs)
+    # every update: the batch's stores (a batch of 10 records holds 2 or 3 keys, 5
+    # records each); suppressed: also the stores whose windows are open, which end
+    # within size + grace of stream time (about 30 records); the retained records reach
+    # back 4 sizes and the grace (85)
+    assert max(read) <= (35 if suppressed else 10)
 
 
 def _long_sessions(

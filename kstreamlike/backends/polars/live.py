@@ -19,11 +19,13 @@ which holds for emission on window close as for suppression. A Python aggregatio
 time windows is folded again over the retained records at each batch (its accumulators are
 not state).
 
-Session windows keep every session, as a block of a few records holding its partial
-aggregates (:mod:`.live_session_blocks`; every accepted record when the aggregation needs
-them), and a batch's run reads the sessions it can reach or that are still open
-(:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows of each partition's last
-positions to compare re-delivered rows with (:mod:`.live_duplicates`).
+A sliding-window batch's run reads the retained records of the stores it can change or
+emit only (:mod:`.live_sliding`). Session windows keep every session, as a block of a few
+records holding its partial aggregates (:mod:`.live_session_blocks`; every accepted
+record when the aggregation needs them), and a batch's run reads the sessions it can
+reach or that are still open (:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows
+of each partition's last positions to compare re-delivered rows with
+(:mod:`.live_duplicates`).
 """
 
 from __future__ import annotations
@@ -51,13 +53,14 @@ from kstreamlike.backends.polars.live_reading import (
 )
 from kstreamlike.backends.polars.live_session_blocks import session_partials
 from kstreamlike.backends.polars.live_sessions import session_inputs
+from kstreamlike.backends.polars.live_sliding import sliding_inputs
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
 from kstreamlike.kernels.kafka.time import is_late
 from kstreamlike.kernels.packing import state_columns
 from kstreamlike.kernels.python import infer_python_columns
 from kstreamlike.plan.beam import BeamWindowedAggregate
-from kstreamlike.plan.lower import LoweredPlan
+from kstreamlike.plan.lower import EmitMode, LoweredPlan
 from kstreamlike.plan.narrow import narrowed
 from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
@@ -190,10 +193,14 @@ class PolarsRun(LiveReader):
         elif partials is not None and not set(new.columns) <= set(self.retained.columns):
             # records retained by a release that kept sessions whole
             self.retained = partials.blocks(partials.records(self.retained))
-        fed = self.retained
-        if isinstance(self.window, KafkaSessionWindow):
-            clocks = self.clock_frame(new.schema[PART])
-            opened = clocks.select(PART, pl.col("__st0").alias(_ST0))
+        fed, unread = self.retained, self.retained.clear()
+        clocks = self.clock_frame(new.schema[PART])
+        opened = clocks.select(PART, pl.col("__st0").alias(_ST0))
+        if isinstance(self.window, KafkaSlidingWindow):
+            closing = self.plan.emit is EmitMode.ON_WINDOW_CLOSE or self.plan.suppress is not None
+            fed = sliding_inputs(fed, new, self.window, list(node.keys), opened, closing=closing)
+            unread = self.retained.join(fed, on=[PART, POSITION], how="anti")
+        elif isinstance(self.window, KafkaSessionWindow):
             fed = session_inputs(fed, new, self.window, list(node.keys), opened)
             if partials is not None:
                 fed = partials.placed(fed, clocks)
@@ -221,7 +228,7 @@ class PolarsRun(LiveReader):
             [finish_main(node, emitted, empty), finish_late(node, late, pl.col(ST))]
         )
         self.move_clocks(new)
-        self._retain(run, late)
+        self._retain(run, late, unread)
         return Outputs(
             main=infer_python_columns(node, check_ranks(main_df)),
             late=late_df,
@@ -243,8 +250,9 @@ class PolarsRun(LiveReader):
         step_ = pl.col(step).cast(pl.Int64)
         return rows.filter(step_ >= first).with_columns((step_ + base).alias(step))
 
-    def _retain(self, run: pl.DataFrame, late: pl.LazyFrame) -> None:
-        """Keep the records whose windows can still change."""
+    def _retain(self, run: pl.DataFrame, late: pl.LazyFrame, unread: pl.DataFrame) -> None:
+        """Keep the records whose windows can still change (of the run's, and of those
+        retained before, ``unread`` by it)."""
         if isinstance(self.window, KafkaSessionWindow):
             # every accepted record (see live_sessions): the retained ones and the batch's
             dropped = late.select(pl.col(SEQ).cast(pl.Int64)).collect()[SEQ].implode()
@@ -262,8 +270,11 @@ class PolarsRun(LiveReader):
             kept = retained.join(touched, on=stores, how="anti")
             self.retained = pl.concat([kept, self.partials.blocks(merged)], how="vertical_relaxed")
             return
-        final = pl.col(ST).max().over(PART)
-        self.retained = run.filter(_retained(self.window, final)).drop(SEQ, NEW)
+        clocks = self.clock_frame(run.schema[PART]).select(PART, "__st0")
+        records = run.drop(SEQ, NEW)
+        kept = pl.concat([records, unread.select(records.columns)], how="vertical_relaxed")
+        kept = kept.join(clocks, on=PART, how="left", maintain_order="left")
+        self.retained = kept.filter(_retained(self.window, pl.col("__st0"))).drop("__st0")
 
     def _held(self) -> pl.DataFrame:
         """The windows held now: the last update of every window still open, of every key
