@@ -199,7 +199,8 @@ class PolarsRun(LiveReader):
         if isinstance(self.window, KafkaSlidingWindow):
             closing = self.plan.emit is EmitMode.ON_WINDOW_CLOSE or self.plan.suppress is not None
             fed = sliding_inputs(fed, new, self.window, list(node.keys), opened, closing=closing)
-            unread = self.retained.join(fed, on=[PART, POSITION], how="anti")
+            if fed.height < self.retained.height:
+                unread = self.retained.join(fed, on=[PART, POSITION], how="anti")
         elif isinstance(self.window, KafkaSessionWindow):
             fed = session_inputs(fed, new, self.window, list(node.keys), opened)
             if partials is not None:

@@ -30,7 +30,7 @@ from kstreamlike.plan.windows import KafkaSlidingWindow
 
 __all__ = ["sliding_inputs"]
 
-_LATEST, _ST0 = "__ks_live_latest", "__ks_st0"
+_LATEST, _ST0, _TOUCHED = "__ks_live_latest", "__ks_st0", "__ks_live_touched"
 
 
 def sliding_inputs(
@@ -61,14 +61,14 @@ def sliding_inputs(
     if retained.height == 0:
         return retained
     stores = [PART, *keys]
-    batch = new.select(stores).unique()
-    if not closing:
-        return retained.join(batch, on=stores, how="semi", nulls_equal=True)
+    batch = new.select(stores).unique().with_columns(pl.lit(True).alias(_TOUCHED))
     latest = retained.group_by(stores).agg(pl.col(TS).max().alias(_LATEST))
-    still_open = (
-        latest.join(clocks.select(PART, _ST0), on=PART, how="left")
-        .filter(pl.col(_LATEST) + window.size + window.grace >= pl.col(_ST0))
-        .select(stores)
-    )
-    wanted = pl.concat([still_open, batch], how="vertical_relaxed")
-    return retained.join(wanted.unique(), on=stores, how="semi", nulls_equal=True)
+    marked = latest.join(batch, on=stores, how="left", nulls_equal=True)
+    wanted = pl.col(_TOUCHED).fill_null(False)
+    if closing:
+        marked = marked.join(clocks.select(PART, _ST0), on=PART, how="left")
+        wanted = wanted | (pl.col(_LATEST) + window.size + window.grace >= pl.col(_ST0))
+    read = marked.filter(wanted)
+    if read.height == latest.height:  # (every store: no join)
+        return retained
+    return retained.join(read.select(stores), on=stores, how="semi", nulls_equal=True)
