@@ -139,6 +139,27 @@ class CheckpointStore:
     def _foreign(self, path: Path, theirs: str) -> str:
         return foreign(f"checkpoint {path}", theirs, self.description)
 
+    def described(self) -> str | None:
+        """The description of the pipeline that wrote the newest manifest (unchecked), or
+        None when the directory holds none that can be read.
+
+        Example:
+            >>> import tempfile
+            >>> store = CheckpointStore(tempfile.mkdtemp(), fingerprint="f", description="d")
+            >>> store.described() is None
+            True
+            >>> store.commit(1, ended=False, state=b"s", clocks=[])
+            >>> store.described()
+            'd'
+        """
+        for _, path in self._manifests():
+            try:
+                description = json.loads(path.read_text()).get("description")
+            except (OSError, ValueError, AttributeError):
+                continue
+            return description if isinstance(description, str) else None
+        return None
+
     def latest(self) -> Commit | None:
         """The newest complete commit, or None when the directory holds none.
 

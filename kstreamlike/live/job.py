@@ -140,6 +140,8 @@ class Job:
         engine: ``"polars"`` when the job runs batch by batch on the Polars kernels (a
             Polars pipeline whose plan :func:`~kstreamlike.backends.polars.live.live_gap`
             accepts), else ``"reference"`` (the reference interpreter, record by record).
+            A job resumed from state the reference interpreter wrote (a checkpoint of a
+            release whose Polars path did not run the plan) stays there.
 
     Example:
         >>> import kstreamlike as ks
@@ -180,13 +182,31 @@ class Job:
         self._committed = 0
         self._failed: str | None = None
         if checkpoint is not None:
-            self._store = CheckpointStore(
-                checkpoint, fingerprint(plan, self.engine), describe(plan, self.engine)
-            )
+            self._store = self._opened(checkpoint)
             last = self._store.latest()
             if last is not None:
                 self._replay, self._rows = load_state(last.state, plan)
                 self._batches = self._committed = last.batches
+
+    def _opened(self, checkpoint: str | os.PathLike[str]) -> CheckpointStore:
+        """The checkpoint directory, for the engine that wrote its newest commit: a plan
+        the Polars path runs now may have been checkpointed on the reference interpreter
+        (by a release whose Polars path did not run it), whose state resumes there."""
+        plan = self._plan
+        store = CheckpointStore(
+            checkpoint, fingerprint(plan, self.engine), describe(plan, self.engine)
+        )
+        if self.engine == "polars" and store.described() == describe(plan, "reference"):
+            self._use_reference()
+            store = CheckpointStore(
+                checkpoint, fingerprint(plan, self.engine), describe(plan, self.engine)
+            )
+        return store
+
+    def _use_reference(self) -> None:
+        """Run on the reference interpreter (state written there is resumed)."""
+        self.engine = "reference"
+        self._replay = Replay(self._plan)
 
     @property
     def batch_id(self) -> int:
@@ -353,8 +373,10 @@ class Job:
                 columns, aggregation, emission or engine).
         """
         job = cls(plan, backend=backend)
-        ours = describe(plan, job.engine)
         theirs, state = pickle.loads(data)
+        if job.engine == "polars" and theirs == describe(plan, "reference"):
+            job._use_reference()  # (see _opened)
+        ours = describe(plan, job.engine)
         if theirs != ours:
             raise CheckpointError(foreign("the state", theirs, ours))
         job._replay, job._rows, job._batches = load_state(state, plan)

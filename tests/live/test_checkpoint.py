@@ -13,6 +13,8 @@ import pytest
 
 import kstreamlike as ks
 from kstreamlike.live import checkpoint
+from kstreamlike.live.job import Job
+from kstreamlike.plan.lower import lower
 from tests.live.batches import assert_batches_equal_replay
 
 FRAME = pl.DataFrame(
@@ -188,6 +190,25 @@ def test_a_checkpoint_of_the_other_live_engine_is_refused(tmp_path: Path) -> Non
     job.close()
     with pytest.raises(ks.CheckpointError, match="different pipeline"):
         _kafka_reference().start(checkpoint=tmp_path)
+
+
+def test_a_checkpoint_of_the_reference_interpreter_resumes_there(tmp_path: Path) -> None:
+    """State written on the reference interpreter (as by a release whose Polars path did not
+    run the plan) is resumed there by a pipeline the Polars path runs now, through a
+    checkpoint directory or a snapshot, and the outputs are a run's that never stopped."""
+    job = _kafka_reference().start(checkpoint=tmp_path)
+    first = job.process(BATCHES[0])
+    snapshot = job.snapshot()
+    job.close()
+    assert _kafka().start().engine == "polars"
+    restarted = _kafka().start(checkpoint=tmp_path)
+    assert restarted.engine == "reference"
+    outs = [first, *(restarted.process(b) for b in BATCHES[1:]), restarted.finish()]
+    assert_batches_equal_replay(_kafka(), outs)
+    again = Job.resume(lower(_kafka().plan), snapshot, backend="polars")
+    assert again.engine == "reference"
+    outs = [first, *(again.process(b) for b in BATCHES[1:]), again.finish()]
+    assert_batches_equal_replay(_kafka(), outs)
 
 
 def test_the_polars_path_checkpoints_its_retained_records_as_arrow(tmp_path: Path) -> None:

@@ -126,12 +126,18 @@ def _run_kafka(
 
 
 def run_kafka_kernel(
-    agg: KafkaWindowedAggregate, records: pl.LazyFrame, suppress: int | None
+    agg: KafkaWindowedAggregate,
+    records: pl.LazyFrame,
+    suppress: int | None,
+    due_between: tuple[str, str] | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The emitted rows (with ``EMIT_STEP``) and late records of a Kafka-profile plan over
     records in arrival order (``SEQ`` = row number) with their stream time (``ST``):
     the window family's kernel, suppressed for ``suppress`` ticks after a window's end
-    (None: not suppressed).
+    (None: not suppressed). ``due_between``, two columns of ``records`` with stream times
+    ``(lo, hi]`` of each record's partition, lets sliding windows' final results leave out
+    rows emitted elsewhere (see
+    :func:`~kstreamlike.kernels.kafka.sliding.in_grace.in_grace_final_results`).
 
     Example:
         >>> import kstreamlike as ks
@@ -147,7 +153,7 @@ def run_kafka_kernel(
         case KafkaSessionWindow():
             return run_session(agg, records, ST, suppress)
         case KafkaSlidingWindow():
-            split = in_grace_final_results(agg, records, ST, suppress)
+            split = in_grace_final_results(agg, records, ST, suppress, due_between)
             return split if split is not None else run_sliding(agg, records, ST, suppress)
         case KafkaTimeWindow():
             return run_time(agg, records, ST, suppress)

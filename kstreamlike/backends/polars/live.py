@@ -20,7 +20,9 @@ time windows is folded again over the retained records at each batch (its accumu
 not state).
 
 A sliding-window batch's run reads the retained records of the stores it can change or
-emit only (:mod:`.live_sliding`). Session windows keep every session, as a block of a few
+emit only (:mod:`.live_sliding`), and, emitting on window close, its kernel builds only the
+windows due in the batch (their partition's stream time before and after it bound their
+``DUE``). Session windows keep every session, as a block of a few
 records holding its partial aggregates (:mod:`.live_session_blocks`; every accepted
 record when the aggregation needs them), and a batch's run reads the sessions it can
 reach or that are still open (:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows
@@ -56,6 +58,7 @@ from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.backends.polars.live_sliding import sliding_inputs
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
+from kstreamlike.kernels.kafka.sliding.scan_tables import BELOW_ALL
 from kstreamlike.kernels.kafka.time import is_late
 from kstreamlike.kernels.packing import state_columns
 from kstreamlike.kernels.python import infer_python_columns
@@ -75,6 +78,7 @@ __all__ = ["PolarsRun", "live_gap", "polars_run"]
 _FIRST_NEW = "__ks_live_first_new"  # the partition's first new record's SEQ in the run
 _BASE = "__ks_live_base"  # arrival position minus SEQ, within a partition
 _ST0 = "__ks_st0"  # a partition's stream time before the batch
+_ST1 = "__ks_st1"  # and after it
 
 
 def live_gap(plan: LoweredPlan) -> str | None:
@@ -196,8 +200,10 @@ class PolarsRun(LiveReader):
         fed, unread = self.retained, self.retained.clear()
         clocks = self.clock_frame(new.schema[PART])
         opened = clocks.select(PART, pl.col("__st0").alias(_ST0))
+        due_between: tuple[str, str] | None = None
         if isinstance(self.window, KafkaSlidingWindow):
             closing = self.plan.emit is EmitMode.ON_WINDOW_CLOSE or self.plan.suppress is not None
+            due_between = (_ST0, _ST1) if closing else None
             fed = sliding_inputs(fed, new, self.window, list(node.keys), opened, closing=closing)
             if fed.height < self.retained.height:
                 unread = self.retained.join(fed, on=[PART, POSITION], how="anti")
@@ -214,7 +220,15 @@ class PolarsRun(LiveReader):
                 (pl.col(POSITION) - pl.col(SEQ).cast(pl.Int64)).first().alias(_BASE),
             )
         )
-        emitted, late = run_kafka_kernel(self.kernel_node, run.lazy(), self.plan.suppress)
+        read = run.lazy()
+        if due_between is not None:
+            # the rows a run emits on window close: those due in the batch
+            st0 = pl.col(PART).replace_strict(opened[PART], opened[_ST0], default=None)
+            read = read.with_columns(
+                st0.fill_null(BELOW_ALL).alias(_ST0),  # (a partition's first batch)
+                pl.col(ST).max().over(PART).alias(_ST1),
+            )
+        emitted, late = run_kafka_kernel(self.kernel_node, read, self.plan.suppress, due_between)
         if partials is not None:
             emitted = partials.restore(emitted, run)
         partition = node.source.partition
@@ -271,11 +285,11 @@ class PolarsRun(LiveReader):
             kept = retained.join(touched, on=stores, how="anti")
             self.retained = pl.concat([kept, self.partials.blocks(merged)], how="vertical_relaxed")
             return
-        clocks = self.clock_frame(run.schema[PART]).select(PART, "__st0")
+        clocks = self.clock_frame(run.schema[PART])
         records = run.drop(SEQ, NEW)
         kept = pl.concat([records, unread.select(records.columns)], how="vertical_relaxed")
-        kept = kept.join(clocks, on=PART, how="left", maintain_order="left")
-        self.retained = kept.filter(_retained(self.window, pl.col("__st0"))).drop("__st0")
+        stream_time = pl.col(PART).replace_strict(clocks[PART], clocks["__st0"], default=None)
+        self.retained = kept.filter(_retained(self.window, stream_time))
 
     def _held(self) -> pl.DataFrame:
         """The windows held now: the last update of every window still open, of every key

@@ -235,14 +235,14 @@ def kernel_run(retained: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
         >>> kernel_run(old, batch)[NEW].to_list()
         [False, True, True]
     """
-    return (
-        pl.concat(
-            [
-                retained.with_columns(pl.lit(False).alias(NEW)),
-                new.with_columns(pl.lit(True).alias(NEW)),
-            ],
-            how="vertical_relaxed",
-        )
-        .sort(PART, POSITION)
-        .with_row_index(SEQ)
+    both = pl.concat(
+        [
+            retained.with_columns(pl.lit(False).alias(NEW)),
+            new.with_columns(pl.lit(True).alias(NEW)),
+        ],
+        how="vertical_relaxed",
     )
+    one = both.select((pl.col(PART).min() == pl.col(PART).max()) & pl.col(PART).is_not_null().all())
+    if not (one.item() and both[POSITION].is_sorted()):  # (one partition, in order: no sort)
+        both = both.sort(PART, POSITION)
+    return both.with_row_index(SEQ)

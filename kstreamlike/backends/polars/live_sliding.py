@@ -30,7 +30,7 @@ from kstreamlike.plan.windows import KafkaSlidingWindow
 
 __all__ = ["sliding_inputs"]
 
-_LATEST, _ST0, _TOUCHED = "__ks_live_latest", "__ks_st0", "__ks_live_touched"
+_LATEST, _ST0 = "__ks_live_latest", "__ks_st0"
 
 
 def sliding_inputs(
@@ -61,14 +61,17 @@ def sliding_inputs(
     if retained.height == 0:
         return retained
     stores = [PART, *keys]
-    batch = new.select(stores).unique().with_columns(pl.lit(True).alias(_TOUCHED))
-    latest = retained.group_by(stores).agg(pl.col(TS).max().alias(_LATEST))
-    marked = latest.join(batch, on=stores, how="left", nulls_equal=True)
-    wanted = pl.col(_TOUCHED).fill_null(False)
-    if closing:
-        marked = marked.join(clocks.select(PART, _ST0), on=PART, how="left")
-        wanted = wanted | (pl.col(_LATEST) + window.size + window.grace >= pl.col(_ST0))
-    read = marked.filter(wanted)
-    if read.height == latest.height:  # (every store: no join)
+    touched = new.select(stores).unique()
+    # the stores without a record in the batch (often none: then no further pass)
+    others = retained.join(touched, on=stores, how="anti", nulls_equal=True)
+    if others.height == 0:
         return retained
-    return retained.join(read.select(stores), on=stores, how="semi", nulls_equal=True)
+    read = touched
+    if closing:
+        latest = others.group_by(stores).agg(pl.col(TS).max().alias(_LATEST))
+        latest = latest.join(clocks.select(PART, _ST0), on=PART, how="left")
+        still_open = pl.col(_LATEST) + window.size + window.grace >= pl.col(_ST0)
+        read = pl.concat(
+            [touched, latest.filter(still_open).select(stores)], how="vertical_relaxed"
+        )
+    return retained.join(read, on=stores, how="semi", nulls_equal=True)

@@ -204,9 +204,9 @@ def test_stores_beyond_grace_take_the_scan(monkeypatch: pytest.MonkeyPatch, batc
     scanned: list[int] = []
     original = _sliding_in_grace.scan_stores
 
-    def spy(node: Any, records: pl.DataFrame, *args: Any) -> Any:
+    def spy(node: Any, records: pl.DataFrame, *args: Any, **kwargs: Any) -> Any:
         scanned.append(records.height)
-        return original(node, records, *args)
+        return original(node, records, *args, **kwargs)
 
     monkeypatch.setattr(_sliding_in_grace, "scan_stores", spy)
     monkeypatch.setattr(_partials, "_BATCH", batch)

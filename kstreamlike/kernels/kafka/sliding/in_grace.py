@@ -154,6 +154,7 @@ def _stores_output(
     steps: pl.DataFrame,
     suppress_duration: int | None,
     compiled: bool,
+    due_between: tuple[str, str] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame] | None:
     """The stores of ``records`` through the compiled scan (``compiled``,
     :func:`.scan.scan_stores`; None when the aggregation does not take it), or
@@ -161,12 +162,13 @@ def _stores_output(
     their ``DUE``, their other rows with ``FIRST`` (the record after which each is
     emitted) and ``SUB`` (its forward there), and their late records. Final results come
     straight from the settled windows (:func:`.final.final_results`), and from
-    the writes suppress may emit for the others."""
+    the writes suppress may emit for the others. ``due_between``: see
+    :func:`in_grace_final_results`."""
     local = records.with_columns(pl.col(SEQ).alias(GLOBAL)).drop(SEQ).with_row_index(SEQ)
     local = local.with_columns(pl.col(SEQ).cast(pl.Int64))
     positions = local[GLOBAL]
     if compiled:
-        scanned = scan_stores(node, local, TIME, suppress_duration)
+        scanned = scan_stores(node, local, TIME, suppress_duration, due_between=due_between)
         if scanned is None:
             return None
     else:
@@ -295,6 +297,7 @@ def in_grace_final_results(
     records: pl.LazyFrame,
     stream_time: str,
     suppress_duration: int | None,
+    due_between: tuple[str, str] | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame] | None:
     """Final results (on window close, or ``suppress(untilWindowCloses)``) of a declarative
     sliding-window aggregation, and its late records, as :func:`.windows.run_sliding`
@@ -309,6 +312,11 @@ def in_grace_final_results(
         stream_time: see ``records``.
         suppress_duration: the suppression duration when the plan suppresses until
             windows close.
+        due_between: when given, two columns of ``records`` holding, for each record,
+            stream times ``(lo, hi]`` of its partition; the rows wanted are those emitted
+            where the stream time is in that range (a live batch's run, whose rows
+            emitted before, or not yet, are not wanted). The stores that take the compiled
+            scan leave the others out; the other rows may still be there.
     """
     if not takes_split(node, suppress_duration):
         return None
@@ -317,7 +325,7 @@ def in_grace_final_results(
     )
     steps = _steps(frame)
     # every store through the compiled scan, which gives the closed form where it holds
-    scanned = _stores_output(node, frame, steps, suppress_duration, compiled=True)
+    scanned = _stores_output(node, frame, steps, suppress_duration, True, due_between)
     if scanned is not None:
         settled, others, late = scanned
         regular, irregular = [settled], [others]

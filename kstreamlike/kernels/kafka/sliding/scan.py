@@ -32,6 +32,8 @@ from kstreamlike.kernels.columns import (
 from kstreamlike.kernels.kafka.sliding.contents import Measures
 from kstreamlike.kernels.kafka.sliding.scan_kernel import scan_batch
 from kstreamlike.kernels.kafka.sliding.scan_tables import (
+    ABOVE_ALL,
+    BELOW_ALL,
     O_CREATOR,
     O_FIXED,
     O_REC,
@@ -148,6 +150,7 @@ def scan_stores(
     suppress_duration: int | None,
     *,
     with_creation: bool = False,
+    due_between: tuple[str, str] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """The output rows and late records of some stores' final results, as
     :func:`.windows.run_sliding` gives them with ``place=False``; None when the
@@ -167,6 +170,11 @@ def scan_stores(
             every window once, with its final value, and its creation (``CREATED``)
             when ``with_creation``.
         with_creation: see ``suppress_duration``.
+        due_between: when given, two columns of ``records`` holding, for each record,
+            stream times ``(lo, hi]`` of its partition: of the windows emitted where the
+            stream time reaches their ``DUE`` (the settled ones, or every window on window
+            close), only those whose ``DUE`` is in ``(lo, hi]`` are output (a live batch's
+            run: the others were emitted by earlier batches, or are not yet).
 
     Returns:
         The rows (grouping columns, window bounds, ``timestamp``, ``is_tombstone``,
@@ -190,6 +198,7 @@ def scan_stores(
     # (of the columns the scan reads; a gather from one chunk is several times faster)
     grouped, bounds = grouped_rows(group_ids(frame, stores))
     read = [TS, stream_time, SEQ, *(c for c in measures.columns() if c not in (TS, SEQ))]
+    read += list(due_between or ())
     by_store = frame.select(*dict.fromkeys(read)).rechunk()[grouped]
     arrivals = any(e.kind in ("first", "last") for e in aggregation.exprs)
     partials = Partials(measures, arrivals, by_store, schema)
@@ -201,6 +210,15 @@ def scan_stores(
     vi, vmi, oi = partials.ints
     vf, vmf, of = partials.floats
     begin = _begins(bounds, ts, st, window)
+    # a settled window's DUE is its start plus ``shift``
+    shift = due_offset + (1 if final else 0)
+    if due_between is None:
+        emit_lo = np.full(len(bounds) - 1, BELOW_ALL, np.int64)
+        emit_hi = np.full(len(bounds) - 1, ABOVE_ALL, np.int64)
+    else:
+        firsts = pl.Series(bounds[:-1])
+        emit_lo = by_store[due_between[0]].gather(firsts).cast(pl.Int64).to_numpy() - shift
+        emit_hi = by_store[due_between[1]].gather(firsts).cast(pl.Int64).to_numpy() - shift
 
     def scanned(lo_store: int, hi_store: int) -> tuple[Any, ...]:
         """The settled windows' output tables of a batch of stores, and the others'."""
@@ -227,6 +245,8 @@ def scan_stores(
             lo_store,
             pooled((O_FIXED + 2 * partials.ki + partials.kf, room), np.int64),
             pooled((partials.kf, room), np.float64),
+            emit_lo[lo_store:hi_store],
+            emit_hi[lo_store:hi_store],
         )
         taken[batch] = batch_taken
         return tuple(tables)

@@ -76,6 +76,8 @@ def scan_batch(
     store0: int,
     si: Any,
     sf: Any,
+    emit_lo: Any,
+    emit_hi: Any,
 ) -> Any:  # pragma: no cover - compiled
     """Every store's records (``bounds``: each store's first row; rows in arrival order)
     through Kafka's decisions, from row ``begin`` of each store on, up to where the closed
@@ -86,7 +88,9 @@ def scan_batch(
     aggregated into a window (False: late). The rows' records are numbered from ``row0``
     and their stores from ``store0`` (the batch's first row and store among all). The
     settled rows are written into ``si``/``sf`` while they have room (a column per row;
-    bigger tables replace them when they do not)."""
+    bigger tables replace them when they do not). Of the settled windows, only those whose
+    start is in ``(emit_lo[g], emit_hi[g]]`` are output for store ``g`` (the others' rows
+    are not wanted: a live batch's run wants only those it emits)."""
     n = ts.shape[0]
     ki = oi.shape[0]
     kf = of.shape[0]
@@ -121,7 +125,11 @@ def scan_batch(
         past = bounds[g + 1]
         seg = begin[g]  # where the scan (re)starts
         resume = first  # the records from here to ``seg`` take the closed form
-        low = BELOW_ALL  # from the first restart on, the closed form's windows start from here
+        # The closed form's windows start from here: those output (a start above
+        # ``emit_lo``) or seeded (see below), and from the first restart on, the seeds.
+        low = emit_lo[g] + 1
+        if seg < past:
+            low = min(low, st[seg] - grace - 3 * size)
         handed = BELOW_ALL  # windows starting up to here were output by an earlier scan
         while True:
             nw = 2
@@ -141,7 +149,8 @@ def scan_batch(
                 if s < low:
                     continue  # (its records are not all among those taken)
                 done = not scanned or s + size + grace < limit
-                if done and s > handed:  # output as it is
+                wanted = emit_lo[g] < s and s <= emit_hi[g]
+                if done and s > handed and wanted:  # output as it is
                     put_row(si, ns, first + row0, 0, s, c_stamp[q], first + row0, g + store0)
                     for j in range(2 * ki):
                         si[O_FIXED + j, ns] = c_ints[q, j]
@@ -360,7 +369,7 @@ def scan_batch(
             sf = longer(sf, ns + nw)
             xi = longer(xi, nx + nw + nl)
             xf = longer(xf, nx + nw + nl)
-            out = (si, sf, ns, xi, xf, nx, upto, row0)
+            out = (si, sf, ns, xi, xf, nx, upto, row0, emit_lo[g], emit_hi[g])
             ns, nx = flush(g + store0, wi, wf, nw, li, lf, nl, final, *out)
             if halt == past:
                 break

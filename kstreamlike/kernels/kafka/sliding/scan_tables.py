@@ -127,14 +127,17 @@ def flush(
     nx: int,
     upto: int,
     row0: int,
+    emit_lo: int,
+    emit_hi: int,
 ) -> Any:  # pragma: no cover - compiled
     """Store ``store``'s output rows from its windows starting up to ``upto`` (rows 2 to
     ``nw`` of ``wi``/``wf``) and its log of writes from DUE on (``li``/``lf``, ``nl`` rows,
     all of such windows), from column ``ns`` of the settled output ``si``/``sf`` and ``nx``
     of the others' ``xi``/``xf``: on window close (``final``) every window with its final
     value (settled); otherwise each window's last write before DUE (settled when no write
-    is logged) and every logged write (their records numbered from ``row0``). Returns the
-    new ``ns`` and ``nx``."""
+    is logged) and every logged write (their records numbered from ``row0``); of the
+    settled windows, only those starting in ``(emit_lo, emit_hi]``. Returns the new ``ns``
+    and ``nx``."""
     kf = lf.shape[1]
     ki = (wi.shape[1] - W_FIXED - 2 * kf) // 4
     logged = np.zeros(nw, np.bool_)
@@ -145,6 +148,8 @@ def flush(
         if rec == HIDDEN or not (final or rec >= 0) or wi[w, W_START] > upto:
             continue
         settled = final or not logged[w]
+        if settled and not (emit_lo < wi[w, W_START] and wi[w, W_START] <= emit_hi):
+            continue
         out, outf, n = (si, sf, ns) if settled else (xi, xf, nx)
         snapped = (not final) and wi[w, W_SNAPPED] != 0
         stamp = wi[w, W_PRE_TS] if snapped else wi[w, W_TS]
