@@ -1,13 +1,14 @@
 """The vectorized live path of the Flink profile: a plan run batch by batch with the Polars
 kernels (tumbling, sliding and session event-time windows and count windows, with generated
-watermarks or none; see :func:`flink_live_gap`).
+or recorded watermarks or none; see :func:`flink_live_gap`).
 
 Per partition, a :class:`PolarsFlinkRun` keeps the records one of whose windows may still
 be alive, and its last record (each with the watermark it was processed at), and the
 watermark advances from the first of them on; and per partition the largest event time read
 (the watermark generator's state), the next arrival position, the last ``order_by`` value
 and how many rows were emitted at the step of the advance after the partition's last
-record. A batch's records get their watermarks from the carried largest event time, and
+record. A batch's records get their watermarks from the carried largest event time (or
+from the recorded rows, :mod:`.live_watermarks`), and
 the Flink window kernel (:func:`~kstreamlike.kernels.flink.time.flink_panes`) runs once
 over the kept records followed by the batch, with the carried and the new advances (an
 advance that followed a record no longer kept follows the kept record before it, with the
@@ -56,7 +57,7 @@ from typing import Any
 
 import polars as pl
 
-from kstreamlike._time import LONG_MAX, LONG_MIN
+from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.polars._output import (
     check_ranks,
@@ -81,6 +82,7 @@ from kstreamlike.backends.polars.live_reading import (
     fetched,
     kernel_run,
 )
+from kstreamlike.backends.polars.live_watermarks import batch_watermarks, watermarks_now
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.aggregates import final_exprs
 from kstreamlike.kernels.beam import beam_panes, unassigned_beam_records
@@ -97,12 +99,9 @@ from kstreamlike.kernels.columns import (
     ROW,
     SEQ,
     SLOT,
-    ST,
     WM,
-    WM_NEXT,
     WSTART,
 )
-from kstreamlike.kernels.expr_ops import POLARS
 from kstreamlike.kernels.flink.firing_functions import carried_calls
 from kstreamlike.kernels.flink.time import flink_panes, unassigned_records
 from kstreamlike.kernels.flink.time_assignment import assign_windows
@@ -112,7 +111,6 @@ from kstreamlike.plan.firing import (
     FlinkPurgingTrigger,
 )
 from kstreamlike.plan.flink_time import (
-    bounded_out_of_orderness,
     time_window,
 )
 from kstreamlike.plan.lower import LoweredPlan
@@ -120,7 +118,6 @@ from kstreamlike.plan.nodes import (
     DeclarativeAggregation,
     ExplicitWatermarks,
     FlinkWindowedAggregate,
-    GeneratedWatermarks,
 )
 from kstreamlike.plan.positions import advance_after, advance_before
 from kstreamlike.plan.schema import output_schema
@@ -154,16 +151,6 @@ def _summed(node: _Watermarked) -> bool:
         and node.evictor is None
         and not isinstance(nested, FlinkPurgingTrigger)
     )
-
-
-def _watermark(max_timestamp: pl.Expr, node: _Watermarked) -> pl.Expr:
-    """The generated watermark after a record, the largest timestamp so far being
-    ``max_timestamp`` (null: no record yet, ``Long.MIN_VALUE``); ``Long.MIN_VALUE`` without
-    watermarks."""
-    if not isinstance(node.watermarks, GeneratedWatermarks):
-        return pl.lit(LONG_MIN, dtype=pl.Int64)
-    after = bounded_out_of_orderness(max_timestamp, node.watermarks.out_of_orderness, POLARS)
-    return after.fill_null(LONG_MIN)
 
 
 def _clock() -> pl.Expr:
@@ -226,23 +213,7 @@ class PolarsFlinkRun(LiveReader):
         positions = {p: c.position for p, c in self.partitions.items()}
         offset = self.rows_read
         new, invalid = self.read(frame)
-        clocks = self.clock_frame(new.schema[PART]).select(PART, "__st0")
-        new = (
-            new.join(clocks, on=PART, how="left", maintain_order="left")
-            .with_columns(_watermark(pl.col(ST), node).alias(WM_NEXT))
-            .with_columns(
-                pl.col(WM_NEXT)
-                .shift(1)
-                .over(PART)
-                .fill_null(_watermark(pl.col("__st0"), node))
-                .alias(WM)
-            )
-            .drop("__st0")
-        )
-        new_advances = new.filter(pl.col(WM_NEXT) > pl.col(WM)).select(
-            PART, (2 * pl.col(POSITION) + 2).alias(GSLOT), pl.col(WM_NEXT).alias(ADVANCE)
-        )
-        new = new.drop(WM_NEXT)
+        new, new_advances = batch_watermarks(node, new, self, end=end)
         retained = self.retained if self.retained is not None else new.clear()
         run = kernel_run(retained, new).with_columns(pl.col(SEQ).cast(pl.Int64))
         if PROC in run.columns:
@@ -367,16 +338,6 @@ class PolarsFlinkRun(LiveReader):
             advances.join(starts, on=PART).filter(pl.col(GSLOT) >= 2 * pl.col(_START)).drop(_START)
         )
 
-    def _watermarks(self) -> dict[Any, int]:
-        """The watermark now, per partition."""
-        done = self.ended and self.node.source.bounded
-        return {
-            p: LONG_MAX
-            if done
-            else pl.select(_watermark(pl.lit(c.stream_time, dtype=pl.Int64), self.node)).item()
-            for p, c in self.partitions.items()
-        }
-
     def _held(self) -> pl.DataFrame:
         """The windows whose contents are held now, of every key (the partition column, the
         keys, bounds in ticks, the aggregate over the contents)."""
@@ -391,7 +352,7 @@ class PolarsFlinkRun(LiveReader):
             schema = output_schema(node)
             names = [*columns, "window_start", "window_end", *(e.name for e in aggregation.exprs)]
             return pl.DataFrame(schema={c: schema[c] or pl.Null for c in names})
-        marks = self._watermarks()
+        marks = watermarks_now(self.node, self)
         now = pl.DataFrame(
             {PART: [self.part(p) for p in marks], "__now": list(marks.values())},
             schema_overrides={PART: retained.schema[PART], "__now": pl.Int64},
@@ -489,5 +450,5 @@ class PolarsFlinkRun(LiveReader):
 
     def clocks(self) -> dict[Any, tuple[int, int]]:
         """Per partition: the watermark now and how many valid records were read."""
-        marks = self._watermarks()
+        marks = watermarks_now(self.node, self)
         return {p: (marks[p], c.position) for p, c in self.partitions.items()}

@@ -8,7 +8,7 @@ from kstreamlike.kernels.beam import vectorized
 from kstreamlike.kernels.beam.triggers import window_firings
 from kstreamlike.plan.beam import BeamGlobalWindows, BeamWindowedAggregate
 from kstreamlike.plan.firing import is_custom
-from kstreamlike.plan.nodes import ExplicitWatermarks, FlinkWindowedAggregate, GeneratedWatermarks
+from kstreamlike.plan.nodes import FlinkWindowedAggregate
 from kstreamlike.plan.windows import (
     FlinkGlobalWindow,
     FlinkSessionWindow,
@@ -16,7 +16,7 @@ from kstreamlike.plan.windows import (
     FlinkTumblingWindow,
 )
 
-__all__ = ["beam_live_gap", "flink_live_gap", "unwatermarked", "watermarked_live_gap"]
+__all__ = ["beam_live_gap", "flink_live_gap", "watermarked_live_gap"]
 
 
 def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
@@ -48,8 +48,6 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
         window, FlinkTumblingWindow | FlinkSlidingWindow | FlinkSessionWindow | FlinkGlobalWindow
     ):
         return "windows inherited from an upstream window"
-    if not isinstance(node.watermarks, GeneratedWatermarks) and not unwatermarked(node):
-        return "recorded watermarks"
     if is_custom(node.trigger, node.evictor):
         return "custom triggers and evictors"
     if node.retracting and isinstance(window, FlinkSessionWindow):
@@ -58,17 +56,11 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
     return None
 
 
-def unwatermarked(node: FlinkWindowedAggregate) -> bool:
-    """Whether the stream has no watermarks (no strategy: no recorded watermark)."""
-    watermarks = node.watermarks
-    return type(watermarks) is ExplicitWatermarks and watermarks.frame.height == 0
-
-
 def beam_live_gap(node: BeamWindowedAggregate) -> str | None:
     """Why the vectorized live path cannot run the Beam plan ``node`` (it then runs on the
     reference interpreter), or None when it can: the plans the Beam kernel runs
-    (:func:`~kstreamlike.kernels.beam.vectorized`) on fixed and sliding windows with
-    generated watermarks, without processing-time firings.
+    (:func:`~kstreamlike.kernels.beam.vectorized`) on fixed and sliding windows, without
+    processing-time firings.
 
     Example:
         >>> import kstreamlike as ks
@@ -87,8 +79,6 @@ def beam_live_gap(node: BeamWindowedAggregate) -> str | None:
     if isinstance(node.window, BeamGlobalWindows):
         # (never garbage-collected: a pane may read every element of a key)
         return "Beam global windows"
-    if not isinstance(node.watermarks, GeneratedWatermarks):
-        return "recorded watermarks"
     firings = window_firings(node)
     assert firings is not None
     if firings.early_delay is not None or firings.late_delay is not None:

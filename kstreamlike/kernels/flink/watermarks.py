@@ -50,6 +50,7 @@ __all__ = [
     "SLOT",
     "WM",
     "Watermarked",
+    "order_dtype",
     "partitioned",
     "replay_watermarks",
 ]
@@ -118,8 +119,15 @@ def _generated_watermarks(
     return records.drop(WM_NEXT), advances
 
 
-def _order_dtype(node: Watermarked, after: pl.DataType) -> tuple[str, pl.DataType]:
-    """The arrival-order column explicit watermarks refer to, and the dtype to compare in."""
+def order_dtype(node: Watermarked, after: pl.DataType) -> tuple[str, pl.DataType]:
+    """The arrival-order column explicit watermarks refer to, and the dtype to compare in.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> s = ks.stream([{"k": "a", "ts": 1, "o": 0}], key="k", timestamp="ts", order_by="o")
+        >>> order_dtype(s.key_by("k").count_window(2).count().plan, pl.Int32())
+        ('o', Int64)
+    """
     source = node.source
     column = source.order_by if source.order_by is not None else ROW
     dtype = source.schema.get(column, pl.Int64())  # no order_by, or a flat_map's
@@ -150,7 +158,7 @@ def _explicit_watermarks(
         may share a slot).
     """
     source = node.source
-    order_column, dtype = _order_dtype(node, plan.frame.schema["after"])
+    order_column, dtype = order_dtype(node, plan.frame.schema["after"])
     rows = (
         plan.frame.lazy()
         .with_row_index(WM_ROW)
