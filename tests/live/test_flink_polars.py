@@ -14,6 +14,7 @@ from polars.testing import assert_frame_equal
 
 import kstreamlike as ks
 from kstreamlike import beam
+from tests.differential.test_beam import processing_time_triggers
 from tests.live.batches import (
     assert_batches_equal_replay,
     cuts,
@@ -562,4 +563,81 @@ def test_a_recorded_watermark_waits_for_a_later_record() -> None:
     outs = [first, job.process(FRAME[5:]), job.finish()]
     assert outs[1].collect().select("p", "window_start").rows() == [(0, 0), (0, 10), (1, 0)]
     assert job.metrics().clocks[0] == 2**63 - 1  # (a bounded input ends at Long.MAX_VALUE)
+    assert_batches_equal_replay(result, outs)
+
+
+@given(
+    frame=fl.frames(),
+    trigger=processing_time_triggers(),
+    mode=st.sampled_from(list(beam.AccumulationMode)),
+    lateness=st.sampled_from([0, 5, 60]),
+    partition=st.booleans(),
+    aggregations=AGG_LISTS,
+    data=st.data(),
+    restart=restarts(),
+)
+def test_beam_processing_time_firings_in_batches(
+    frame: pl.DataFrame,
+    trigger: Any,
+    mode: Any,
+    lateness: int,
+    partition: bool,
+    aggregations: list[ks.agg.AggExpr],
+    data: st.DataObject,
+    restart: int,
+) -> None:
+    """The Beam profile's ``AfterProcessingTime`` early and late firings on the vectorized
+    path: a run replays every clock advance from the first record a live window holds, so
+    each pane fires at the same record and with the same timing as in the replay."""
+    frame = in_arrival_order(data.draw(fl.clock_processing_times(frame)), "o")
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        partition="p" if partition else None,
+        processing_time="pt",
+        watermarks=data.draw(fl.watermark_strategies(partition, order_by=True)),
+    )
+    windowed = stream.window_into(
+        beam.FixedWindows(10), trigger=trigger, accumulation_mode=mode, allowed_lateness=lateness
+    )
+    result = windowed.combine_per_key(*aggregations)
+    job = result.start()
+    assert job.engine == "polars"
+    job.close()
+    outs = run_in_batches(result, frame, data.draw(cuts(frame.height)), restart)
+    assert_batches_equal_replay(result, outs, floats=True)
+
+
+def test_a_beam_early_firing_keeps_its_place_before_a_recorded_advance() -> None:
+    """A late record (no window kept for it) moves the clock past an early timer, and a
+    recorded watermark right after it makes the window's on-time pane: the next batch's
+    run must still see the early pane first, so the late pane is the window's third."""
+    frame = pl.DataFrame(
+        {
+            "o": [0, 1, 2, 3],
+            "k": ["a", "b", "c", "a"],
+            "ts": [205, 5, 230, 206],
+            "pt": [0, 6, 7, 8],
+            "v": [1, 2, 3, 4],
+        }
+    )
+    marks = pl.DataFrame({"after": [0, 1], "watermark": [204, 212]})
+    stream = ks.stream(
+        frame,
+        key="k",
+        timestamp="ts",
+        order_by="o",
+        processing_time="pt",
+        watermarks=ks.WatermarkStrategy.explicit(marks),
+    )
+    trigger = beam.AfterWatermark(early=beam.AfterProcessingTime(5), late=beam.AfterCount(1))
+    windowed = stream.window_into(beam.FixedWindows(10), trigger=trigger, allowed_lateness=100)
+    result = windowed.combine_per_key(ks.agg.sum("v"))
+    job = result.start()
+    assert job.engine == "polars"
+    outs = [job.process(frame[:3]), job.process(frame[3:]), job.finish()]
+    late = outs[1].collect().filter(pl.col("k") == "a")
+    assert late.select("pane_timing", "pane_index").rows() == [("LATE", 2)]
     assert_batches_equal_replay(result, outs)

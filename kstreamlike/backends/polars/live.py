@@ -36,6 +36,7 @@ from typing import Any
 
 import polars as pl
 
+from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.base import Outputs
 from kstreamlike.backends.polars import run_kafka_kernel
 from kstreamlike.backends.polars._output import (
@@ -58,7 +59,6 @@ from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.backends.polars.live_sliding import sliding_inputs
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
-from kstreamlike.kernels.kafka.sliding.scan_tables import BELOW_ALL
 from kstreamlike.kernels.kafka.time import is_late
 from kstreamlike.kernels.packing import state_columns
 from kstreamlike.kernels.python import infer_python_columns
@@ -225,7 +225,7 @@ class PolarsRun(LiveReader):
             # the rows a run emits on window close: those due in the batch
             st0 = pl.col(PART).replace_strict(opened[PART], opened[_ST0], default=None)
             read = read.with_columns(
-                st0.fill_null(BELOW_ALL).alias(_ST0),  # (a partition's first batch)
+                st0.fill_null(LONG_MIN).alias(_ST0),  # (a partition's first batch)
                 pl.col(ST).max().over(PART).alias(_ST1),
             )
         emitted, late = run_kafka_kernel(self.kernel_node, read, self.plan.suppress, due_between)

@@ -40,6 +40,11 @@ place of its processing time (:func:`_clock`), so a run over the kept records an
 batch's sees the stream's clock. A processing-time timer due at a record no longer kept
 fires at the next kept one instead, still before the batch; the window's records are all
 kept, and Flink's processing-time triggers read the watermark only to clean a window up.
+The Beam profile's processing-time firings read it to time their panes (early, on time,
+late), so there every record of a partition from the first one a live window holds is
+kept: each clock advance and watermark advance a live window can see is replayed in
+order, and the records of windows already garbage-collected among them fire only at
+steps before the batch.
 
 A global window is never cleaned up: a count window (:func:`~kstreamlike.backends.polars.
 live_flink_kept.counted`) keeps a key's elements from the first one a later firing may read
@@ -74,7 +79,7 @@ from kstreamlike.backends.polars.live_flink_kept import (
     last_cleanup,
     placed,
 )
-from kstreamlike.backends.polars.live_gaps import watermarked_live_gap
+from kstreamlike.backends.polars.live_gaps import beam_clocked, watermarked_live_gap
 from kstreamlike.backends.polars.live_reading import (
     NEW,
     POSITION,
@@ -326,6 +331,10 @@ class PolarsFlinkRun(LiveReader):
         if isinstance(node, BeamWindowedAggregate) or counted(node) is None:
             alive = pl.lit(last_cleanup(node, run)) > pl.col(WM).last().over(PART)
             run = run.with_columns(alive.alias(_ALIVE))
+            if isinstance(node, BeamWindowedAggregate) and beam_clocked(node):
+                # every clock advance from the first record a live window holds
+                first = pl.when(pl.col(_ALIVE)).then(pl.col(POSITION)).min().over(PART)
+                run = run.with_columns((pl.col(POSITION) >= first).fill_null(False).alias(_ALIVE))
             first = pl.col(POSITION).min()
         else:
             run, self.dropped = count_retained(node, run, self.dropped, _ALIVE)

@@ -16,7 +16,7 @@ from kstreamlike.plan.windows import (
     FlinkTumblingWindow,
 )
 
-__all__ = ["beam_live_gap", "flink_live_gap", "watermarked_live_gap"]
+__all__ = ["beam_clocked", "beam_live_gap", "flink_live_gap", "watermarked_live_gap"]
 
 
 def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
@@ -59,8 +59,7 @@ def flink_live_gap(node: FlinkWindowedAggregate) -> str | None:
 def beam_live_gap(node: BeamWindowedAggregate) -> str | None:
     """Why the vectorized live path cannot run the Beam plan ``node`` (it then runs on the
     reference interpreter), or None when it can: the plans the Beam kernel runs
-    (:func:`~kstreamlike.kernels.beam.vectorized`) on fixed and sliding windows, without
-    processing-time firings.
+    (:func:`~kstreamlike.kernels.beam.vectorized`) on fixed and sliding windows.
 
     Example:
         >>> import kstreamlike as ks
@@ -79,11 +78,29 @@ def beam_live_gap(node: BeamWindowedAggregate) -> str | None:
     if isinstance(node.window, BeamGlobalWindows):
         # (never garbage-collected: a pane may read every element of a key)
         return "Beam global windows"
-    firings = window_firings(node)
-    assert firings is not None
-    if firings.early_delay is not None or firings.late_delay is not None:
-        return "processing time"
     return None
+
+
+def beam_clocked(node: BeamWindowedAggregate) -> bool:
+    """Whether the Beam plan ``node`` fires by processing time (``AfterProcessingTime``
+    early or late firings): its live run then keeps every record of a partition from the
+    first one a window still alive holds, so that the clock advances at each of them.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> from kstreamlike import beam
+        >>> s = ks.stream([{"k": "a", "ts": 1, "x": 2, "pt": 0}], key="k", timestamp="ts",
+        ...               processing_time="pt",
+        ...               watermarks=ks.WatermarkStrategy.for_monotonous_timestamps())
+        >>> early = beam.AfterWatermark(early=beam.AfterProcessingTime(5))
+        >>> beam_clocked(s.window_into(beam.FixedWindows(10), trigger=early).combine_per_key(
+        ...     ks.agg.sum("x")).plan)
+        True
+    """
+    firings = window_firings(node)
+    return firings is not None and (
+        firings.early_delay is not None or firings.late_delay is not None
+    )
 
 
 def watermarked_live_gap(node: FlinkWindowedAggregate | BeamWindowedAggregate) -> str | None:

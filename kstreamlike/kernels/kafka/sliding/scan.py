@@ -32,8 +32,6 @@ from kstreamlike.kernels.columns import (
 from kstreamlike.kernels.kafka.sliding.contents import Measures
 from kstreamlike.kernels.kafka.sliding.scan_kernel import scan_batch
 from kstreamlike.kernels.kafka.sliding.scan_tables import (
-    ABOVE_ALL,
-    BELOW_ALL,
     O_CREATOR,
     O_FIXED,
     O_REC,
@@ -143,6 +141,25 @@ def _begins(
     return np.where((at < len(disturbing)) & (found < past), found, past).astype(np.int64)
 
 
+def _emitted_starts(
+    by_store: pl.DataFrame, bounds: np.ndarray, due_between: tuple[str, str] | None, shift: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per store, the starts ``(lo, hi]`` of the settled windows to output: those whose
+    ``DUE`` (their start plus ``shift``) is in the range ``due_between`` names (every
+    start when None)."""
+    stores = len(bounds) - 1
+    lowest, highest = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    if due_between is None:
+        return np.full(stores, lowest, np.int64), np.full(stores, highest, np.int64)
+    firsts = pl.Series(bounds[:-1])
+    ends = []
+    for column in due_between:
+        times = by_store[column].gather(firsts).cast(pl.Int64).to_numpy()
+        # (saturated: no time below the lowest start)
+        ends.append(np.where(times < lowest + shift, lowest, times - shift))
+    return ends[0], ends[1]
+
+
 def scan_stores(
     node: KafkaWindowedAggregate,
     records: pl.DataFrame,
@@ -210,15 +227,7 @@ def scan_stores(
     vi, vmi, oi = partials.ints
     vf, vmf, of = partials.floats
     begin = _begins(bounds, ts, st, window)
-    # a settled window's DUE is its start plus ``shift``
-    shift = due_offset + (1 if final else 0)
-    if due_between is None:
-        emit_lo = np.full(len(bounds) - 1, BELOW_ALL, np.int64)
-        emit_hi = np.full(len(bounds) - 1, ABOVE_ALL, np.int64)
-    else:
-        firsts = pl.Series(bounds[:-1])
-        emit_lo = by_store[due_between[0]].gather(firsts).cast(pl.Int64).to_numpy() - shift
-        emit_hi = by_store[due_between[1]].gather(firsts).cast(pl.Int64).to_numpy() - shift
+    emit_lo, emit_hi = _emitted_starts(by_store, bounds, due_between, due_offset + int(final))
 
     def scanned(lo_store: int, hi_store: int) -> tuple[Any, ...]:
         """The settled windows' output tables of a batch of stores, and the others'."""
