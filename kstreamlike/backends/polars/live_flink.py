@@ -333,8 +333,8 @@ class PolarsFlinkRun(LiveReader):
             run = run.with_columns(alive.alias(_ALIVE))
             if isinstance(node, BeamWindowedAggregate) and beam_clocked(node):
                 # every clock advance from the first record a live window holds
-                first = pl.when(pl.col(_ALIVE)).then(pl.col(POSITION)).min().over(PART)
-                run = run.with_columns((pl.col(POSITION) >= first).fill_null(False).alias(_ALIVE))
+                held = pl.when(pl.col(_ALIVE)).then(pl.col(POSITION)).min().over(PART)
+                run = run.with_columns((pl.col(POSITION) >= held).fill_null(False).alias(_ALIVE))
             first = pl.col(POSITION).min()
         else:
             run, self.dropped = count_retained(node, run, self.dropped, _ALIVE)

@@ -98,9 +98,7 @@ def beam_clocked(node: BeamWindowedAggregate) -> bool:
         True
     """
     firings = window_firings(node)
-    return firings is not None and (
-        firings.early_delay is not None or firings.late_delay is not None
-    )
+    return firings is not None and firings.clocked
 
 
 def watermarked_live_gap(node: FlinkWindowedAggregate | BeamWindowedAggregate) -> str | None:

@@ -71,19 +71,8 @@ def recorded_watermarks(
     """
     plan = node.watermarks
     assert isinstance(plan, ExplicitWatermarks)
-    source = node.source
     order, dtype = order_dtype(node, plan.frame.schema["after"])
     part_dtype = new.schema[PART]
-    rows = (
-        plan.frame.with_row_index(WM_ROW)
-        .filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
-        .select(
-            WM_ROW,
-            pl.col("after").cast(dtype).alias(_AFTER),
-            pl.col("watermark").cast(pl.Int64).alias(ADVANCE),
-            *([pl.col("partition")] if "partition" in plan.frame.columns else []),
-        )
-    )
     # the partitions the batch moves: those it has records of (all of them at the end)
     firsts = new.group_by(PART).agg(pl.col(POSITION).min().alias("__first"))
     known = before.select(PART, pl.col(_LAST).cast(dtype), _POS0).cast({PART: part_dtype})
@@ -97,19 +86,9 @@ def recorded_watermarks(
         ],
         how="vertical_relaxed",
     )
-    if source.partition is not None and "partition" in rows.columns:
-        rows = rows.with_columns(pl.col("partition").cast(part_dtype, strict=False).alias(PART))
-        pairs = rows.drop("partition").join(moved, on=PART)
-    else:
-        pairs = rows.drop("partition", strict=False).join(moved, how="cross")
-    applied = pl.col(_LAST).is_not_null() & (pl.col(_AFTER) < pl.col(_LAST))
-    start = (
-        pairs.filter(applied)
-        .group_by(PART)
-        .agg(pl.col(ADVANCE).max().alias(_WM0))
-        .join(moved.select(PART), on=PART, how="right")
-        .select(PART, pl.col(_WM0).fill_null(LONG_MIN))
-    )
+    pairs = _pairs(node, moved)
+    applied = _applied(every=False)
+    start = _started(pairs, moved, applied)
     # a pending row applies after the batch's last record at or before it (before the
     # partition's first if none), unless that is the partition's last record so far
     orders = new.select(PART, pl.col(order).cast(dtype).alias(_AFTER), POSITION)
@@ -147,6 +126,49 @@ def recorded_watermarks(
         .drop(GSLOT, ADVANCE, _WM0)
     )
     return with_wm, advances
+
+
+def _pairs(node: Watermarked, partitions: pl.DataFrame) -> pl.DataFrame:
+    """The recorded rows (``WM_ROW``: their place in the frame, ``after`` as ``_AFTER``
+    in the order's dtype, the watermark as ``ADVANCE``), each with every partition of
+    ``partitions`` it applies to (a row without a partition, to all) and that partition's
+    columns."""
+    plan = node.watermarks
+    assert isinstance(plan, ExplicitWatermarks)
+    _, dtype = order_dtype(node, plan.frame.schema["after"])
+    rows = (
+        plan.frame.with_row_index(WM_ROW)
+        .filter(pl.col("after").is_not_null() & pl.col("watermark").is_not_null())
+        .select(
+            WM_ROW,
+            pl.col("after").cast(dtype).alias(_AFTER),
+            pl.col("watermark").cast(pl.Int64).alias(ADVANCE),
+            *([pl.col("partition")] if "partition" in plan.frame.columns else []),
+        )
+    )
+    if node.source.partition is not None and "partition" in rows.columns:
+        part = pl.col("partition").cast(partitions.schema[PART], strict=False).alias(PART)
+        return rows.with_columns(part).drop("partition").join(partitions, on=PART)
+    return rows.drop("partition", strict=False).join(partitions, how="cross")
+
+
+def _applied(*, every: bool) -> pl.Expr:
+    """Whether a row of :func:`_pairs` has applied: its ``after`` is below its partition's
+    last order value read (``_LAST``; every row once the input has ended, ``every``)."""
+    if every:
+        return pl.lit(True)
+    return pl.col(_LAST).is_not_null() & (pl.col(_AFTER) < pl.col(_LAST))
+
+
+def _started(pairs: pl.DataFrame, partitions: pl.DataFrame, applied: pl.Expr) -> pl.DataFrame:
+    """Per partition of ``partitions`` (in their order), the watermark its ``applied``
+    rows of ``pairs`` set (``_WM0``; ``Long.MIN_VALUE`` without any)."""
+    reached = pairs.filter(applied).group_by(PART).agg(pl.col(ADVANCE).max().alias(_WM0))
+    return (
+        partitions.select(PART)
+        .join(reached, on=PART, how="left", maintain_order="left")
+        .with_columns(pl.col(_WM0).fill_null(LONG_MIN))
+    )
 
 
 def generated_watermark(max_timestamp: pl.Expr, node: Watermarked) -> pl.Expr:
@@ -250,13 +272,7 @@ def watermarks_now(node: Watermarked, reader: LiveReader) -> dict[Any, int]:
         now = pl.select(generated_watermark(pl.lit(times), node)).to_series()
         return dict(zip(clocks, now.to_list(), strict=True))
     _, dtype = order_dtype(node, plan.frame.schema["after"])
-    rows = plan.frame.drop_nulls(["after", "watermark"])
-    partitioned = node.source.partition is not None and "partition" in rows.columns
-    marks: dict[Any, int] = {}
-    for p, clock in clocks.items():
-        mine = rows.filter(pl.col("partition") == p) if partitioned else rows
-        if not reader.ended:
-            mine = mine.filter(pl.col("after").cast(dtype) < pl.lit(clock.last_order).cast(dtype))
-        top = mine.select(pl.col("watermark").cast(pl.Int64).max()).item()
-        marks[p] = LONG_MIN if top is None else max(LONG_MIN, int(top))
-    return marks
+    values = pl.Series([reader.part(p) for p in clocks])
+    read = _before(reader, values.dtype).with_columns(pl.col(_LAST).cast(dtype))
+    started = _started(_pairs(node, read), read, _applied(every=reader.ended))
+    return dict(zip(clocks, started[_WM0].to_list(), strict=True))

@@ -236,7 +236,7 @@ def beam_panes(
     assert firings is not None
     group = list(dict.fromkeys([PART, *node.keys, WSTART]))
     clock = None
-    if firings.early_delay is not None or firings.late_delay is not None:
+    if firings.clocked:
         if ticks is None:
             # (materialized: the pairs and the clock advances read them)
             partitioned = node.source.partition is not None

@@ -43,6 +43,16 @@ class Firings:
     early_delay: int | None = None
     late_delay: int | None = None
 
+    @property
+    def clocked(self) -> bool:
+        """Whether a pane fires by processing time (early or late).
+
+        Example:
+            >>> Firings(early=None, late=None, closes=True, early_delay=5).clocked
+            True
+        """
+        return self.early_delay is not None or self.late_delay is not None
+
 
 def _phase(trigger: BeamTrigger | None) -> tuple[int | None, int | None] | None:
     """A phase's trigger as (count, delay): ``AfterCount(n)``: (n, None);
