@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 _LIMIT = 1 << 62
+_INT64_MAX = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,21 @@ class Range:
         """How many digit values the column needs."""
         return (self.high - self.low) // self.step + 1 + int(self.nullable)
 
+    @property
+    def offset(self) -> pl.Expr:
+        """The column less its lowest value, as an Int64 (unsigned values above Int64's
+        range are taken off in their own type first)."""
+        if self.high > _INT64_MAX:
+            return (self.expr - pl.lit(self.low, dtype=self.dtype)).cast(pl.Int64)
+        digit = self.expr.cast(pl.Int64)
+        return digit - self.low if self.low else digit
+
+    def value(self, offset: pl.Expr) -> pl.Expr:
+        """The column's value from its :attr:`offset`, in its own type."""
+        if self.high > _INT64_MAX:
+            return offset.cast(self.dtype) + pl.lit(self.low, dtype=self.dtype)
+        return (offset + self.low).cast(self.dtype)
+
 
 @dataclass(frozen=True)
 class Packing:
@@ -62,9 +78,7 @@ class Packing:
         """The packed column (first range most significant)."""
         packed: pl.Expr | None = None
         for r in self.ranges:
-            digit = r.expr.cast(pl.Int64)
-            if r.low:
-                digit = digit - r.low
+            digit = r.offset
             if r.step != 1:  # Int64 division is slow: only where it is needed
                 digit = digit // r.step
             if r.nullable:
@@ -78,10 +92,10 @@ class Packing:
         divisor = 1
         for r in reversed(self.ranges):
             digit = pl.col(self.name) // divisor % r.radix
-            value = digit * r.step + r.low
+            value = r.value(digit * r.step)
             if r.nullable:
                 value = pl.when(digit != r.radix - 1).then(value)
-            out.append(value.cast(r.dtype).alias(r.name))
+            out.append(value.alias(r.name))
             divisor *= r.radix
         return out[::-1]
 

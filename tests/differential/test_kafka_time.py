@@ -111,6 +111,21 @@ def test_grouped_integer_keys_with_nulls(compiled_backend: str) -> None:
     assert out.schema["a"] == pl.Int16 and out.schema["b"] == pl.UInt8
 
 
+@pytest.mark.parametrize("mode", ["close", "suppress"])
+def test_unsigned_keys_above_int64_sort_on_sliding_windows(
+    compiled_backend: str, mode: str
+) -> None:
+    """A UInt64 key above Int64's range orders a sliding window's stores (a regression:
+    packing the key cast it to Int64 first)."""
+    frame = pl.DataFrame(
+        {"o": [0, 1, 2], "ts": [0, 3, 1], "v": [0, 1, 2], "p": [0, 0, 0]}
+    ).with_columns(pl.Series("k", [2**63, 2**63 + 2, 2**63], dtype=pl.UInt64))
+    windows = ks.SlidingWindows.of_time_difference_and_grace(1, 0)
+    table = windowed_table(frame, windows, mode, False, [ks.agg.sum("v")])
+    assert_same_as_reference(table, compiled_backend)
+    assert table.collect()["k"].dtype == pl.UInt64
+
+
 def test_kafka_datetime_matches_reference(compiled_backend: str) -> None:
     @budget(compiled_backend, few=6)
     @given(

@@ -187,7 +187,10 @@ def test_a_failed_micro_batch_runs_again_and_replaces_its_partial_output(
     table = _kafka_tumbling(_source(spark, tmp_path / "in", 1))
     with pytest.raises(Exception, match=r"batch|invalid|directory|exists"):
         _run(table, tmp_path)
-    assert (tmp_path / "main" / "batch_id=0").exists()  # written before the failure
+    partial = tmp_path / "main" / "batch_id=0"
+    assert partial.exists()  # written before the failure
+    # what the failed attempt left there is replaced
+    _rows().head(6).write_parquet(partial / "part-99999-00000.parquet")
     blocker.unlink()
     _run(_kafka_tumbling(_source(spark, tmp_path / "in", 1)), tmp_path)
     _check_equal(tmp_path, _kafka_tumbling(frame), batches=3)
@@ -416,3 +419,34 @@ def test_an_output_without_rows_can_be_read(spark: Any, tmp_path: Path) -> None:
     # a Polars frame still runs on Spark (a regression)
     stream = ks.stream(frame, key="k", timestamp="ts", order_by="o", backend="spark")
     assert stream.group_by_key().windowed_by(ks.TimeWindows.of(50)).count().collect().height
+
+
+def test_local_parquet_is_written_by_the_step_and_other_formats_by_spark(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Parquet on the local filesystem (with a ``compression`` option) is written by the
+    stateful step's tasks, JSON by Spark's writer: the same rows either way."""
+    import pyarrow.parquet as pq
+
+    frame = _rows()
+    _write_files(frame, tmp_path / "in", 2)
+    expected = _kafka_tumbling(frame).collect()
+    for fmt, out in (("parquet", tmp_path / "p"), ("json", tmp_path / "j")):
+        writer = _kafka_tumbling(_source(spark, tmp_path / "in", 1)).stream_writer()
+        writer = writer.format(fmt).option("checkpointLocation", str(out / "c"))
+        query = (
+            writer.option("compression", "gzip")
+            .trigger(availableNow=True)
+            .start(main=f"file://{out / 'main'}")
+        )
+        query.awaitTermination()
+        batches = sorted(p.name for p in (out / "main").iterdir())
+        assert batches == ["batch_id=0", "batch_id=1"]
+        got = pl.from_arrow(spark.read.format(fmt).load(str(out / "main")).toArrow())
+        assert isinstance(got, pl.DataFrame)
+        got = got.select(expected.columns).cast(dict(expected.schema))
+        assert got.sort(expected.columns).equals(expected.sort(expected.columns)), fmt
+    files = sorted((tmp_path / "p" / "main" / "batch_id=0").glob("part-*.parquet"))
+    assert files and (tmp_path / "p" / "main" / "batch_id=0" / "_SUCCESS").exists()
+    assert pq.ParquetFile(files[0]).metadata.row_group(0).column(0).compression == "GZIP"
+    assert list((tmp_path / "j" / "main" / "batch_id=0").glob("part-*.json.gz"))

@@ -10,8 +10,10 @@ without rows in a micro-batch is not called, and no wall clock enters.
 
 The jobs' outputs leave the stateful step as Arrow IPC payloads, one row per partition and
 output (``main``, ``late``, ``invalid``), and ``foreachBatch`` writes each output to its
-sink, decoded back into rows on the executors. A sink writes each micro-batch under its
-batch id, replacing what a failed attempt of the same batch wrote, so that every output
+sink, decoded back into rows on the executors: Parquet files on the local filesystem by
+the tasks of the stateful step themselves, in the micro-batch's one Spark job
+(:mod:`.stream_files`), other sinks by Spark's writers. Each micro-batch is written under
+its batch id, replacing what a failed attempt of the same batch wrote, so that every output
 reaches its sink exactly once across restarts (:mod:`.stream_sinks`).
 """
 
@@ -25,6 +27,13 @@ import polars as pl
 
 from kstreamlike.backends.spark._frames import with_input_dtypes
 from kstreamlike.backends.spark._payloads import KINDS, PAYLOAD_SCHEMA, decoded, encoded
+from kstreamlike.backends.spark.stream_files import (
+    default_filesystem,
+    finish,
+    local_parquet,
+    prepare,
+    write_payloads,
+)
 from kstreamlike.backends.spark.stream_sinks import Sink
 from kstreamlike.errors import UnsupportedPlanError
 from kstreamlike.live.job import Job
@@ -167,24 +176,38 @@ class StreamingRun:
         configure: Callable[[DataStreamWriter], DataStreamWriter],
     ) -> StreamingQuery:
         """Start the query: the stateful step, then ``foreachBatch`` writing each output
-        to its sink."""
+        to its sink: Parquet files on the local filesystem by the stateful step's own
+        tasks, in the micro-batch's one job (:mod:`.stream_files`), others by Spark's
+        writers, a job each."""
         run = self
         written: set[str] = set()  # the outputs this run of the query has written
+        filesystem = default_filesystem(frame.sparkSession)
+        local = {kind: local_parquet(sink, filesystem) for kind, sink in sinks.items()}
+        targets = {kind: files for kind, files in local.items() if files is not None}
+        others = {kind: sink for kind, sink in sinks.items() if kind not in targets}
+        codecs = {kind: files.compression for kind, files in targets.items()}
+        schemas = {kind: empty.schema for kind, empty in self.schemas.items()}
 
         def write(payloads: DataFrame, batch_id: int) -> None:
-            payloads.persist()
+            if others:  # (read again by Spark's writers)
+                payloads.persist()
             try:
-                # An output without rows in the micro-batch is not written (no Python
-                # step), except once per run, without rows, so that it can always be read.
-                present = {row[0] for row in payloads.select("kind").distinct().collect()}
-                for kind, sink in sinks.items():
+                directories = prepare({k: f.root for k, f in targets.items()}, batch_id)
+                counts = write_payloads(payloads, directories, schemas, codecs)
+                # An output without rows in the micro-batch is not written, except once per
+                # run, without rows, so that it can always be read.
+                present = {kind for kind, rows in counts.items() if rows}
+                unwritten = set(sinks) - present - written
+                finish(directories, {k: schemas[k] for k in unwritten & set(targets)}, codecs)
+                for kind, sink in others.items():
                     if kind in present:
                         sink.write(run.rows(payloads, kind), batch_id)
-                    elif kind not in written:
+                    elif kind in unwritten:
                         sink.write(run.empty(payloads, kind), batch_id)
-                    written.add(kind)
+                written.update(sinks)
             finally:
-                payloads.unpersist()
+                if others:
+                    payloads.unpersist()
 
         writer = self.transform(frame).writeStream.outputMode("append").foreachBatch(write)
         # ``applyInPandasWithState`` hands a group's state over again with every Arrow batch

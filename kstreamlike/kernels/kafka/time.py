@@ -6,7 +6,8 @@ whose end plus grace is still after stream time; it is late when even its last w
 one with the greatest end) is closed. Every-update output is a running aggregate per window
 in arrival order; on-window-close output is each window's final value, emitted at the first
 record after which stream time reaches its end plus grace (an as-of search);
-``suppress(until_window_closes())`` is derived from the changelog. Sliding windows
+``suppress(until_window_closes())`` is derived from the changelog (for declarative
+aggregations, it is the on-close output: :func:`_final_when_suppressed`). Sliding windows
 (:mod:`.sliding.windows`) and session windows (:mod:`.session.windows`) have their own modules,
 dispatched from :func:`run_kafka`.
 """
@@ -279,10 +280,36 @@ def run_time(
     window = narrowed(node.window, KafkaTimeWindow)
     assert place or suppress_duration is None
     contributions = _contributions(node, records, stream_time)
-    if node.emit_on_close:
+    if node.emit_on_close or _final_when_suppressed(node, suppress_duration):
         emitted = _on_close(node, records, contributions, stream_time, place)
     else:
         emitted = _changelog(node, records, contributions)
-    if suppress_duration is not None:
-        emitted = suppress(emitted, _partition(node), node.keys, suppress_duration, TOMBSTONE)
+        if suppress_duration is not None:
+            emitted = suppress(emitted, _partition(node), node.keys, suppress_duration, TOMBSTONE)
     return emitted, records.filter(is_late(window, stream_time))
+
+
+def _final_when_suppressed(node: KafkaWindowedAggregate, suppress_duration: int | None) -> bool:
+    """Whether ``suppress(until_window_closes())`` (for ``suppress_duration`` after a
+    window's end) emits what emitting on window close does, so that the windows' final
+    values stand for the changelog and its suppression.
+
+    It does for a declarative aggregation held for the grace period: no update deletes a
+    window; suppress's stream time (the largest timestamp of the updates it buffers) is the
+    partition's stream time at every record that can close a window (a record that moves
+    stream time updates its own window, whose timestamp is then the record's); a window is
+    evicted once that time reaches its end plus grace, when it is closed, so no update
+    follows its last buffered one; and the evicted windows of a record come in the order of
+    their ends, keys and starts, which for time windows (end = start + size) is the order
+    of their starts and keys, as on window close.
+
+    Example:
+        >>> import kstreamlike as ks
+        >>> t = ks.stream([{"k": "a", "ts": 1}], key="k", timestamp="ts").group_by_key()
+        >>> node = t.windowed_by(ks.TimeWindows.of_size_and_grace(10, 2)).count().plan
+        >>> _final_when_suppressed(node, 2), _final_when_suppressed(node, None)
+        (True, False)
+    """
+    window = narrowed(node.window, KafkaTimeWindow)
+    declarative = isinstance(node.aggregation, DeclarativeAggregation)
+    return declarative and suppress_duration == window.grace
