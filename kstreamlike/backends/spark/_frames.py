@@ -13,9 +13,13 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 
+from kstreamlike.errors import UnsupportedPlanError
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
+
+_LONG_MAX = (1 << 63) - 1
 
 __all__ = [
     "with_input_dtypes",
@@ -83,6 +87,7 @@ def from_polars(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
     """A Spark frame with ``frame``'s rows (through Arrow). Spark has no unsigned integers:
     those columns become Int64 (as :func:`spark_type` maps them; results are cast back)."""
     unsigned = [n for n, t in frame.schema.items() if t.is_unsigned_integer()]
+    _check_long_range(frame, [n for n in unsigned if frame.schema[n] == pl.UInt64])
     frame = frame.with_columns(pl.col(unsigned).cast(pl.Int64))
     if frame.is_empty():
         return spark.createDataFrame([], spark_schema(frame.schema))
@@ -102,6 +107,31 @@ def from_polars(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
     # making each step of building the plan slow: keep them on the executors instead.
     checkpointed: DataFrame = created.localCheckpoint(eager=True)
     return checkpointed
+
+
+def _check_long_range(frame: pl.DataFrame, columns: list[str]) -> None:
+    """Fail, naming the column, when a ``UInt64`` column holds a value above Spark's
+    ``LongType`` (Spark has no unsigned 64-bit integers).
+
+    Example:
+        >>> big = pl.DataFrame({"k": pl.Series([2**63], dtype=pl.UInt64)})
+        >>> _check_long_range(big, ["k"])
+        Traceback (most recent call last):
+        ...
+        kstreamlike.errors.UnsupportedPlanError: column 'k': UInt64 value 9223372036854775808 is \
+above the largest value of Spark's LongType (9223372036854775807); Spark has no unsigned \
+64-bit integers: cast the column (for example to a string) or run on the Polars backend
+    """
+    if not columns:
+        return
+    highest = frame.select(pl.col(columns).max()).row(0)
+    for name, value in zip(columns, highest, strict=True):
+        if value is not None and value > _LONG_MAX:
+            raise UnsupportedPlanError(
+                f"column {name!r}: UInt64 value {value} is above the largest value of Spark's "
+                f"LongType ({_LONG_MAX}); Spark has no unsigned 64-bit integers: cast the "
+                "column (for example to a string) or run on the Polars backend"
+            )
 
 
 def frame_rows_inline(rows: int) -> bool:
