@@ -20,7 +20,7 @@ from kstreamlike.backends.spark._frames import spark_schema
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["KINDS", "PAYLOAD_SCHEMA", "decoded", "encoded"]
+__all__ = ["KINDS", "PAYLOAD_SCHEMA", "Decoder", "decoded", "encoded"]
 
 KINDS = ("main", "late", "invalid")
 """The outputs, in the order of :class:`~kstreamlike.live.BatchResult`."""
@@ -43,21 +43,40 @@ def encoded(outputs: Mapping[str, pl.DataFrame]) -> pa.Table:
     )
 
 
+class Decoder:
+    """Turns payloads of an output into Arrow tables of that output's Spark schema (what
+    Spark's writer would write), on the executors.
+
+    Example:
+        >>> decoder = Decoder({"k": pl.String(), "n": pl.UInt8()})
+        >>> payload = encoded({"main": pl.DataFrame({"k": ["a"], "n": [1]})})["payload"][0]
+        >>> decoder.table(payload.as_py()).schema.types
+        [DataType(string), DataType(int64)]
+    """
+
+    def __init__(self, schema: Mapping[str, pl.DataType]) -> None:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        self.spark = spark_schema(schema)
+        self.arrow = to_arrow_schema(self.spark, timezone="UTC")
+        self.polars = pl.Schema(schema)
+
+    def table(self, payload: bytes) -> pa.Table:
+        """The rows of one payload."""
+        return pl.read_ipc(io.BytesIO(payload)).cast(self.polars).to_arrow().cast(self.arrow)
+
+
 def decoded(payloads: DataFrame, kind: str, schema: Mapping[str, pl.DataType]) -> DataFrame:
     """The rows of output ``kind`` in ``payloads``, in ``schema``, decoded on the
     executors."""
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import to_arrow_schema
 
-    spark = spark_schema(schema)
-    arrow = to_arrow_schema(spark, timezone="UTC")
-    polars_schema = pl.Schema(schema)
+    decoder = Decoder(schema)
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for payload in batch.column(0).to_pylist():
-                frame = pl.read_ipc(io.BytesIO(payload)).cast(polars_schema)
-                yield from frame.to_arrow().cast(arrow).to_batches()
+                yield from decoder.table(payload).to_batches()
 
     selected = payloads.where(F.col("kind") == kind).select("payload")
-    return selected.mapInArrow(decode, spark)
+    return selected.mapInArrow(decode, decoder.spark)

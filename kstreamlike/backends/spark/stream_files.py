@@ -18,7 +18,6 @@ its own files; the driver marks the directory ``_SUCCESS`` when the job is done
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import uuid
@@ -30,15 +29,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kstreamlike.backends.spark._frames import spark_schema
-from kstreamlike.backends.spark.stream_sinks import PathSink, Sink
+from kstreamlike.backends.spark._payloads import Decoder
+from kstreamlike.backends.spark.stream_sinks import BATCH_ID, PathSink, Sink
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "LocalParquet",
-    "arrow_schema",
     "default_filesystem",
     "finish",
     "local_parquet",
@@ -104,21 +102,8 @@ def default_filesystem(spark: SparkSession) -> str | None:
     return None if value is None else str(value)
 
 
-def arrow_schema(schema: Mapping[str, pl.DataType]) -> pa.Schema:
-    """The Arrow schema an output's files have: its Spark schema's (what Spark's writer
-    would have written), as :func:`~kstreamlike.backends.spark._payloads.decoded`.
-
-    Example:
-        >>> arrow_schema({"k": pl.String(), "n": pl.UInt8()}).types
-        [DataType(string), DataType(int64)]
-    """
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(spark_schema(schema), timezone="UTC")
-
-
 def _directory(root: str, batch_id: int) -> str:
-    return os.path.join(root, f"batch_id={batch_id}")
+    return os.path.join(root, f"{BATCH_ID}={batch_id}")
 
 
 def prepare(roots: Mapping[str, str], batch_id: int) -> dict[str, str]:
@@ -143,8 +128,7 @@ def write_payloads(
     """Run the micro-batch's job: each payload of an output in ``directories`` written
     there as a Parquet file of its ``schemas`` (``compression``: pyarrow's codec per
     output). Returns the rows of every output present in ``payloads`` (written or not)."""
-    polars_schemas = {kind: pl.Schema(schemas[kind]) for kind in directories}
-    arrow = {kind: arrow_schema(schemas[kind]) for kind in directories}
+    decoders = {kind: Decoder(schemas[kind]) for kind in directories}
     codecs = dict(compression)
     targets = dict(directories)
 
@@ -158,8 +142,7 @@ def write_payloads(
             kinds = batch.column(0).to_pylist()
             for kind, payload in zip(kinds, batch.column(1).to_pylist(), strict=True):
                 if kind in targets:
-                    frame = pl.read_ipc(io.BytesIO(payload)).cast(polars_schemas[kind])
-                    table = frame.to_arrow().cast(arrow[kind])
+                    table = decoders[kind].table(payload)
                     name = f"part-{partition:05d}-{place:05d}.parquet"
                     hidden = os.path.join(targets[kind], f".{name}.{uuid.uuid4().hex}")
                     pq.write_table(table, hidden, compression=codecs[kind])
@@ -190,7 +173,7 @@ def finish(
     get ``_SUCCESS``."""
     for kind, directory in directories.items():
         if kind in empty:
-            table = arrow_schema(empty[kind]).empty_table()
+            table = Decoder(empty[kind]).arrow.empty_table()
             pq.write_table(
                 table,
                 os.path.join(directory, "part-00000-empty.parquet"),
