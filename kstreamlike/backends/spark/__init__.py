@@ -212,12 +212,13 @@ def execute(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
 
 
 def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
-    from kstreamlike.backends.spark._arrivals import bucket_width
+    from kstreamlike.backends.spark._arrivals import WindowGrid
     from kstreamlike.backends.spark._output import finish_invalid
     from kstreamlike.backends.spark._prepare import prepare
     from kstreamlike.backends.spark.beam_keyed import per_key_asked, run_beam_keyed
     from kstreamlike.backends.spark.flink import run_flink
     from kstreamlike.backends.spark.flink_keyed import run_flink_keyed
+    from kstreamlike.backends.spark.flink_table import run_flink_table, table_grid
     from kstreamlike.backends.spark.kafka import run_kafka
     from kstreamlike.backends.spark.kafka_keyed import run_kafka_keyed
     from kstreamlike.kernels.beam import vectorized as beam_vectorized
@@ -247,7 +248,13 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
     late: Any  # a frame, or a function building it (read lazily)
     window = agg.window
     # Kafka time windows with ks.agg close where a table of arrivals says.
-    width = bucket_width(window) if isinstance(window, KafkaTimeWindow) and python is None else None
+    # (and Flink time windows under generated watermarks, see :mod:`.flink_table`)
+    grid = None
+    if isinstance(window, KafkaTimeWindow) and python is None:
+        grid = WindowGrid.kafka(window)
+    elif isinstance(agg, FlinkWindowedAggregate) and vectorized(agg):
+        grid = table_grid(agg)
+    width = None if grid is None else grid.width
     prepared = prepare(spark, agg, width)
     match agg:
         case KafkaWindowedAggregate() if width is not None:
@@ -255,7 +262,11 @@ def _run(plan: Lowered | FlinkWindowJoin) -> Outputs[Any]:
         case KafkaWindowedAggregate():
             main, late = run_kafka_keyed(agg, plan.suppress, prepared.valid, python)
         case FlinkWindowedAggregate() if vectorized(agg):
-            main, late, no_window = run_flink(agg, prepared.valid)
+            table = None if grid is None else run_flink_table(agg, grid, prepared)
+            if table is not None:
+                main, late = table
+            else:
+                main, late, no_window = run_flink(agg, prepared.valid)
         case FlinkWindowedAggregate():
             main, late, no_window = run_flink_keyed(agg, prepared.valid, python)
         case BeamWindowedAggregate():

@@ -20,6 +20,7 @@ earlier blocks' stream time in :func:`stream_time_by_position`).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -28,20 +29,24 @@ from kstreamlike.backends.spark import _scan
 from kstreamlike.backends.spark._columns import BLOCK, BUCKET, PART, TS
 from kstreamlike.backends.spark._scan import asof, numbered, running_max, running_min
 from kstreamlike.backends.spark._summary import Arrivals
+from kstreamlike.plan.flink_time import window_grid
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from kstreamlike.plan.flink_time import TimeWindow
     from kstreamlike.plan.windows import KafkaTimeWindow
 
 __all__ = [
     "BUCKET",
     "FIRST",
     "PART_FIRST",
-    "bucket_width",
+    "PART_LAST",
+    "WindowGrid",
     "closing_table",
     "first_arrivals",
     "floor_div",
+    "late_by_table",
     "partition_firsts",
     "stream_time_at",
     "stream_time_by_position",
@@ -49,6 +54,7 @@ __all__ = [
 
 FIRST = "__ks_first"
 PART_FIRST = "__ks_part_first"  # a partition's first arrival position
+PART_LAST = "__ks_part_last"  # and its last
 _EARLIEST = "__ks_earliest"
 _DESC = "__ks_desc"
 _POS = "__ks_bucket_pos"
@@ -196,10 +202,17 @@ def stream_time_by_position(
     )
 
 
-def partition_firsts(records: DataFrame, firsts: pl.DataFrame) -> DataFrame:
+def partition_firsts(
+    records: DataFrame, firsts: pl.DataFrame, arrivals: Arrivals | None = None
+) -> DataFrame:
     """Each partition's first arrival position (``PART``, ``PART_FIRST``; from
-    :attr:`._prepare.Prepared.dense_firsts`) as a Spark frame copied to every task."""
-    return _from_driver(records, firsts.select(PART, pl.col("first").alias(PART_FIRST)))
+    :attr:`._prepare.Prepared.dense_firsts`) as a Spark frame copied to every task; with
+    ``arrivals``, also its last (``PART_LAST``)."""
+    table = firsts.select(PART, pl.col("first").alias(PART_FIRST))
+    if arrivals is not None:
+        lasts = arrivals.frame.group_by(PART).agg(pl.col("last").max().alias(PART_LAST))
+        table = table.join(lasts, PART, nulls_equal=True)
+    return _from_driver(records, table)
 
 
 def _from_driver(records: DataFrame, table: pl.DataFrame) -> DataFrame:
@@ -214,34 +227,77 @@ def _from_driver(records: DataFrame, table: pl.DataFrame) -> DataFrame:
     return F.broadcast(frame) if table.height <= _BROADCAST_ROWS else frame
 
 
-def bucket_width(window: KafkaTimeWindow) -> int:
-    """The width of the event-time buckets of the table of arrivals for ``window``
-    (:func:`closing_table`): the largest that divides its size, advance and grace."""
-    return math.gcd(window.size, window.advance, window.grace)
+@dataclass(frozen=True)
+class WindowGrid:
+    """Time windows ``[offset + k * advance, offset + k * advance + size)`` (``k`` an integer,
+    from 0 on when ``from_zero``), each closing at the first arrival of a record with event
+    time ``>= end + grace``: Kafka's ``TimeWindows`` (:meth:`kafka`), and Flink's tumbling and
+    sliding windows, whose end timer fires at the first watermark advance reaching
+    ``end - 1``, the first arrival of a record with event time ``>= end + delay`` under
+    bounded-out-of-orderness watermarks (:meth:`flink`).
+
+    Example:
+        >>> from kstreamlike.plan.windows import FlinkSlidingWindow
+        >>> grid = WindowGrid.flink(FlinkSlidingWindow(size=60, slide=20, offset=0), 10)
+        >>> grid.width, grid.from_zero
+        (10, False)
+    """
+
+    size: int
+    advance: int
+    grace: int
+    offset: int = 0
+    from_zero: bool = True
+
+    @classmethod
+    def kafka(cls, window: KafkaTimeWindow) -> WindowGrid:
+        """Kafka's windows (``TimeWindows#windowsFor`` starts them at 0 and above)."""
+        return cls(window.size, window.advance, window.grace)
+
+    @classmethod
+    def flink(cls, window: TimeWindow, delay: int) -> WindowGrid:
+        """Flink's tumbling or sliding windows under watermarks ``delay`` behind the
+        largest timestamp (their starts may be negative)."""
+        offset, step = window_grid(window)
+        return cls(window.size, step, delay, offset, from_zero=False)
+
+    @property
+    def width(self) -> int:
+        """The width of the event-time buckets of the table of arrivals for these windows
+        (:func:`closing_table`): the largest that divides the size, advance, grace and
+        offset, so that every record of a bucket lies in the same windows and closes the
+        same ones."""
+        return math.gcd(self.size, self.advance, self.grace, self.offset)
+
+    def index(self, expression: str) -> Column:
+        """The index ``k`` of the latest window holding the time ``expression`` (an integer
+        SQL expression)."""
+        if self.offset:
+            expression = f"({expression}) - {self.offset}"
+        return floor_div(expression, self.advance)
 
 
-def closing_table(records: DataFrame, arrivals: Arrivals, window: KafkaTimeWindow) -> DataFrame:
-    """``(PART, BUCKET, FIRST)`` for the time windows ``[k * advance, k * advance + size)``
-    holding records (``BUCKET`` = k): ``FIRST`` is the arrival position where the window
-    closes, the first arrival of a record with event time ``>= end + grace`` (null: never).
+def closing_table(records: DataFrame, arrivals: Arrivals, grid: WindowGrid) -> DataFrame:
+    """``(PART, BUCKET, FIRST)`` for the windows of ``grid`` holding records (``BUCKET`` = k,
+    :class:`WindowGrid`): ``FIRST`` is the arrival position where the window closes, the
+    first arrival of a record with event time ``>= end + grace`` (null: never).
 
     Computed by the driver from the table of arrivals (:class:`._summary.Arrivals`), whose
-    bucket width divides ``size``, ``advance`` and ``grace``: every record of a bucket then
+    bucket width is the grid's (:attr:`WindowGrid.width`): every record of a bucket then
     lies in the same windows and closes the same ones. A window's ``FIRST`` is the smallest
     first arrival of the buckets that close it or a later one (a suffix minimum).
     """
     width = arrivals.width
-    assert width == bucket_width(window)
-    size, advance, grace = window.size, window.advance, window.grace
-    start = pl.col(BUCKET) * width
+    assert width == grid.width
+    size, advance, grace = grid.size, grid.advance, grid.grace
+    start = pl.col(BUCKET) * width - grid.offset  # (relative to the grid's offset)
     buckets = arrivals.frame.group_by(PART, BUCKET).agg(pl.col("first").min())
     last = start // advance
-    if size == advance:
-        earliest = last
-    else:
-        earliest = pl.max_horizontal(start - (size - advance), pl.lit(0)) // advance
+    earliest = start - (size - advance)
+    if grid.from_zero:
+        earliest = pl.max_horizontal(earliest, pl.lit(0))
     windows = (
-        buckets.select(PART, pl.int_ranges(earliest, last + 1).alias(BUCKET))
+        buckets.select(PART, pl.int_ranges(earliest // advance, last + 1).alias(BUCKET))
         .explode(BUCKET)
         .drop_nulls(BUCKET)
         .unique()
@@ -263,3 +319,23 @@ def closing_table(records: DataFrame, arrivals: Arrivals, window: KafkaTimeWindo
         check_sortedness=False,
     ).select(PART, BUCKET, pl.col(FIRST).cast(pl.Int64))
     return _from_driver(records, table)
+
+
+def late_by_table(
+    records: DataFrame,
+    closes: DataFrame,
+    grid: WindowGrid,
+    position: Column,
+    arrivals: Arrivals,
+    out: str,
+) -> DataFrame:
+    """The records that arrive after their latest window of ``grid`` closed (``closes``:
+    :func:`closing_table`), with ``out``: the stream time when they arrive (the largest
+    event time of their partition up to them, :func:`stream_time_by_position`);
+    ``position`` is the records' arrival position."""
+    from pyspark.sql import functions as F
+
+    latest = records.withColumn(BUCKET, grid.index(f"`{TS}`"))
+    late = latest.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < position)
+    late = late.drop(BUCKET, FIRST)
+    return stream_time_by_position(records, late, position, arrivals.block_bits, out, arrivals)

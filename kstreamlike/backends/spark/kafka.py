@@ -28,9 +28,11 @@ from kstreamlike.backends.spark._arrivals import (
     BUCKET,
     FIRST,
     PART_FIRST,
+    WindowGrid,
     closing_table,
     first_arrivals,
     floor_div,
+    late_by_table,
     partition_firsts,
     stream_time_at,
     stream_time_by_position,
@@ -131,7 +133,7 @@ def run_kafka(
     windows = updates.withColumn(START, _starts(window))
     windows = windows.withColumn(BUCKET, floor_div(f"`{START}`", window.advance))
     if arrivals is not None and position is not None:
-        closes = closing_table(records, arrivals, window)
+        closes = closing_table(records, arrivals, WindowGrid.kafka(window))
         arrival = position
     else:
         closes = first_arrivals(
@@ -181,13 +183,13 @@ def run_kafka(
 
     def late_records() -> DataFrame:
         # Finding the late records' stream time runs jobs of its own: only when read.
+        if arrivals is not None and position is not None:
+            late = late_by_table(records, closes, WindowGrid.kafka(window), position, arrivals, ST)
+            return finish_late(agg, late, F.col(ST), [PART, order])
         last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
         late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < arrival)
         late = late.drop(BUCKET, FIRST)
-        if arrivals is not None and position is not None:
-            bits = arrivals.block_bits
-            late = stream_time_by_position(records, late, position, bits, ST, arrivals)
-        elif prepared.block_bits is not None and position is not None:
+        if prepared.block_bits is not None and position is not None:
             late = stream_time_by_position(records, late, position, prepared.block_bits, ST)
         else:
             late = stream_time_at(records, late, order, _granularity(prepared), ST)

@@ -107,3 +107,69 @@ def test_window_function_value_dtype_comes_from_its_class(spark: Any) -> None:
         type(result)(counted.process(_Unknown()).plan, "spark")
     averaged = counted.aggregate(Collect(), window_function=Cleared())
     assert_same_as_reference(averaged, "spark")
+
+
+@pytest.mark.parametrize(
+    ("assigner", "delay", "bounded"),
+    [
+        (ks.TumblingEventTimeWindows.of(50), 10, True),
+        (ks.SlidingEventTimeWindows.of(60, 20, -15), 25, False),
+        pytest.param(ks.TumblingEventTimeWindows.of(50, 7), 0, True, marks=pytest.mark.full),
+        pytest.param(ks.SlidingEventTimeWindows.of(60, 20), 10, True, marks=pytest.mark.full),
+    ],
+    ids=["tumbling", "sliding-offset-unbounded", "tumbling-offset-monotonous", "sliding"],
+)
+@pytest.mark.parametrize("dense", [True, False], ids=["dense", "sparse"])
+def test_spark_flink_time_windows_from_the_table_of_arrivals(
+    spark: Any,
+    assigner: Any,
+    delay: int,
+    bounded: bool,
+    dense: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Flink tumbling and sliding windows under generated watermarks close where the table
+    of arrivals says when arrival positions are dense in each partition (as Kafka offsets
+    are), and through the sorted records otherwise; both give the reference's panes, late
+    records (with their watermark) and emission order, negative window starts and the
+    end-of-input advance included."""
+    from kstreamlike.backends.spark import flink_table
+
+    taken: list[bool] = []
+    original = flink_table.run_flink_table
+
+    def recording(*args: Any) -> Any:
+        out = original(*args)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(flink_table, "run_flink_table", recording)
+    n = 400
+    position = pl.int_range(pl.len()).over("p") + 10_000 * pl.col("p")
+    frame = pl.DataFrame(
+        {
+            "k": [i * 7 % 5 for i in range(n)],
+            "ts": [i * 3 - 60 - (i * 37 % 41) - (200 if i % 53 == 0 else 0) for i in range(n)],
+            "v": [i * 13 % 100 for i in range(n)],
+            "p": [i * 11 % 3 % 2 for i in range(n)],
+        }
+    ).with_columns((position if dense else position * 3).alias("o"))
+    late = ks.OutputTag("late")
+    stream = ks.stream(
+        frame,
+        timestamp="ts",
+        order_by="o",
+        partition="p",
+        bounded=bounded,
+        watermarks=ks.WatermarkStrategy.for_bounded_out_of_orderness(delay),
+        backend="spark",
+    )
+    result = (
+        stream.key_by("k")
+        .window(assigner)
+        .side_output_late_data(late)
+        .aggregate(ks.agg.count(), ks.agg.sum("v"), ks.agg.last("v").alias("last_v"))
+    )
+    assert result.get_side_output(late).height > 0
+    assert_same_as_reference(result, "spark")
+    assert taken and all(t == dense for t in taken)

@@ -112,7 +112,7 @@ def test_spark_late_records_are_found_only_when_read(
     from kstreamlike.backends.spark import kafka as spark_kafka
 
     looked_up: list[str] = []
-    for name in ("stream_time_by_position", "stream_time_at"):
+    for name in ("late_by_table", "stream_time_by_position", "stream_time_at"):
         original = getattr(spark_kafka, name)
 
         def recording(*args: Any, _original: Any = original, _name: str = name) -> Any:
