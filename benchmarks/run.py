@@ -1,6 +1,6 @@
 """Run the benchmark cases side by side with their hand-written baselines.
 
-Usage: python -m benchmarks.run [--repeat 3] [--filter TEXT] [--json results.json] [--pause 10]
+Usage: python -m benchmarks.run [--repeat 3] [--filter TEXT ...] [--json results.json] [--pause 10]
 
 Each case and each baseline runs in a fresh process (so peak memory is its own), ``repeat``
 times (Spark cases run with their baseline in one process and session; their peak memory is
@@ -81,7 +81,11 @@ def _merged(path: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--filter", default="")
+    parser.add_argument(
+        "--filter",
+        action="append",
+        help="run the cases whose name contains this text (repeat it for several)",
+    )
     parser.add_argument("--json", default="benchmarks/results.json")
     parser.add_argument(
         "--pause",
@@ -106,7 +110,7 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for case in CASES:
-        if args.filter not in case.name:
+        if args.filter and not any(text in case.name for text in args.filter):
             continue
         if case.prepare is not None and not case.separate:
             both = _child(case.name, "both", args.repeat, args.pause)
