@@ -43,6 +43,7 @@ __all__ = [
     "PART_FIRST",
     "PART_LAST",
     "WindowGrid",
+    "closed_before",
     "closing_table",
     "first_arrivals",
     "floor_div",
@@ -321,6 +322,19 @@ def closing_table(records: DataFrame, arrivals: Arrivals, grid: WindowGrid) -> D
     return _from_driver(records, table)
 
 
+def closed_before(
+    records: DataFrame, closes: DataFrame, grid: WindowGrid, arrival: Column
+) -> DataFrame:
+    """The records that arrive (``arrival``: their arrival order) after their latest window
+    of ``grid`` closed (``closes``: ``(PART, BUCKET, FIRST)``, :func:`closing_table` or
+    :func:`first_arrivals`)."""
+    from pyspark.sql import functions as F
+
+    latest = records.withColumn(BUCKET, grid.index(f"`{TS}`"))
+    late = latest.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < arrival)
+    return late.drop(BUCKET, FIRST)
+
+
 def late_by_table(
     records: DataFrame,
     closes: DataFrame,
@@ -333,9 +347,5 @@ def late_by_table(
     :func:`closing_table`), with ``out``: the stream time when they arrive (the largest
     event time of their partition up to them, :func:`stream_time_by_position`);
     ``position`` is the records' arrival position."""
-    from pyspark.sql import functions as F
-
-    latest = records.withColumn(BUCKET, grid.index(f"`{TS}`"))
-    late = latest.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < position)
-    late = late.drop(BUCKET, FIRST)
+    late = closed_before(records, closes, grid, position)
     return stream_time_by_position(records, late, position, arrivals.block_bits, out, arrivals)

@@ -29,6 +29,7 @@ from kstreamlike.backends.spark._arrivals import (
     FIRST,
     PART_FIRST,
     WindowGrid,
+    closed_before,
     closing_table,
     first_arrivals,
     floor_div,
@@ -131,9 +132,10 @@ def run_kafka(
     else:
         updates = prepared.valid.withColumn(_STEP, F.col(SEQ))  # numbers the records: a sort
     windows = updates.withColumn(START, _starts(window))
-    windows = windows.withColumn(BUCKET, floor_div(f"`{START}`", window.advance))
+    grid = WindowGrid.kafka(window)
+    windows = windows.withColumn(BUCKET, grid.index(f"`{START}`"))
     if arrivals is not None and position is not None:
-        closes = closing_table(records, arrivals, WindowGrid.kafka(window))
+        closes = closing_table(records, arrivals, grid)
         arrival = position
     else:
         closes = first_arrivals(
@@ -184,11 +186,9 @@ def run_kafka(
     def late_records() -> DataFrame:
         # Finding the late records' stream time runs jobs of its own: only when read.
         if arrivals is not None and position is not None:
-            late = late_by_table(records, closes, WindowGrid.kafka(window), position, arrivals, ST)
+            late = late_by_table(records, closes, grid, position, arrivals, ST)
             return finish_late(agg, late, F.col(ST), [PART, order])
-        last = records.withColumn(BUCKET, floor_div(f"`{TS}`", window.advance))
-        late = last.join(closes, [PART, BUCKET]).filter(F.col(FIRST) < arrival)
-        late = late.drop(BUCKET, FIRST)
+        late = closed_before(records, closes, grid, arrival)
         if prepared.block_bits is not None and position is not None:
             late = stream_time_by_position(records, late, position, prepared.block_bits, ST)
         else:
