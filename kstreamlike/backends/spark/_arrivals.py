@@ -49,6 +49,7 @@ __all__ = [
     "floor_div",
     "late_by_table",
     "partition_firsts",
+    "small",
     "stream_time_at",
     "stream_time_by_position",
 ]
@@ -68,7 +69,7 @@ _BLOCK_MAX = "__ks_block_max"
 _EARLIER = "__ks_earlier"
 _OWN = "__ks_own"
 _CLOSES = "__ks_closes"
-# Tables of up to this many rows are copied to every task (:func:`_small`).
+# Tables of up to this many rows are copied to every task (:func:`small`).
 _BROADCAST_ROWS = 1_000_000
 
 
@@ -98,10 +99,10 @@ def first_arrivals(
         )
     descending = numbered(per_bucket.withColumn(_DESC, -F.col(BUCKET)), [PART, _DESC], _POS)
     table = running_min(descending, _EARLIEST, FIRST, _POS).select(PART, BUCKET, FIRST)
-    return F.broadcast(table) if _small(descending) else table
+    return F.broadcast(table) if small(descending) else table
 
 
-def _small(frame: DataFrame) -> bool:
+def small(frame: DataFrame) -> bool:
     """Whether ``frame`` (a checkpointed one) is small enough to copy to every task (joins
     with it then read the records in place instead of shuffling them)."""
     return _scan.CHECKPOINT and frame.count() <= _BROADCAST_ROWS
@@ -187,7 +188,7 @@ def stream_time_by_position(
     if _scan.CHECKPOINT:
         asked = asked.localCheckpoint(eager=True)
     queries = asked.select(PART, _BLOCK, F.col(_AT).alias(_FOUND))
-    if _small(asked):
+    if small(asked):
         queries = F.broadcast(queries)
     own = (
         positioned.join(queries, [PART, _BLOCK])

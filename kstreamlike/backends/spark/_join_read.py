@@ -5,7 +5,9 @@ the shared rules; the rows that take part (valid ones, and those with a null key
 which only raise stream time) are sorted by (partition, ``order_by``, left first) once,
 and scanned where they lie (:mod:`._join_scan`): the stream time, a valid record's step (its
 dense position among the valid ones) and each side's largest stored timestamp before it.
-The value columns the joiner reads travel with the records, prefixed by side.
+The value columns the joiner reads travel with the records, prefixed by side. A Kafka
+inner join and an interval join under generated watermarks, on dense positions (offsets),
+are read without the sort (:mod:`._join_arrivals`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, TS
+from kstreamlike.backends.spark._join_arrivals import dense_records
 from kstreamlike.backends.spark._join_scan import LEFT_BEFORE, RIGHT_BEFORE, scanned
 from kstreamlike.backends.spark._numbering import source_frame
 from kstreamlike.backends.spark._validity import event_ticks, holds
@@ -55,9 +58,10 @@ class SparkJoinInput:
     ``reason`` (null when valid), and the valid records in no particular order with
     ``IS_LEFT``, ``ROW`` (the position in its side's input), ``PART``, ``ORD``, ``TS``, the
     keys, ``ST``, ``STEP``, ``OTHER_MAX``, ``LEFT_BEFORE`` / ``RIGHT_BEFORE`` (each side's
-    largest timestamp before the record, ``LONG_MIN`` for none), ``CHUNK`` (the block of
-    the arrival order, for :mod:`._scan`) and both sides' carried value columns
-    (:func:`value_column`; null for the other side)."""
+    largest timestamp before the record, ``LONG_MIN`` for none) and both sides' carried
+    value columns (:func:`value_column`; null for the other side). Records read
+    without the sort (:mod:`._join_arrivals`) have ``ST`` null (the joins read so do not
+    read it) and ``LEFT_BEFORE`` / ``RIGHT_BEFORE`` exact only where they decide."""
 
     left: DataFrame
     right: DataFrame
@@ -124,6 +128,18 @@ def read_join(spark: SparkSession, node: StreamJoin) -> SparkJoinInput:
 
     left, right = _side(spark, node, True), _side(spark, node, False)
     merged = _taking_part(node, left, True).unionByName(_taking_part(node, right, False))
+    valid = dense_records(spark, node, merged.drop(_SIDE_RANK))
+    if valid is None:
+        valid = _scanned(node, merged)
+    other = F.when(F.col(IS_LEFT), F.col(RIGHT_BEFORE)).otherwise(F.col(LEFT_BEFORE))
+    return SparkJoinInput(left, right, valid.withColumn(OTHER_MAX, F.greatest(other, F.lit(-1))))
+
+
+def _scanned(node: StreamJoin, merged: DataFrame) -> DataFrame:
+    """The valid records of ``merged`` sorted into arrival order and scanned
+    (:mod:`._join_scan`)."""
+    from pyspark.sql import functions as F
+
     scan = scanned(merged, [PART, ORD, _SIDE_RANK])
     if scan.repeated is not None:
         is_left, order = scan.repeated
@@ -133,6 +149,4 @@ def read_join(spark: SparkSession, node: StreamJoin) -> SparkJoinInput:
             f"input has duplicate value {order!r} (within one partition): arrival "
             "order must be unique"
         )
-    other = F.when(F.col(IS_LEFT), F.col(RIGHT_BEFORE)).otherwise(F.col(LEFT_BEFORE))
-    valid = scan.rows.filter(F.col(REASON).isNull()).drop(REASON, _SIDE_RANK)
-    return SparkJoinInput(left, right, valid.withColumn(OTHER_MAX, F.greatest(other, F.lit(-1))))
+    return scan.rows.filter(F.col(REASON).isNull()).drop(REASON, _SIDE_RANK)

@@ -24,7 +24,7 @@ from kstreamlike.errors import DuplicateArrivalOrderError
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row, SparkSession
 
-__all__ = ["check_unique", "hash_slices", "new_salt", "unique_positions"]
+__all__ = ["check_unique", "dense_and_distinct", "hash_slices", "new_salt", "unique_positions"]
 
 _WORD = "__ks_word"
 _BIT = "__ks_bit"
@@ -112,7 +112,7 @@ def _hash_total(row: dict[str, Any]) -> int:
     return sum(int(row[f"h{shift}"]) << shift for shift, _ in _SLICES) % 2**64
 
 
-def _dense_and_distinct(spark: SparkSession, parts: pl.DataFrame, salt: int) -> bool:
+def dense_and_distinct(spark: SparkSession, parts: pl.DataFrame, salt: int) -> bool:
     """Whether each partition's positions (``parts``: per partition ``n`` records with
     positions ``first`` to ``last`` and their hash sums) are exactly the integers from
     ``first`` to ``last`` (dense and distinct).
@@ -160,5 +160,5 @@ def check_unique(
     parts = table.group_by(PART).agg(
         pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
     )
-    if not _dense_and_distinct(spark, parts, salt):
+    if not dense_and_distinct(spark, parts, salt):
         unique_positions(valid, order)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from kstreamlike._time import LONG_MIN
 from kstreamlike.backends.base import Outputs
+from kstreamlike.backends.spark import _scan
+from kstreamlike.backends.spark._arrivals import small
 from kstreamlike.backends.spark._band import band_join
 from kstreamlike.backends.spark._columns import PART, REASON, ROW, TS
 from kstreamlike.backends.spark._frames import spark_type
@@ -182,10 +184,13 @@ def late_rows(node: FlinkIntervalJoin | FlinkWindowJoin, read: Any, late: DataFr
     from pyspark.sql import functions as F
 
     schema = {**join_side_schema(node), REASON: pl.String()}
+    if _scan.CHECKPOINT:
+        late = late.localCheckpoint(eager=True)
+    few = small(late)  # (then each input's rows meet them where they lie)
     frames = []
     for frame, left in ((read.left, True), (read.right, False)):
         rows = late.filter(F.col(IS_LEFT) == F.lit(left)).drop(IS_LEFT)
-        rows = rows.join(frame.drop(REASON), ROW)
+        rows = frame.drop(REASON).join(F.broadcast(rows) if few else rows, ROW)
         if not left:
             rows = rows.withColumnsRenamed(side_renames(node))
         columns: list[Column] = [F.lit("left" if left else "right").alias(SIDE)]
