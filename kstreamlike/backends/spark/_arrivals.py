@@ -47,6 +47,7 @@ __all__ = [
     "closing_table",
     "first_arrivals",
     "floor_div",
+    "from_driver",
     "late_by_table",
     "partition_firsts",
     "small",
@@ -149,7 +150,7 @@ def _earlier_blocks(arrivals: Arrivals, records: DataFrame) -> DataFrame:
         .with_columns(pl.col("high").cum_max().shift(1).over(PART).alias(_EARLIER))
         .select(PART, _BLOCK, _EARLIER)
     )
-    return _from_driver(records, table)
+    return from_driver(records, table)
 
 
 def stream_time_by_position(
@@ -214,10 +215,10 @@ def partition_firsts(
     if arrivals is not None:
         lasts = arrivals.frame.group_by(PART).agg(pl.col("last").max().alias(PART_LAST))
         table = table.join(lasts, PART, nulls_equal=True)
-    return _from_driver(records, table)
+    return from_driver(records, table)
 
 
-def _from_driver(records: DataFrame, table: pl.DataFrame) -> DataFrame:
+def from_driver(records: DataFrame, table: pl.DataFrame) -> DataFrame:
     """A table the driver computed as a Spark frame, its ``PART`` of the records' type
     (copied to every task when small)."""
     from pyspark.sql import functions as F
@@ -320,7 +321,7 @@ def closing_table(records: DataFrame, arrivals: Arrivals, grid: WindowGrid) -> D
         strategy="forward",
         check_sortedness=False,
     ).select(PART, BUCKET, pl.col(FIRST).cast(pl.Int64))
-    return _from_driver(records, table)
+    return from_driver(records, table)
 
 
 def closed_before(

@@ -30,10 +30,13 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from kstreamlike._time import LONG_MIN
+from kstreamlike.backends.spark import _scan
+from kstreamlike.backends.spark._arrivals import from_driver, small
 from kstreamlike.backends.spark._columns import BLOCK, PART, REASON, ST, TS
 from kstreamlike.backends.spark._join_scan import LEFT_BEFORE, RIGHT_BEFORE
 from kstreamlike.backends.spark._numbering import position_value
-from kstreamlike.backends.spark._uniqueness import dense_and_distinct, hash_slices, new_salt
+from kstreamlike.backends.spark._summary import summary_measures
+from kstreamlike.backends.spark._uniqueness import dense_and_distinct, new_salt
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, STEP
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin, StreamJoin
 from kstreamlike.plan.nodes import GeneratedWatermarks
@@ -117,30 +120,19 @@ def _blocks(table: pl.DataFrame, thresholds: tuple[pl.Expr, pl.Expr]) -> pl.Data
     return found.with_columns(suspect.fill_null(False).alias("suspect"))
 
 
-def _first(parts: pl.DataFrame) -> Column:
-    """Each partition's first position (``parts``: one row per partition, at most a few
-    dozen, as :func:`._uniqueness.dense_and_distinct` accepts) as one expression."""
+def _first(table: pl.DataFrame) -> Column:
+    """Each partition's first position (from the summary ``table``, of at most a few dozen
+    partitions, as :func:`._uniqueness.dense_and_distinct` accepts) as one expression."""
     from pyspark.sql import functions as F
 
-    rows = parts.select(PART, "first").rows()
+    rows = table.group_by(PART).agg(pl.col("first").min()).rows()
     first = F.lit(rows[-1][1]).cast("long")
     for part, value in rows[:-1]:
         first = F.when(F.col(PART).eqNullSafe(F.lit(part)), F.lit(value)).otherwise(first)
     return first
 
 
-def _driver_frame(spark: SparkSession, table: pl.DataFrame, part_type: str) -> DataFrame:
-    """A table the driver computed as a Spark frame copied to every task, its partition
-    column ``_P``."""
-    from pyspark.sql import functions as F
-
-    from kstreamlike.backends.spark._frames import from_polars
-
-    frame = from_polars(spark, table).withColumn(PART, F.col(PART).cast(part_type))
-    return F.broadcast(frame.withColumnRenamed(PART, _P))
-
-
-def _exact(spark: SparkSession, records: DataFrame, blocks: pl.DataFrame) -> DataFrame | None:
+def _exact(records: DataFrame, blocks: pl.DataFrame) -> DataFrame | None:
     """``(PART, _AT, LEFT_BEFORE, RIGHT_BEFORE)`` of the records that may be behind,
     computed over the suspect blocks' records only (None when no block is)."""
     from pyspark.sql import Window
@@ -151,7 +143,7 @@ def _exact(spark: SparkSession, records: DataFrame, blocks: pl.DataFrame) -> Dat
     )
     if suspect.height == 0:
         return None
-    table = _driver_frame(spark, suspect, records.schema[PART].dataType.simpleString())
+    table = from_driver(records, suspect).withColumnRenamed(PART, _P)
     joined = records.join(
         table, records[PART].eqNullSafe(table[_P]) & (records[BLOCK] == table[_B])
     )
@@ -166,12 +158,13 @@ def _exact(spark: SparkSession, records: DataFrame, blocks: pl.DataFrame) -> Dat
         behind
     )
     none = F.lit(LONG_MIN).cast("long")
-    return exact.select(
+    found = exact.select(
         F.col(PART).alias(_P),
         F.col(_AT).alias(_B),
         F.coalesce(F.greatest(_EL, _LEFT_IN), none).alias(LEFT_BEFORE),
         F.coalesce(F.greatest(_ER, _RIGHT_IN), none).alias(RIGHT_BEFORE),
-    ).localCheckpoint(eager=True)
+    )
+    return found.localCheckpoint(eager=True) if _scan.CHECKPOINT else found
 
 
 def dense_records(spark: SparkSession, node: StreamJoin, merged: DataFrame) -> DataFrame | None:
@@ -193,35 +186,25 @@ def dense_records(spark: SparkSession, node: StreamJoin, merged: DataFrame) -> D
     records = merged.withColumn(_AT, value)
     records = records.withColumn(BLOCK, F.shiftright(F.col(_AT), _BLOCK_BITS))
     summary = records.groupBy(PART, IS_LEFT, BLOCK).agg(
-        F.count(F.lit(1)).alias("n"),
-        F.count(REASON).alias("invalid"),
-        F.min(TS).alias("low"),
-        F.max(TS).alias("high"),
-        F.min(_AT).alias("first"),
-        F.max(_AT).alias("last"),
-        *hash_slices(F.col(_AT), salt),
+        F.count(REASON).alias("invalid"), *summary_measures(F.col(_AT), salt)
     )
     table = pl.from_arrow(summary.limit(_TABLE_ROWS + 1).toArrow())
     assert isinstance(table, pl.DataFrame)
     if table.height == 0 or table.height > _TABLE_ROWS or table["invalid"].sum() > 0:
         return None
-    hashes = [pl.col(c).sum() for c in table.columns if c.startswith("h")]
-    parts = table.group_by(PART).agg(
-        pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
-    )
-    if not dense_and_distinct(spark, parts, salt):
+    if not dense_and_distinct(spark, table, salt):
         return None
-    exact = _exact(spark, records, _blocks(table, thresholds))
+    exact = _exact(records, _blocks(table, thresholds))
     valid = records
     befores = [F.lit(LONG_MIN).cast("long").alias(c) for c in (LEFT_BEFORE, RIGHT_BEFORE)]
     if exact is not None:
-        found = F.broadcast(exact) if exact.count() <= _TABLE_ROWS else exact
+        found = F.broadcast(exact) if small(exact) else exact
         on = valid[PART].eqNullSafe(found[_P]) & (valid[_AT] == found[_B])
         valid = valid.join(found, on, "left").drop(_P, _B)
         befores = [F.coalesce(c, F.lit(LONG_MIN)).alias(c) for c in (LEFT_BEFORE, RIGHT_BEFORE)]
     return valid.select(
         *(c for c in merged.columns if c != REASON),
         F.lit(None).cast("long").alias(ST),
-        (F.col(_AT) - _first(parts)).alias(STEP),
+        (F.col(_AT) - _first(table)).alias(STEP),
         *befores,
     )

@@ -25,9 +25,9 @@ from kstreamlike.backends.spark._uniqueness import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["Arrivals", "summarize"]
+__all__ = ["Arrivals", "summarize", "summary_measures"]
 
 # The table of arrivals has blocks of 256 positions: few rows per bucket for dense positions,
 # few records for a late record's own block (:func:`._arrivals.stream_time_by_position`).
@@ -78,14 +78,7 @@ def summarize(
     if value is None:
         return (unique_positions(valid, order).asDict() if check else _counted(valid)), None
     salt = new_salt()
-    measures = [
-        F.count(F.lit(1)).alias("n"),
-        F.min(TS).alias("low"),
-        F.max(TS).alias("high"),
-        F.min(value).alias("first"),
-        F.max(value).alias("last"),
-        *(hash_slices(value, salt) if check else []),
-    ]
+    measures = summary_measures(value, salt if check else None)
     arrivals = None
     table = None
     if width is not None:
@@ -119,6 +112,22 @@ def summarize(
     # position within its partition is its position less the partition's first.
     stats["dense_firsts"] = per_partition.select(PART, "first") if dense else None
     return stats, arrivals
+
+
+def summary_measures(value: Column, salt: int | None) -> list[Column]:
+    """The aggregates of a summary of records (:func:`summarize`): their count ``n``, event
+    times ``low`` to ``high``, positions (``value``) ``first`` to ``last`` and, with a
+    ``salt``, the sums of the positions' salted hashes (:func:`._uniqueness.hash_slices`)."""
+    from pyspark.sql import functions as F
+
+    return [
+        F.count(F.lit(1)).alias("n"),
+        F.min(TS).alias("low"),
+        F.max(TS).alias("high"),
+        F.min(value).alias("first"),
+        F.max(value).alias("last"),
+        *(hash_slices(value, salt) if salt is not None else []),
+    ]
 
 
 def _on_driver(frame: DataFrame) -> pl.DataFrame:

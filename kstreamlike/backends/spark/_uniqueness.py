@@ -112,10 +112,11 @@ def _hash_total(row: dict[str, Any]) -> int:
     return sum(int(row[f"h{shift}"]) << shift for shift, _ in _SLICES) % 2**64
 
 
-def dense_and_distinct(spark: SparkSession, parts: pl.DataFrame, salt: int) -> bool:
-    """Whether each partition's positions (``parts``: per partition ``n`` records with
-    positions ``first`` to ``last`` and their hash sums) are exactly the integers from
-    ``first`` to ``last`` (dense and distinct).
+def dense_and_distinct(spark: SparkSession, table: pl.DataFrame, salt: int) -> bool:
+    """Whether each partition's positions (``table``: a summary, rows per partition with
+    ``n`` records of positions ``first`` to ``last`` and the sums of :func:`hash_slices`
+    with ``salt``) are exactly the integers from the partition's first to its last (dense
+    and distinct).
 
     A partition qualifies when it has as many records as integers in its range and its
     records' positions hash (salted ``xxhash64``, added modulo 2**64) to the same total as
@@ -126,6 +127,10 @@ def dense_and_distinct(spark: SparkSession, parts: pl.DataFrame, salt: int) -> b
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
+    hashes = [pl.col(f"h{shift}").sum() for shift, _ in _SLICES]
+    parts = table.group_by(PART).agg(
+        pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
+    )
     rows = parts.to_dicts()
     if not rows or len(rows) > _HASHED_PARTITIONS:
         return not rows
@@ -156,9 +161,5 @@ def check_unique(
     Raises:
         DuplicateArrivalOrderError: two records of a partition share a position.
     """
-    hashes = [pl.col(f"h{shift}").sum() for shift, _ in _SLICES]
-    parts = table.group_by(PART).agg(
-        pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
-    )
-    if not dense_and_distinct(spark, parts, salt):
+    if not dense_and_distinct(spark, table, salt):
         unique_positions(valid, order)
