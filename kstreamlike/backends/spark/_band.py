@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 __all__ = ["band_join"]
 
+# A bucket is this many band widths long: a left row is copied into 1.5 buckets on average
+# (2 for buckets of one width), and meets the right rows of 3 widths (2).
+_WIDTHS = 2
 _BUCKET = "__ks_band_bucket"
 _RBUCKET = "__ks_band_rbucket"
 
@@ -28,10 +31,10 @@ def band_join(
 ) -> DataFrame:
     """The inner join of ``left`` and ``right`` on ``on`` (pairs of a left and a right
     column name) and ``condition``, for a ``condition`` that implies ``low <= right_time <=
-    high`` (``low`` and ``high`` over the left columns). ``width`` is the bucket size."""
+    high`` (``low`` and ``high`` over the left columns), a range at most ``width`` long."""
     from pyspark.sql import functions as F
 
-    size = max(int(width), 1)
+    size = max(int(width), 1) * _WIDTHS
     first, last = F.floor(low / size), F.floor(high / size)
     # an empty range (low > high) has no partner: no bucket
     buckets = F.when(first <= last, F.sequence(first, last)).otherwise(F.array())

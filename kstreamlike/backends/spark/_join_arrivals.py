@@ -147,7 +147,9 @@ def _exact(records: DataFrame, blocks: pl.DataFrame) -> DataFrame | None:
     joined = records.join(
         table, records[PART].eqNullSafe(table[_P]) & (records[BLOCK] == table[_B])
     )
-    before = Window.partitionBy(PART, BLOCK).orderBy(_AT).rowsBetween(Window.unboundedPreceding, -1)
+    # (the block first: Spark sorts by the first column's prefix, and a partition is often
+    # the only one)
+    before = Window.partitionBy(BLOCK, PART).orderBy(_AT).rowsBetween(Window.unboundedPreceding, -1)
 
     def side_max(left: bool) -> Column:
         own = F.col(IS_LEFT) if left else ~F.col(IS_LEFT)

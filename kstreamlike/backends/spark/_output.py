@@ -59,7 +59,9 @@ def with_emit_order(
 
     if ties is None:
         return frame.withColumn(out, emit_order(step, F.lit(0)))
-    within = Window.partitionBy(PART, _STEP).orderBy(*(F.col(c).asc_nulls_last() for c in ties))
+    # the step first: Spark sorts the rows by their first column's prefix (a partition is
+    # often the only one), and the rows come nearly in step order
+    within = Window.partitionBy(_STEP, PART).orderBy(*(F.col(c).asc_nulls_last() for c in ties))
     rank = F.row_number().over(within) - 1
     numbered = frame.withColumn(_STEP, step).withColumn(
         out,
