@@ -36,7 +36,11 @@ from kstreamlike.backends.spark._columns import BLOCK, PART, REASON, ST, TS
 from kstreamlike.backends.spark._join_scan import LEFT_BEFORE, RIGHT_BEFORE
 from kstreamlike.backends.spark._numbering import position_value
 from kstreamlike.backends.spark._summary import summary_measures
-from kstreamlike.backends.spark._uniqueness import dense_and_distinct, new_salt
+from kstreamlike.backends.spark._uniqueness import (
+    dense_and_distinct,
+    new_salt,
+    partition_totals,
+)
 from kstreamlike.kernels.kafka.join.records import IS_LEFT, ORD, STEP
 from kstreamlike.plan.join import FlinkIntervalJoin, KafkaStreamJoin, StreamJoin
 from kstreamlike.plan.nodes import GeneratedWatermarks
@@ -120,12 +124,12 @@ def _blocks(table: pl.DataFrame, thresholds: tuple[pl.Expr, pl.Expr]) -> pl.Data
     return found.with_columns(suspect.fill_null(False).alias("suspect"))
 
 
-def _first(table: pl.DataFrame) -> Column:
-    """Each partition's first position (from the summary ``table``, of at most a few dozen
-    partitions, as :func:`._uniqueness.dense_and_distinct` accepts) as one expression."""
+def _first(parts: pl.DataFrame) -> Column:
+    """Each partition's first position (``parts``: one row per partition, at most a few
+    dozen, as :func:`._uniqueness.dense_and_distinct` accepts) as one expression."""
     from pyspark.sql import functions as F
 
-    rows = table.group_by(PART).agg(pl.col("first").min()).rows()
+    rows = parts.select(PART, "first").rows()
     first = F.lit(rows[-1][1]).cast("long")
     for part, value in rows[:-1]:
         first = F.when(F.col(PART).eqNullSafe(F.lit(part)), F.lit(value)).otherwise(first)
@@ -194,7 +198,8 @@ def dense_records(spark: SparkSession, node: StreamJoin, merged: DataFrame) -> D
     assert isinstance(table, pl.DataFrame)
     if table.height == 0 or table.height > _TABLE_ROWS or table["invalid"].sum() > 0:
         return None
-    if not dense_and_distinct(spark, table, salt):
+    parts = partition_totals(table)
+    if not dense_and_distinct(spark, parts, salt):
         return None
     exact = _exact(records, _blocks(table, thresholds))
     valid = records
@@ -207,6 +212,6 @@ def dense_records(spark: SparkSession, node: StreamJoin, merged: DataFrame) -> D
     return valid.select(
         *(c for c in merged.columns if c != REASON),
         F.lit(None).cast("long").alias(ST),
-        (F.col(_AT) - _first(table)).alias(STEP),
+        (F.col(_AT) - _first(parts)).alias(STEP),
         *befores,
     )

@@ -24,7 +24,14 @@ from kstreamlike.errors import DuplicateArrivalOrderError
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row, SparkSession
 
-__all__ = ["check_unique", "dense_and_distinct", "hash_slices", "new_salt", "unique_positions"]
+__all__ = [
+    "check_unique",
+    "dense_and_distinct",
+    "hash_slices",
+    "new_salt",
+    "partition_totals",
+    "unique_positions",
+]
 
 _WORD = "__ks_word"
 _BIT = "__ks_bit"
@@ -112,11 +119,19 @@ def _hash_total(row: dict[str, Any]) -> int:
     return sum(int(row[f"h{shift}"]) << shift for shift, _ in _SLICES) % 2**64
 
 
-def dense_and_distinct(spark: SparkSession, table: pl.DataFrame, salt: int) -> bool:
-    """Whether each partition's positions (``table``: a summary, rows per partition with
-    ``n`` records of positions ``first`` to ``last`` and the sums of :func:`hash_slices`
-    with ``salt``) are exactly the integers from the partition's first to its last (dense
-    and distinct).
+def partition_totals(table: pl.DataFrame) -> pl.DataFrame:
+    """A summary ``table`` (rows per partition with ``n`` records of positions ``first`` to
+    ``last`` and the sums of :func:`hash_slices`) added up to one row per partition."""
+    hashes = [pl.col(f"h{shift}").sum() for shift, _ in _SLICES]
+    return table.group_by(PART).agg(
+        pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
+    )
+
+
+def dense_and_distinct(spark: SparkSession, parts: pl.DataFrame, salt: int) -> bool:
+    """Whether each partition's positions (``parts``: one row per partition, as
+    :func:`partition_totals` gives them, hashed with ``salt``) are exactly the integers
+    from the partition's first to its last (dense and distinct).
 
     A partition qualifies when it has as many records as integers in its range and its
     records' positions hash (salted ``xxhash64``, added modulo 2**64) to the same total as
@@ -127,10 +142,6 @@ def dense_and_distinct(spark: SparkSession, table: pl.DataFrame, salt: int) -> b
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
-    hashes = [pl.col(f"h{shift}").sum() for shift, _ in _SLICES]
-    parts = table.group_by(PART).agg(
-        pl.col("n").sum(), pl.col("first").min(), pl.col("last").max(), *hashes
-    )
     rows = parts.to_dicts()
     if not rows or len(rows) > _HASHED_PARTITIONS:
         return not rows
@@ -161,5 +172,5 @@ def check_unique(
     Raises:
         DuplicateArrivalOrderError: two records of a partition share a position.
     """
-    if not dense_and_distinct(spark, table, salt):
+    if not dense_and_distinct(spark, partition_totals(table), salt):
         unique_positions(valid, order)
