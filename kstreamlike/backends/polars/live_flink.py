@@ -86,6 +86,7 @@ from kstreamlike.backends.polars.live_reading import (
     LiveReader,
     fetched,
     kernel_run,
+    one_partition,
 )
 from kstreamlike.backends.polars.live_watermarks import batch_watermarks, watermarks_now
 from kstreamlike.errors import KStreamLikeError
@@ -167,6 +168,36 @@ def _clock() -> pl.Expr:
     return running.fill_null(LONG_MIN).alias(PROC)
 
 
+def _bounds(run: pl.DataFrame, one: bool) -> pl.DataFrame:
+    """Per partition of ``run`` (in (partition, arrival) order, ``SEQ`` its row index): its
+    first and last rows (``FIRST_ARRIVAL``, ``LAST``) and the arrival position less
+    ``SEQ`` of its last (``_BASE``: positions are consecutive from each partition's last
+    retained record on); ``one``: the run holds one partition."""
+    if not one:
+        return run.group_by(PART, maintain_order=True).agg(
+            pl.col(SEQ).min().alias(FIRST_ARRIVAL),
+            pl.col(SEQ).max().alias(LAST),
+            (pl.col(POSITION) - pl.col(SEQ)).last().alias(_BASE),
+        )
+    edges = run.select(PART, SEQ, POSITION)[[0, run.height - 1]]
+    return pl.DataFrame(
+        {
+            PART: edges[PART][:1],
+            FIRST_ARRIVAL: edges[SEQ][:1],
+            LAST: edges[SEQ][1:],
+            _BASE: (edges[POSITION] - edges[SEQ])[1:],
+        }
+    )
+
+
+def _by_part(parts: pl.Series, values: pl.Series) -> pl.Expr:
+    """Per row of a run, ``values`` at its partition (``PART``) among ``parts``, the run's
+    partitions (one: the same for every row)."""
+    if parts.len() == 1:
+        return pl.lit(values[0], dtype=values.dtype)
+    return pl.col(PART).replace_strict(parts, values, default=None)
+
+
 class PolarsFlinkRun(LiveReader):
     """A Flink-profile plan (see :func:`flink_live_gap`) fed batch by batch, vectorized.
 
@@ -223,29 +254,25 @@ class PolarsFlinkRun(LiveReader):
         run = kernel_run(retained, new).with_columns(pl.col(SEQ).cast(pl.Int64))
         if PROC in run.columns:
             run = run.with_columns(_clock())
-        # (positions are consecutive from each partition's last retained record on)
-        bounds = run.group_by(PART, maintain_order=True).agg(
-            pl.col(SEQ).min().alias(FIRST_ARRIVAL),
-            pl.col(SEQ).max().alias(LAST),
-            (pl.col(POSITION) - pl.col(SEQ)).last().alias(_BASE),
-        )
+        one = one_partition(run)
+        bounds = _bounds(run, one)
+        # (in position order within each partition: the carried ones, then the batch's)
         carried = self.advances if self.advances is not None else new_advances.clear()
         advances = pl.concat([carried, new_advances], how="vertical_relaxed")
-        local = (
-            placed(advances, run.select(PART, POSITION, SEQ), SEQ)
-            .join(bounds.select(PART, FIRST_ARRIVAL), on=PART)
-            .select(
-                PART,
-                pl.when(pl.col(SEQ).is_null())
-                .then(advance_before(pl.col(FIRST_ARRIVAL)))
-                .otherwise(advance_after(pl.col(SEQ)))
-                .alias(SLOT),
-                ADVANCE,
-                GSLOT,
-            )
-            .sort(PART, SLOT, GSLOT)
-            .drop(GSLOT)
+        local = placed(advances, run.select(PART, POSITION, SEQ), SEQ).join(
+            bounds.select(PART, FIRST_ARRIVAL), on=PART, maintain_order="left"
         )
+        local = local.select(
+            PART,
+            pl.when(pl.col(SEQ).is_null())
+            .then(advance_before(pl.col(FIRST_ARRIVAL)))
+            .otherwise(advance_after(pl.col(SEQ)))
+            .alias(SLOT),
+            ADVANCE,
+            GSLOT,
+        )
+        # (a partition's slots grow with its advances' positions: one is in order)
+        local = (local if one else local.sort(PART, SLOT, GSLOT)).drop(GSLOT)
         ran = dataclasses.replace(
             node, source=dataclasses.replace(node.source, bounded=node.source.bounded and end)
         )
@@ -268,7 +295,7 @@ class PolarsFlinkRun(LiveReader):
         self.move_clocks(new)
         self.calls.settle({p: c.position for p, c in self.partitions.items()}, self.part)
         self._count_boundary(main_df, positions)
-        self._retain(run, advances)
+        self._retain(run, advances, bounds)
         # (the batch's rows numbered from the batch's start, as its invalid rows are)
         outside = [u.with_columns(pl.col(ROW) - offset).cast(invalid.schema) for u in unassigned_df]
         invalid = pl.concat([invalid, *outside]).sort(ROW)
@@ -320,31 +347,41 @@ class PolarsFlinkRun(LiveReader):
             same = before.get(p) == clock.position
             self.at_boundary[p] = (self.at_boundary.get(p, 0) if same else 0) + rows.height
 
-    def _retain(self, run: pl.DataFrame, advances: pl.DataFrame) -> None:
+    def _retain(self, run: pl.DataFrame, advances: pl.DataFrame, bounds: pl.DataFrame) -> None:
         """Keep each partition's records one of whose windows may be alive at the watermark
         before its last record (count windows: :func:`count_retained`), and its last
         record, and the advances from the first of them on (count windows: from the last
-        on)."""
+        on). ``bounds`` are the run's partitions' first and last rows."""
         # (the run is in arrival order: a partition's last row is its last record)
-        last = pl.col(SEQ) == pl.col(SEQ).max().over(PART)
+        last_rows = run.select(PART, WM).gather(bounds[LAST])
+        last = pl.col(SEQ).is_in(bounds[LAST].implode())
+        wm_last = _by_part(last_rows[PART], last_rows[WM])
         node = self.node
         if isinstance(node, BeamWindowedAggregate) or counted(node) is None:
-            alive = pl.lit(last_cleanup(node, run)) > pl.col(WM).last().over(PART)
+            alive = pl.lit(last_cleanup(node, run)) > wm_last
             run = run.with_columns(alive.alias(_ALIVE))
             if isinstance(node, BeamWindowedAggregate) and beam_clocked(node):
                 # every clock advance from the first record a live window holds
                 held = pl.when(pl.col(_ALIVE)).then(pl.col(POSITION)).min().over(PART)
                 run = run.with_columns((pl.col(POSITION) >= held).fill_null(False).alias(_ALIVE))
-            first = pl.col(POSITION).min()
+            from_last = False
         else:
             run, self.dropped = count_retained(node, run, self.dropped, _ALIVE)
             # (a count window fires at its elements only: it reads no watermark advance)
-            first = pl.col(POSITION).max()
-        kept = run.filter(pl.col(_ALIVE) | last)
+            from_last = True
+        kept = run.filter(pl.col(_ALIVE) | last).drop(SEQ, NEW, _ALIVE)
+        self.retained = kept
+        # (kept in position order within each partition, each partition's last one kept)
+        if bounds.height == 1:
+            start = kept[POSITION][-1 if from_last else 0]
+            self.advances = advances.filter(pl.col(GSLOT) >= 2 * start)
+            return
+        first = pl.col(POSITION).max() if from_last else pl.col(POSITION).min()
         starts = kept.group_by(PART).agg(first.alias(_START))
-        self.retained = kept.drop(SEQ, NEW, _ALIVE)
         self.advances = (
-            advances.join(starts, on=PART).filter(pl.col(GSLOT) >= 2 * pl.col(_START)).drop(_START)
+            advances.join(starts, on=PART, maintain_order="left")
+            .filter(pl.col(GSLOT) >= 2 * pl.col(_START))
+            .drop(_START)
         )
 
     def _held(self) -> pl.DataFrame:

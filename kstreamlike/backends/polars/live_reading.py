@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import polars as pl
@@ -29,7 +30,7 @@ from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.schema import output_schema
 
-__all__ = ["NEW", "POSITION", "Clock", "LiveReader", "fetched", "kernel_run"]
+__all__ = ["NEW", "POSITION", "Clock", "LiveReader", "fetched", "kernel_run", "one_partition"]
 
 POSITION = "__ks_live_position"
 """A record's arrival position in its partition, from the stream's start."""
@@ -122,18 +123,14 @@ class LiveReader:
             invalid = pl.concat([invalid, dropped.cast(invalid.schema)]).sort(ROW)
         if order is not None and valid.height:
             self._check_order(valid.group_by(PART).agg(pl.col(order).min()), order)
-        clocks = self.clock_frame(valid.schema[PART])
-        valid = (
-            valid.join(clocks, on=PART, how="left", maintain_order="left")
-            .with_columns(
-                pl.max_horizontal("__st0", pl.col(TS).cum_max().over(PART)).alias(ST),
-                (
-                    pl.col("__pos0").fill_null(0)
-                    + pl.int_range(pl.len(), dtype=pl.Int64).over(PART)
-                ).alias(POSITION),
-            )
-            .drop("__st0", "__pos0")
-        )
+        valid, per_partition = self.with_clocks(valid)
+        valid = valid.with_columns(
+            pl.max_horizontal("__st0", per_partition(pl.col(TS).cum_max())).alias(ST),
+            (
+                pl.col("__pos0").fill_null(0)
+                + per_partition(pl.int_range(pl.len(), dtype=pl.Int64))
+            ).alias(POSITION),
+        ).drop("__st0", "__pos0")
         # (rows numbered from the stream's start: the arrival order without ``order_by``)
         valid = valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read)
         self.rows_read += frame.height
@@ -150,6 +147,22 @@ class LiveReader:
             },
             schema_overrides={PART: dtype, "__st0": pl.Int64, "__pos0": pl.Int64},
         )
+
+    def with_clocks(self, frame: pl.DataFrame) -> tuple[pl.DataFrame, Callable[[pl.Expr], pl.Expr]]:
+        """``frame`` (in (partition, arrival) order) with its partitions' clocks before the
+        batch (``__st0``, ``__pos0``, see :meth:`clock_frame`; null for a partition not
+        read before), and how to take a running expression per partition: over ``PART``,
+        or as it is when ``frame`` holds one partition (most jobs), which needs no
+        grouping."""
+        if not one_partition(frame):
+            clocks = self.clock_frame(frame.schema[PART])
+            joined = frame.join(clocks, on=PART, how="left", maintain_order="left")
+            return joined, lambda expr: expr.over(PART)
+        value = frame[PART][0]
+        clock = self.partitions.get(None if self.reading.source.partition is None else value)
+        st0, pos0 = (None, None) if clock is None else (clock.stream_time, clock.position)
+        columns = [pl.lit(st0, pl.Int64).alias("__st0"), pl.lit(pos0, pl.Int64).alias("__pos0")]
+        return frame.with_columns(columns), lambda expr: expr
 
     def part(self, value: Any) -> Any:
         """The ``PART`` value of a partition of :attr:`partitions`."""
@@ -242,7 +255,26 @@ def kernel_run(retained: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
         ],
         how="vertical_relaxed",
     )
-    one = both.select((pl.col(PART).min() == pl.col(PART).max()) & pl.col(PART).is_not_null().all())
-    if not (one.item() and both[POSITION].is_sorted()):  # (one partition, in order: no sort)
+    if not (one_partition(both) and both[POSITION].is_sorted()):  # (in order: no sort)
         both = both.sort(PART, POSITION)
     return both.with_row_index(SEQ)
+
+
+def one_partition(*frames: pl.DataFrame) -> bool:
+    """Whether the rows of ``frames`` are all of one partition (one ``PART`` value, not
+    null), as they are in most jobs: their per-partition steps then need no grouping.
+
+    Example:
+        >>> one_partition(pl.DataFrame({PART: [0, 0]}), pl.DataFrame({PART: [0]}))
+        True
+        >>> one_partition(pl.DataFrame({PART: [0, 1]}))
+        False
+    """
+    values: set[Any] = set()
+    for frame in frames:
+        part = frame.get_column(PART)
+        if part.null_count():
+            return False
+        if part.len():
+            values.update((part.min(), part.max()))
+    return len(values) == 1

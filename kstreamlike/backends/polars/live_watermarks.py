@@ -225,18 +225,15 @@ def batch_watermarks(
     """
     if isinstance(node.watermarks, ExplicitWatermarks):
         return recorded_watermarks(node, new, _before(reader, new.schema[PART]), end=end)
-    clocks = reader.clock_frame(new.schema[PART]).select(PART, "__st0")
+    new, per_partition = reader.with_clocks(new)
     new = (
-        new.join(clocks, on=PART, how="left", maintain_order="left")
-        .with_columns(generated_watermark(pl.col(ST), node).alias(WM_NEXT))
+        new.with_columns(generated_watermark(pl.col(ST), node).alias(WM_NEXT))
         .with_columns(
-            pl.col(WM_NEXT)
-            .shift(1)
-            .over(PART)
+            per_partition(pl.col(WM_NEXT).shift(1))
             .fill_null(generated_watermark(pl.col("__st0"), node))
             .alias(WM)
         )
-        .drop("__st0")
+        .drop("__st0", "__pos0")
     )
     advances = new.filter(pl.col(WM_NEXT) > pl.col(WM)).select(
         PART, (2 * pl.col(POSITION) + 2).alias(GSLOT), pl.col(WM_NEXT).alias(ADVANCE)
