@@ -26,7 +26,10 @@ import numpy as np
 from kstreamlike.kernels.compiling import compiled, inlined
 from kstreamlike.kernels.partials import ADD, GREATEST
 
-__all__ = ["scratch", "store_windows", "windows_table"]
+__all__ = ["LATEST_START", "scratch", "store_windows", "windows_table"]
+
+LATEST_START = (1 << 63) - 1
+"""A bound on window starts that :func:`store_windows` never reaches (``Long.MAX_VALUE``)."""
 
 
 @inlined
@@ -165,11 +168,15 @@ def store_windows(
     work: Any,
     out: Any,
     at: int,
+    lowest: int,
+    highest: int,
 ) -> int:  # pragma: no cover - compiled
     """The windows of one store whose records ``rows[:count]`` (rows of ``ts`` and the
-    partial tables ``vi`` to ``vmf``, a record per row) all arrive in grace, written from
-    row ``at`` of ``out`` (:func:`windows_table`), with the scratch arrays ``work``
-    (:func:`scratch`); returns the row past the last."""
+    partial tables ``vi`` to ``vmf``, a record per row) all arrive in grace and whose start
+    is in ``[lowest, highest]`` (the caller reads no other), written from row ``at`` of
+    ``out`` (:func:`windows_table`), with the scratch arrays ``work`` (:func:`scratch`);
+    returns the row past the last. (A window's partials take a pass over its records: a
+    live batch wants the windows due in it, a small part of those its records hold.)"""
     _sorted_records(rows, count, ts, vi, vmi, vf, vmf, work)
     sts, svi, svmi, svf, svmf = work  # (the records, sorted)
     start, stamp, ints, floats, float_has = out
@@ -187,10 +194,13 @@ def store_windows(
         while sts[lo] < t - size:
             _slide(running, svi, oi, lo, -1)
             lo += 1
-        _aggregate(nw, lo, e, svi, svmi, oi, svf, svmf, of, ints, floats, float_has, running)
-        start[nw] = t - size
-        stamp[nw] = t
-        nw += 1
+        if t - size > highest:
+            break  # (starts grow with t)
+        if t - size >= lowest:
+            _aggregate(nw, lo, e, svi, svmi, oi, svf, svmf, of, ints, floats, float_has, running)
+            start[nw] = t - size
+            stamp[nw] = t
+            nw += 1
         i = e
     # right windows (t, t + 1 + size]: records [e, hi)
     running[:] = 0
@@ -210,7 +220,9 @@ def store_windows(
         while hi < count and sts[hi] <= t + 1 + size:
             _slide(running, svi, oi, hi, 1)
             hi += 1
-        if hi > e and sts[hi - 1] != t + 1 + size:
+        if t >= highest:
+            break  # (t + 1 > highest, without overflow)
+        if hi > e and sts[hi - 1] != t + 1 + size and t + 1 >= lowest:
             _aggregate(nw, e, hi, svi, svmi, oi, svf, svmf, of, ints, floats, float_has, running)
             start[nw] = t + 1
             stamp[nw] = sts[hi - 1]

@@ -18,6 +18,7 @@ import numpy as np
 
 from kstreamlike.kernels.compiling import compiled
 from kstreamlike.kernels.kafka.sliding.closed_form import (
+    LATEST_START,
     scratch,
     store_windows,
     windows_table,
@@ -135,9 +136,11 @@ def scan_batch(
             nw = 2
             nl = 0
             count = recent_records(first, seg, low, ts, close, st, size, prefix)
-            args = (ts, vi, vmi, oi, vf, vmf, of, size, work, found, 0)
-            windows = store_windows(prefix, count, *args)
             scanned = seg < past
+            # (the windows read below: from ``low`` on; output only, up to ``emit_hi``)
+            highest = LATEST_START if scanned else emit_hi[g]
+            args = (ts, vi, vmi, oi, vf, vmf, of, size, work, found, 0, low, highest)
+            windows = store_windows(prefix, count, *args)
             limit = st[seg] if scanned else 0
             wi = grown(wi, nw + windows + 3)
             wf = grown(wf, nw + windows + 3)

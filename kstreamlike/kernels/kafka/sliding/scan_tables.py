@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from kstreamlike.kernels.compiling import compiled, inlined
-from kstreamlike.kernels.kafka.sliding.closed_form import store_windows
+from kstreamlike.kernels.kafka.sliding.closed_form import LATEST_START, store_windows
 from kstreamlike.kernels.partials import ADD, GREATEST, LEAST
 
 __all__ = [
@@ -366,7 +366,8 @@ def converged(
         if wi[li[q, 0], W_START] >= st[r] - grace - size:
             return False
     count = recent_records(first, r, low, ts, close, st, size, rows)
-    windows = store_windows(rows, count, ts, vi, vmi, oi, vf, vmf, of, size, work, found, 0)
+    args = (ts, vi, vmi, oi, vf, vmf, of, size, work, found, 0, low, LATEST_START)
+    windows = store_windows(rows, count, *args)
     c_start, c_stamp, c_ints, c_floats, c_has = found
     held = m - search_start(starts, m, low, False)
     for q in range(windows):
