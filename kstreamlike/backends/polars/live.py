@@ -51,8 +51,11 @@ from kstreamlike.backends.polars.live_reading import (
     NEW,
     POSITION,
     LiveReader,
+    by_partition,
     fetched,
     kernel_run,
+    one_partition,
+    partition_map,
 )
 from kstreamlike.backends.polars.live_session_blocks import session_partials
 from kstreamlike.backends.polars.live_sessions import session_inputs
@@ -212,21 +215,19 @@ class PolarsRun(LiveReader):
             if partials is not None:
                 fed = partials.placed(fed, clocks)
         run = kernel_run(fed, new)
-        marks = (
-            run.filter(pl.col(NEW))
-            .group_by(PART, maintain_order=True)
-            .agg(
-                pl.col(SEQ).first().cast(pl.Int64).alias(_FIRST_NEW),
-                (pl.col(POSITION) - pl.col(SEQ).cast(pl.Int64)).first().alias(_BASE),
-            )
+        marks = by_partition(
+            run.filter(pl.col(NEW)),
+            pl.col(SEQ).first().cast(pl.Int64).alias(_FIRST_NEW),
+            (pl.col(POSITION) - pl.col(SEQ).cast(pl.Int64)).first().alias(_BASE),
         )
         read = run.lazy()
         if due_between is not None:
             # the rows a run emits on window close: those due in the batch
-            st0 = pl.col(PART).replace_strict(opened[PART], opened[_ST0], default=None)
+            st0 = partition_map(run, opened[PART], opened[_ST0])
+            st1 = pl.col(ST).max()
             read = read.with_columns(
                 st0.fill_null(LONG_MIN).alias(_ST0),  # (a partition's first batch)
-                pl.col(ST).max().over(PART).alias(_ST1),
+                (st1 if one_partition(run) else st1.over(PART)).alias(_ST1),
             )
         emitted, late = run_kafka_kernel(self.kernel_node, read, self.plan.suppress, due_between)
         if partials is not None:
@@ -288,7 +289,7 @@ class PolarsRun(LiveReader):
         clocks = self.clock_frame(run.schema[PART])
         records = run.drop(SEQ, NEW)
         kept = pl.concat([records, unread.select(records.columns)], how="vertical_relaxed")
-        stream_time = pl.col(PART).replace_strict(clocks[PART], clocks["__st0"], default=None)
+        stream_time = partition_map(kept, clocks[PART], clocks["__st0"])
         self.retained = kept.filter(_retained(self.window, stream_time))
 
     def _held(self) -> pl.DataFrame:

@@ -84,9 +84,11 @@ from kstreamlike.backends.polars.live_reading import (
     NEW,
     POSITION,
     LiveReader,
+    by_partition,
     fetched,
     kernel_run,
     one_partition,
+    partition_map,
 )
 from kstreamlike.backends.polars.live_watermarks import batch_watermarks, watermarks_now
 from kstreamlike.errors import KStreamLikeError
@@ -188,14 +190,6 @@ def _bounds(run: pl.DataFrame, one: bool) -> pl.DataFrame:
             _BASE: (edges[POSITION] - edges[SEQ])[1:],
         }
     )
-
-
-def _by_part(parts: pl.Series, values: pl.Series) -> pl.Expr:
-    """Per row of a run, ``values`` at its partition (``PART``) among ``parts``, the run's
-    partitions (one: the same for every row)."""
-    if parts.len() == 1:
-        return pl.lit(values[0], dtype=values.dtype)
-    return pl.col(PART).replace_strict(parts, values, default=None)
 
 
 class PolarsFlinkRun(LiveReader):
@@ -355,7 +349,7 @@ class PolarsFlinkRun(LiveReader):
         # (the run is in arrival order: a partition's last row is its last record)
         last_rows = run.select(PART, WM).gather(bounds[LAST])
         last = pl.col(SEQ).is_in(bounds[LAST].implode())
-        wm_last = _by_part(last_rows[PART], last_rows[WM])
+        wm_last = partition_map(run, last_rows[PART], last_rows[WM])
         node = self.node
         if isinstance(node, BeamWindowedAggregate) or counted(node) is None:
             alive = pl.lit(last_cleanup(node, run)) > wm_last
@@ -372,17 +366,10 @@ class PolarsFlinkRun(LiveReader):
         kept = run.filter(pl.col(_ALIVE) | last).drop(SEQ, NEW, _ALIVE)
         self.retained = kept
         # (kept in position order within each partition, each partition's last one kept)
-        if bounds.height == 1:
-            start = kept[POSITION][-1 if from_last else 0]
-            self.advances = advances.filter(pl.col(GSLOT) >= 2 * start)
-            return
         first = pl.col(POSITION).max() if from_last else pl.col(POSITION).min()
-        starts = kept.group_by(PART).agg(first.alias(_START))
-        self.advances = (
-            advances.join(starts, on=PART, maintain_order="left")
-            .filter(pl.col(GSLOT) >= 2 * pl.col(_START))
-            .drop(_START)
-        )
+        starts = by_partition(kept, first.alias(_START))
+        start = partition_map(advances, starts[PART], starts[_START])
+        self.advances = advances.filter(pl.col(GSLOT) >= 2 * start)
 
     def _held(self) -> pl.DataFrame:
         """The windows whose contents are held now, of every key (the partition column, the

@@ -30,7 +30,17 @@ from kstreamlike.plan.lower import LoweredPlan
 from kstreamlike.plan.nodes import FlinkWindowedAggregate, KafkaWindowedAggregate
 from kstreamlike.plan.schema import output_schema
 
-__all__ = ["NEW", "POSITION", "Clock", "LiveReader", "fetched", "kernel_run", "one_partition"]
+__all__ = [
+    "NEW",
+    "POSITION",
+    "Clock",
+    "LiveReader",
+    "by_partition",
+    "fetched",
+    "kernel_run",
+    "one_partition",
+    "partition_map",
+]
 
 POSITION = "__ks_live_position"
 """A record's arrival position in its partition, from the stream's start."""
@@ -122,7 +132,7 @@ class LiveReader:
             valid, dropped = split_re_delivered(valid, self.recent, last, order, columns)
             invalid = pl.concat([invalid, dropped.cast(invalid.schema)]).sort(ROW)
         if order is not None and valid.height:
-            self._check_order(valid.group_by(PART).agg(pl.col(order).min()), order)
+            self._check_order(by_partition(valid, pl.col(order).min()), order)
         valid, per_partition = self.with_clocks(valid)
         valid = valid.with_columns(
             pl.max_horizontal("__st0", per_partition(pl.col(TS).cum_max())).alias(ST),
@@ -130,9 +140,9 @@ class LiveReader:
                 pl.col("__pos0").fill_null(0)
                 + per_partition(pl.int_range(pl.len(), dtype=pl.Int64))
             ).alias(POSITION),
+            # (rows numbered from the stream's start: the arrival order without order_by)
+            pl.col(ROW).cast(pl.Int64) + self.rows_read,
         ).drop("__st0", "__pos0")
-        # (rows numbered from the stream's start: the arrival order without ``order_by``)
-        valid = valid.with_columns(pl.col(ROW).cast(pl.Int64) + self.rows_read)
         self.rows_read += frame.height
         return valid, invalid
 
@@ -184,9 +194,7 @@ class LiveReader:
         :meth:`read`), and keep the rows ``duplicates="drop"`` compares with."""
         source = self.reading.source
         order = source.order_by or ROW
-        ends = new.group_by(PART).agg(
-            pl.col(ST).max(), pl.col(POSITION).max(), pl.col(order).last()
-        )
+        ends = by_partition(new, pl.col(ST).max(), pl.col(POSITION).max(), pl.col(order).last())
         for part, stream_time, position, last in ends.iter_rows():
             self.partitions[None if source.partition is None else part] = Clock(
                 stream_time, position + 1, last
@@ -258,6 +266,42 @@ def kernel_run(retained: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
     if not (one_partition(both) and both[POSITION].is_sorted()):  # (in order: no sort)
         both = both.sort(PART, POSITION)
     return both.with_row_index(SEQ)
+
+
+def by_partition(frame: pl.DataFrame, *aggregations: pl.Expr) -> pl.DataFrame:
+    """``aggregations`` per partition (``PART``) of ``frame``, in order of first appearance:
+    one ``select`` when ``frame`` holds one partition (:func:`one_partition`).
+
+    Example:
+        >>> frame = pl.DataFrame({PART: [1, 1, 2], "x": [3, 4, 5]})
+        >>> by_partition(frame, pl.col("x").max()).rows()
+        [(1, 4), (2, 5)]
+        >>> by_partition(frame.head(2), pl.col("x").max()).rows()
+        [(1, 4)]
+    """
+    if one_partition(frame):
+        return frame.select(pl.col(PART).first(), *aggregations)
+    return frame.group_by(PART, maintain_order=True).agg(*aggregations)
+
+
+def partition_map(frame: pl.DataFrame, parts: pl.Series, values: pl.Series) -> pl.Expr:
+    """Per row of ``frame``, ``values`` at the row's partition (``PART``) among ``parts``
+    (null when not among them): a literal when ``frame`` holds one partition
+    (:func:`one_partition`), which needs no lookup per row.
+
+    Example:
+        >>> parts, values = pl.Series([2, 1]), pl.Series([20, 10])
+        >>> frame = pl.DataFrame({PART: [1, 1, 2]})
+        >>> frame.with_columns(partition_map(frame, parts, values).alias("v"))["v"].to_list()
+        [10, 10, 20]
+        >>> first = frame.head(2)
+        >>> first.with_columns(partition_map(first, parts, values).alias("v"))["v"].to_list()
+        [10, 10]
+    """
+    if one_partition(frame):
+        found = values.filter(parts == frame[PART][0])
+        return pl.lit(found[0] if found.len() else None, dtype=values.dtype)
+    return pl.col(PART).replace_strict(parts, values, default=None, return_dtype=values.dtype)
 
 
 def one_partition(*frames: pl.DataFrame) -> bool:
