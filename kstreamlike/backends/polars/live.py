@@ -57,9 +57,10 @@ from kstreamlike.backends.polars.live_reading import (
     one_partition,
     partition_map,
 )
-from kstreamlike.backends.polars.live_session_blocks import session_partials
+from kstreamlike.backends.polars.live_session_blocks import SessionPartials, session_partials
 from kstreamlike.backends.polars.live_sessions import session_inputs
 from kstreamlike.backends.polars.live_sliding import sliding_inputs
+from kstreamlike.backends.polars.live_time_blocks import TimePartials, time_partials
 from kstreamlike.errors import KStreamLikeError
 from kstreamlike.kernels.columns import EMIT_STEP, END, PART, ROW, SEQ, ST, START, TOMBSTONE, TS
 from kstreamlike.kernels.kafka.time import is_late
@@ -170,14 +171,36 @@ class PolarsRun(LiveReader):
 
     def _derive(self) -> None:
         """What the run derives from the plan (rebuilt on restore, never checkpointed): how
-        sessions are held as blocks of partial aggregates (:mod:`.live_session_blocks`;
-        None: as records) and the aggregation the kernel runs."""
-        self.partials = session_partials(self.node)
-        self.kernel_node = self.node if self.partials is None else self.partials.node
+        sessions and time windows are held as blocks of partial aggregates
+        (:mod:`.live_session_blocks`, :mod:`.live_time_blocks`; None: as records)."""
+        self.partials: SessionPartials | TimePartials | None = session_partials(
+            self.node
+        ) or time_partials(self.node)
+
+    def _reading(self) -> SessionPartials | TimePartials | None:
+        """The partials a batch's run reads: sessions', always; time windows', once the
+        retained records hold blocks (restored from a checkpoint), else none (the records
+        as they are, which the kernel aggregates faster)."""
+        partials = self.partials
+        if isinstance(partials, TimePartials):
+            retained = self.retained
+            return partials if retained is not None and partials.holds(retained) else None
+        return partials
+
+    def stored(self, name: str) -> pl.DataFrame | None:
+        """The frame ``name`` as the state holds it: time windows' retained records as
+        blocks, one per slice (:mod:`.live_time_blocks`; folding them at each batch would
+        take longer than reading the records again, while a commit writes a sixth of the
+        bytes)."""
+        frame = super().stored(name)
+        partials = self.partials
+        if name == "retained" and isinstance(partials, TimePartials) and frame is not None:
+            return partials.blocks(frame if partials.holds(frame) else partials.records(frame))
+        return frame
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
-        del state["partials"], state["kernel_node"]
+        del state["partials"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -192,7 +215,7 @@ class PolarsRun(LiveReader):
         self.ended = end
         node = self.node
         new, invalid = self.read(frame)
-        partials = self.partials
+        partials = self._reading()
         if partials is not None:
             new = partials.records(new)
         if self.retained is None:
@@ -229,7 +252,8 @@ class PolarsRun(LiveReader):
                 st0.fill_null(LONG_MIN).alias(_ST0),  # (a partition's first batch)
                 (st1 if one_partition(run) else st1.over(PART)).alias(_ST1),
             )
-        emitted, late = run_kafka_kernel(self.kernel_node, read, self.plan.suppress, due_between)
+        kernel_node = node if partials is None else partials.node
+        emitted, late = run_kafka_kernel(kernel_node, read, self.plan.suppress, due_between)
         if partials is not None:
             emitted = partials.restore(emitted, run)
         partition = node.source.partition
@@ -304,13 +328,16 @@ class PolarsRun(LiveReader):
             names = {*columns, START, END, *aggregates}
             schema = output_schema(node)
             return pl.DataFrame(schema={c: schema[c] or pl.Null for c in schema if c in names})
-        if self.partials is not None:
+        partials = self._reading()
+        if partials is not None:
             clocks = self.clock_frame(retained.schema[PART])
-            retained = self.partials.placed(retained, clocks)
+            retained = partials.placed(retained, clocks)
         run = retained.sort(PART, POSITION).with_row_index(SEQ)
-        changelog, _ = run_kafka_kernel(self.kernel_node, run.lazy(), None)
-        if self.partials is not None:
-            changelog = self.partials.restore(changelog, run)
+        changelog, _ = run_kafka_kernel(
+            node if partials is None else partials.node, run.lazy(), None
+        )
+        if partials is not None:
+            changelog = partials.restore(changelog, run)
         final = pl.DataFrame(
             {
                 PART: [self.part(p) for p in self.partitions],

@@ -94,10 +94,17 @@ class LiveReader:
         self._drops = source.duplicates == "drop" and source.order_by is not None
         self.recent: pl.DataFrame | None = None
 
+    def stored(self, name: str) -> pl.DataFrame | None:
+        """The frame ``name`` of :attr:`FRAMES` as the state holds it (a run may write a
+        more compact equivalent)."""
+        frame: pl.DataFrame | None = getattr(self, name)
+        return frame
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for name in self.FRAMES:
-            frame = state.pop(name)
+            state.pop(name)
+            frame = self.stored(name)
             buffer = io.BytesIO()
             if frame is not None:
                 frame.write_ipc(buffer)
