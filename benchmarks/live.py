@@ -18,6 +18,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -116,25 +117,31 @@ SHAPES: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
 """The cases whose events are reshaped (by default, :func:`benchmarks.data.events`)."""
 
 
-def fed(pipeline: Callable[[pl.DataFrame], Any], batches: int) -> Callable[[pl.DataFrame], Any]:
+def fed(
+    pipeline: Callable[[pl.DataFrame], Any], batches: int, checkpoint: str | None = None
+) -> Callable[[pl.DataFrame], Any]:
     """A run function: ``pipeline`` started live and fed the events as ``batches``
-    consecutive batches; it returns the job."""
+    consecutive batches (with ``checkpoint``, a directory: committed after each batch, as
+    a job commits by default); it returns the job."""
 
     def run(df: pl.DataFrame) -> Any:
-        job = pipeline(df.clear()).start()
+        job = pipeline(df.clear()).start(checkpoint=checkpoint)
         size = -(-df.height // batches)
         for start in range(0, df.height, size):
             job.process(df.slice(start, size))
+        if checkpoint is not None:
+            job.commit()
         return job
 
     return run
 
 
-def _measure(name: str, n: int, batches: int) -> dict[str, Any]:
+def _measure(name: str, n: int, batches: int, checkpoint: bool) -> dict[str, Any]:
     data = SHAPES.get(name, lambda frame: frame)(events(n))
-    began = time.perf_counter()
-    job = fed(LIVE_CASES[name], batches)(data)
-    seconds = time.perf_counter() - began
+    with tempfile.TemporaryDirectory() as directory:
+        began = time.perf_counter()
+        job = fed(LIVE_CASES[name], batches, directory if checkpoint else None)(data)
+        seconds = time.perf_counter() - began
     retained = getattr(job._replay, "retained", None)
     return {
         "seconds": seconds,
@@ -152,11 +159,14 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--batches", type=int, default=100)
     parser.add_argument("--filter", default="")
+    parser.add_argument(
+        "--checkpoint", action="store_true", help="commit to a checkpoint after each batch"
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         name, n, batches = args.child
-        print(json.dumps(_measure(name, int(n), int(batches))))
+        print(json.dumps(_measure(name, int(n), int(batches), args.checkpoint)))
         return
     header = (
         f"{'pipeline':<54} {'engine':>9} {'batches s':>10} {'one s':>7} {'ratio':>6} "
@@ -170,9 +180,10 @@ def main() -> None:
             continue
         runs = []
         for batches in (args.batches, 1):
-            command = [sys.executable, "-m", "benchmarks.live", "--child", name]
+            command = [sys.executable, "-m", "benchmarks.live"]
+            command += ["--checkpoint"] if args.checkpoint else []
             out = subprocess.run(
-                [*command, str(args.events), str(batches)],
+                [*command, "--child", name, str(args.events), str(batches)],
                 check=True,
                 capture_output=True,
                 text=True,

@@ -25,7 +25,9 @@ windows due in the batch (their partition's stream time before and after it boun
 ``DUE``). Session windows keep every session, as a block of a few
 records holding its partial aggregates (:mod:`.live_session_blocks`; every accepted
 record when the aggregation needs them), and a batch's run reads the sessions it can
-reach or that are still open (:mod:`.live_sessions`); ``duplicates="drop"`` keeps the rows
+reach or that are still open (:mod:`.live_sessions`); tumbling and hopping windows'
+retained records are written to a checkpoint as blocks too, one per key and slice of time
+(:mod:`.live_time_blocks`); ``duplicates="drop"`` keeps the rows
 of each partition's last positions to compare re-delivered rows with
 (:mod:`.live_duplicates`).
 """
