@@ -87,7 +87,6 @@ from kstreamlike.backends.polars.live_reading import (
     by_partition,
     fetched,
     kernel_run,
-    one_partition,
     partition_map,
 )
 from kstreamlike.backends.polars.live_watermarks import batch_watermarks, watermarks_now
@@ -170,28 +169,6 @@ def _clock() -> pl.Expr:
     return running.fill_null(LONG_MIN).alias(PROC)
 
 
-def _bounds(run: pl.DataFrame, one: bool) -> pl.DataFrame:
-    """Per partition of ``run`` (in (partition, arrival) order, ``SEQ`` its row index): its
-    first and last rows (``FIRST_ARRIVAL``, ``LAST``) and the arrival position less
-    ``SEQ`` of its last (``_BASE``: positions are consecutive from each partition's last
-    retained record on); ``one``: the run holds one partition."""
-    if not one:
-        return run.group_by(PART, maintain_order=True).agg(
-            pl.col(SEQ).min().alias(FIRST_ARRIVAL),
-            pl.col(SEQ).max().alias(LAST),
-            (pl.col(POSITION) - pl.col(SEQ)).last().alias(_BASE),
-        )
-    edges = run.select(PART, SEQ, POSITION)[[0, run.height - 1]]
-    return pl.DataFrame(
-        {
-            PART: edges[PART][:1],
-            FIRST_ARRIVAL: edges[SEQ][:1],
-            LAST: edges[SEQ][1:],
-            _BASE: (edges[POSITION] - edges[SEQ])[1:],
-        }
-    )
-
-
 class PolarsFlinkRun(LiveReader):
     """A Flink-profile plan (see :func:`flink_live_gap`) fed batch by batch, vectorized.
 
@@ -248,8 +225,13 @@ class PolarsFlinkRun(LiveReader):
         run = kernel_run(retained, new).with_columns(pl.col(SEQ).cast(pl.Int64))
         if PROC in run.columns:
             run = run.with_columns(_clock())
-        one = one_partition(run)
-        bounds = _bounds(run, one)
+        # (positions are consecutive from each partition's last retained record on)
+        bounds = by_partition(
+            run,
+            pl.col(SEQ).min().alias(FIRST_ARRIVAL),
+            pl.col(SEQ).max().alias(LAST),
+            (pl.col(POSITION) - pl.col(SEQ)).last().alias(_BASE),
+        )
         # (in position order within each partition: the carried ones, then the batch's)
         carried = self.advances if self.advances is not None else new_advances.clear()
         advances = pl.concat([carried, new_advances], how="vertical_relaxed")
@@ -266,7 +248,7 @@ class PolarsFlinkRun(LiveReader):
             GSLOT,
         )
         # (a partition's slots grow with its advances' positions: one is in order)
-        local = (local if one else local.sort(PART, SLOT, GSLOT)).drop(GSLOT)
+        local = (local if bounds.height == 1 else local.sort(PART, SLOT, GSLOT)).drop(GSLOT)
         ran = dataclasses.replace(
             node, source=dataclasses.replace(node.source, bounded=node.source.bounded and end)
         )

@@ -21,7 +21,6 @@ import polars as pl
 
 from kstreamlike.agg import AggExpr
 from kstreamlike.backends.polars.live_reading import POSITION
-from kstreamlike.kernels.columns import PART
 from kstreamlike.kernels.packing import group_columns, state_columns
 from kstreamlike.plan.nodes import DeclarativeAggregation, KafkaWindowedAggregate
 
@@ -41,7 +40,7 @@ class _Partial:
 
 
 def _adding(dtype: pl.DataType) -> pl.DataType | None:
-    """The dtype the session kernel adds a column in (Float64 for floats, as is for
+    """The dtype the kernel adds a column in (Float64 for floats, as is for
     decimals, else Int64)."""
     if dtype.is_float():
         return pl.Float64()
@@ -97,7 +96,7 @@ class Partials:
                 rewritten.append(AggExpr("sum", partial("n", e.column, "sum"), count))
                 self._means.append((e.name, total, count))
             elif e.kind == "first":
-                # the session's first arrival, then the value there (restore)
+                # the window's first arrival, then the value there (restore)
                 position = f"__ks_first_position:{e.name}"
                 rewritten.append(AggExpr("min", partial("position", None, "min"), position))
                 self._firsts.append((e.name, position, partial("first", e.column, "first")))
@@ -125,9 +124,8 @@ class Partials:
     def restore(self, rows: pl.LazyFrame, run: pl.DataFrame) -> pl.LazyFrame:
         """The kernel's output rows with the aggregation's own columns: means divided,
         ``first`` read at the first arrival of the window among the ``run``'s records."""
-        # (a window's rows name its partition by ``PART`` or by the partition column)
-        names = rows.collect_schema().names() if self._firsts else []
-        stores = self.stores if PART in names else group_columns(self.node)
+        # (by the output's grouping columns, which every window family's rows carry)
+        stores = group_columns(self.node)
         for name, position, value in self._firsts:
             firsts = run.lazy().select(
                 *stores, pl.col(_FPOS).alias(position), pl.col(value).alias(name)
